@@ -1,0 +1,176 @@
+/* Parses and checks the MGPU_* environment variables. Every rejection is one
+ * line that says what was wrong and what to write instead. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const struct mgpu_env_doc mgpu_env_docs[] = {
+    {"MGPU_NGPUS", "N", "use the first N GPUs (same as -n N; default: all)"},
+    {"MGPU_GPUS", "0,2,5", "use exactly these GPUs, in this order (same as --gpus)"},
+    {"MGPU_REPORT", "0|1", "print the end-of-run report on stderr (same as --report)"},
+    {"MGPU_TRACE", "FILE", "write a timeline of kernels in Chrome trace JSON (same as --trace)"},
+    {"MGPU_VERBOSE", "0|1|2", "say what mgpu does (1) and every hooked lookup (2) (same as -v)"},
+    {"MGPU_SM_COUNT", "sum|home", "multiprocessor count the program sees: all GPUs' (default) or the home GPU's"},
+    {"MGPU_AUDIT", "0|1", "also redirect libcuda loads that bypass LD_LIBRARY_PATH, with LD_AUDIT (default 1)"},
+    {"MGPU_PASSTHROUGH", "lib1,lib2", "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
+    {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
+    {NULL, NULL, NULL},
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+                                                       ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int parse_small_int(const char *text, long lo, long hi, long *out)
+{
+    if (text == NULL || *text == '\0')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || !isdigit((unsigned char)text[0]) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int mgpu_parse_gpu_count(const char *text, const char *what, int *out, char *err, size_t errlen)
+{
+    long v;
+    if (parse_small_int(text, 1, MGPU_MAX_GPUS, &v) != 0)
+        return fail(err, errlen, "%s%s is not a GPU count; give a whole number from 1 up, e.g. 2",
+                    what, text ? text : "(empty)");
+    *out = (int)v;
+    return 0;
+}
+
+int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, int *len, char *err,
+                        size_t errlen)
+{
+    char buf[512];
+    if (text == NULL || *text == '\0' || strlen(text) >= sizeof buf)
+        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5",
+                    what, text ? text : "");
+    strcpy(buf, text);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (parse_small_int(tok, 0, 4095, &v) != 0)
+            return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5",
+                        what, text);
+        for (int i = 0; i < n; i++)
+            if (out[i] == v)
+                return fail(err, errlen, "%s%s names a GPU twice; list each GPU once", what,
+                            text);
+        if (n == max)
+            return fail(err, errlen, "%s%s lists more GPUs than mgpu supports; list at most %d",
+                        what, text, max);
+        out[n++] = (int)v;
+    }
+    if (n == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
+        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5",
+                    what, text);
+    *len = n;
+    return 0;
+}
+
+int mgpu_parse_bool(const char *text, const char *what, bool *out, char *err, size_t errlen)
+{
+    static const char *const yes[] = {"1", "yes", "on", "true"};
+    static const char *const no[] = {"0", "no", "off", "false"};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(text, yes[i]) == 0) {
+            *out = true;
+            return 0;
+        }
+        if (strcasecmp(text, no[i]) == 0) {
+            *out = false;
+            return 0;
+        }
+    }
+    return fail(err, errlen, "%s=%s is not valid; use %s=1 or %s=0", what, text, what, what);
+}
+
+static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char *err,
+                          size_t errlen)
+{
+    const char *v = get(name);
+    if (v == NULL || *v == '\0')
+        return 0;
+    return mgpu_parse_bool(v, name, out, err, errlen);
+}
+
+void mgpu_config_defaults(struct mgpu_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->sm_count = MGPU_SM_COUNT_SUM;
+    cfg->audit = true;
+}
+
+int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
+{
+    mgpu_config_defaults(cfg);
+
+    const char *v = get("MGPU_NGPUS");
+    if (v && *v && mgpu_parse_gpu_count(v, "MGPU_NGPUS=", &cfg->ngpus, err, errlen) != 0)
+        return -1;
+    v = get("MGPU_GPUS");
+    if (v && *v &&
+        mgpu_parse_gpu_list(v, "MGPU_GPUS=", cfg->gpus, MGPU_MAX_GPUS, &cfg->gpus_len, err,
+                            errlen) != 0)
+        return -1;
+    if (cfg->ngpus && cfg->gpus_len)
+        return fail(err, errlen, "MGPU_NGPUS and MGPU_GPUS are both set; unset one of them");
+    if (parse_bool_var(get, "MGPU_REPORT", &cfg->report, err, errlen) != 0)
+        return -1;
+    if (parse_bool_var(get, "MGPU_AUDIT", &cfg->audit, err, errlen) != 0)
+        return -1;
+
+    v = get("MGPU_TRACE");
+    if (v && *v) {
+        if (strlen(v) >= sizeof cfg->trace_path)
+            return fail(err, errlen, "MGPU_TRACE is longer than a path may be; give a shorter path");
+        strcpy(cfg->trace_path, v);
+    }
+
+    v = get("MGPU_VERBOSE");
+    if (v && *v) {
+        long level;
+        if (parse_small_int(v, 0, 2, &level) != 0)
+            return fail(err, errlen, "MGPU_VERBOSE=%s is not valid; use MGPU_VERBOSE=0, 1 or 2", v);
+        cfg->verbose = (int)level;
+    }
+
+    v = get("MGPU_SM_COUNT");
+    if (v && *v) {
+        if (strcmp(v, "sum") == 0)
+            cfg->sm_count = MGPU_SM_COUNT_SUM;
+        else if (strcmp(v, "home") == 0)
+            cfg->sm_count = MGPU_SM_COUNT_HOME;
+        else
+            return fail(err, errlen,
+                        "MGPU_SM_COUNT=%s is not valid; use MGPU_SM_COUNT=sum or MGPU_SM_COUNT=home",
+                        v);
+    }
+
+    v = get("MGPU_PASSTHROUGH");
+    if (v && *v) {
+        if (strlen(v) >= sizeof cfg->passthrough)
+            return fail(err, errlen, "MGPU_PASSTHROUGH is too long; list fewer libraries");
+        strcpy(cfg->passthrough, v);
+    }
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* mgpu's settings: the MGPU_* environment variables, parsed and checked in one
+ * place for both the launcher (which sets them) and the runtime (which reads
+ * them inside the program). */
+#ifndef MGPU_CONFIG_H
+#define MGPU_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MGPU_MAX_GPUS 64
+#define MGPU_PATH_MAX 4096
+
+enum mgpu_sm_count_mode { MGPU_SM_COUNT_SUM, MGPU_SM_COUNT_HOME };
+
+struct mgpu_config {
+    int ngpus;                     /* MGPU_NGPUS; 0 means every GPU */
+    int gpus[MGPU_MAX_GPUS];       /* MGPU_GPUS, device indices in order */
+    int gpus_len;                  /* 0 when MGPU_GPUS is unset */
+    bool report;                   /* MGPU_REPORT */
+    char trace_path[MGPU_PATH_MAX]; /* MGPU_TRACE; empty when unset */
+    int verbose;                   /* MGPU_VERBOSE, 0..2 */
+    enum mgpu_sm_count_mode sm_count; /* MGPU_SM_COUNT */
+    bool audit;                    /* MGPU_AUDIT */
+    char passthrough[1024];        /* MGPU_PASSTHROUGH, extra library prefixes */
+};
+
+/* One documented variable; the table drives `mgpu-run --help`. */
+struct mgpu_env_doc {
+    const char *name;
+    const char *values;
+    const char *meaning;
+};
+extern const struct mgpu_env_doc mgpu_env_docs[];
+
+typedef const char *(*mgpu_getenv_fn)(const char *name);
+
+void mgpu_config_defaults(struct mgpu_config *cfg);
+
+/* Fills cfg from the variables that get() returns (getenv in real use).
+ * Returns 0, or -1 with a one-line message naming the fix in err. */
+int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen);
+
+/* The pieces, for the launcher's command line too. `what` names the source of
+ * the value in messages ("-n", "MGPU_NGPUS"). */
+int mgpu_parse_gpu_count(const char *text, const char *what, int *out, char *err, size_t errlen);
+int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, int *len, char *err,
+                        size_t errlen);
+int mgpu_parse_bool(const char *text, const char *what, bool *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,58 @@
+/* The registry of mgpu's hooks: which exported driver symbols mgpu replaces,
+ * with what, and where each replacement finds the driver's own function.
+ * Both ways into the driver use it: the shim's exported symbols and the
+ * pointers cuGetProcAddress hands out. */
+#ifndef MGPU_HOOK_TABLE_H
+#define MGPU_HOOK_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct mgpu_hook {
+    const char *name;              /* exact exported symbol, e.g. cuLaunchKernel_ptsz */
+    void *hook;                    /* mgpu's replacement, same signature */
+    void **real;                   /* filled with the driver's entry point */
+    atomic_ulong *calls;           /* calls seen while statistics are on */
+};
+
+/* Each hooks file declares one hook with MGPU_DECLARE_HOOK(symbol, PFN type),
+ * defines `static CUresult CUDAAPI hook_symbol(...)`, and lists MGPU_HOOK(symbol)
+ * in its table, which ends with MGPU_HOOK_END. */
+#define MGPU_DECLARE_HOOK(sym, pfn_type)                                                           \
+    static pfn_type real_##sym;                                                                    \
+    static atomic_ulong calls_##sym
+#define MGPU_HOOK(sym) {#sym, (void *)hook_##sym, (void **)&real_##sym, &calls_##sym}
+#define MGPU_HOOK_END {NULL, NULL, NULL, NULL}
+
+/* Counting costs an atomic add, so it happens only for the report. */
+extern bool mgpu_stats_enabled;
+#define MGPU_COUNT_CALL(sym)                                                                       \
+    do {                                                                                           \
+        if (mgpu_stats_enabled)                                                                    \
+            atomic_fetch_add_explicit(&calls_##sym, 1, memory_order_relaxed);                      \
+    } while (0)
+
+/* The tables of the hooks files. */
+extern const struct mgpu_hook mgpu_procaddress_hooks[];
+extern const struct mgpu_hook mgpu_virtual_device_hooks[];
+extern const struct mgpu_hook mgpu_launch_hooks[];
+extern const struct mgpu_hook mgpu_memory_hooks[];
+extern const struct mgpu_hook mgpu_context_hooks[];
+
+/* Fills every hook's real pointer from the loaded driver. A hook whose
+ * symbol the driver lacks stays unbound and is never handed out. */
+void mgpu_hooks_bind(void);
+
+/* The bound hook for an exported name, or NULL. */
+const struct mgpu_hook *mgpu_hook_find(const char *name);
+
+/* The bound hook whose driver entry point is `real`, or NULL. */
+const struct mgpu_hook *mgpu_hook_find_by_real(const void *real);
+
+/* Calls through every hook, for the report: fn is called per hook with a
+ * nonzero count. */
+void mgpu_hooks_for_each_called(void (*fn)(const char *name, unsigned long calls, void *ctx),
+                                void *ctx);
+
+#endif

@@ -1,0 +1,156 @@
+/* Owns the table of kernels seen at launch: one record per kernel handle,
+ * found through a hash on the handle, named once through the driver. */
+#include "kernel_stats.h"
+
+#include "real_driver.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mgpu_kernel_record *records;
+static size_t record_count, record_capacity;
+static int *slots;           /* open addressing: record id + 1, 0 when empty */
+static size_t slot_capacity; /* power of two */
+
+const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
+{
+    switch (reason) {
+    case MGPU_UNSPLIT_ONE_GPU:
+        return "only one GPU selected";
+    case MGPU_UNSPLIT_NOT_BUILT:
+        return "grid splitting is not built yet; the kernel ran on the home GPU";
+    case MGPU_UNSPLIT_COOPERATIVE:
+        return "cooperative launch (grid-wide sync)";
+    case MGPU_UNSPLIT_CLUSTER:
+        return "thread-block cluster launch";
+    case MGPU_UNSPLIT_CAPTURE:
+        return "launched into a stream capture (graph)";
+    default:
+        return "unknown";
+    }
+}
+
+static size_t hash_handle(const void *handle)
+{
+    uint64_t x = (uint64_t)(uintptr_t)handle;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static char *kernel_name(const void *handle)
+{
+    const char *name = NULL;
+    if (mgpu_drv.cuFuncGetName((const char **)&name, (CUfunction)handle) != CUDA_SUCCESS ||
+        name == NULL) {
+        name = NULL;
+        if (mgpu_drv.cuKernelGetName((const char **)&name, (CUkernel)handle) != CUDA_SUCCESS)
+            name = NULL;
+    }
+    return strdup(name ? name : "(unnamed kernel)");
+}
+
+static int grow(void)
+{
+    if (record_count == record_capacity) {
+        size_t cap = record_capacity ? record_capacity * 2 : 64;
+        struct mgpu_kernel_record *r = realloc(records, cap * sizeof *r);
+        if (r == NULL)
+            return -1;
+        records = r;
+        record_capacity = cap;
+    }
+    if ((record_count + 1) * 2 > slot_capacity) {
+        size_t cap = slot_capacity ? slot_capacity * 2 : 128;
+        int *s = calloc(cap, sizeof *s);
+        if (s == NULL)
+            return -1;
+        for (size_t i = 0; i < record_count; i++) {
+            size_t h = hash_handle(records[i].handle) & (cap - 1);
+            while (s[h])
+                h = (h + 1) & (cap - 1);
+            s[h] = (int)i + 1;
+        }
+        free(slots);
+        slots = s;
+        slot_capacity = cap;
+    }
+    return 0;
+}
+
+int mgpu_kernel_stats_find(const void *handle)
+{
+    pthread_mutex_lock(&stats_lock);
+    int id = -1;
+    if (slot_capacity) {
+        for (size_t h = hash_handle(handle) & (slot_capacity - 1); slots[h];
+             h = (h + 1) & (slot_capacity - 1))
+            if (records[slots[h] - 1].handle == handle) {
+                id = slots[h] - 1;
+                break;
+            }
+    }
+    if (id < 0 && grow() == 0) {
+        struct mgpu_kernel_record *r = &records[record_count];
+        memset(r, 0, sizeof *r);
+        r->handle = handle;
+        r->name = kernel_name(handle);
+        size_t h = hash_handle(handle) & (slot_capacity - 1);
+        while (slots[h])
+            h = (h + 1) & (slot_capacity - 1);
+        id = (int)record_count++;
+        slots[h] = id + 1;
+    }
+    pthread_mutex_unlock(&stats_lock);
+    return id;
+}
+
+void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsigned block[3],
+                                    enum mgpu_unsplit_reason reason)
+{
+    pthread_mutex_lock(&stats_lock);
+    if (id >= 0 && (size_t)id < record_count) {
+        struct mgpu_kernel_record *r = &records[id];
+        if (!r->shape_known) {
+            memcpy(r->grid, grid, sizeof r->grid);
+            memcpy(r->block, block, sizeof r->block);
+            r->shape_known = true;
+        } else if (memcmp(r->grid, grid, sizeof r->grid) != 0 ||
+                   memcmp(r->block, block, sizeof r->block) != 0) {
+            r->shape_varies = true;
+        }
+        r->launches++;
+        r->reasons |= 1u << reason;
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+void mgpu_kernel_stats_add_time(int id, double ms)
+{
+    pthread_mutex_lock(&stats_lock);
+    if (id >= 0 && (size_t)id < record_count) {
+        records[id].gpu_ms += ms;
+        records[id].timed++;
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+size_t mgpu_kernel_stats_count(void)
+{
+    pthread_mutex_lock(&stats_lock);
+    size_t n = record_count;
+    pthread_mutex_unlock(&stats_lock);
+    return n;
+}
+
+const struct mgpu_kernel_record *mgpu_kernel_stats_get(size_t id)
+{
+    pthread_mutex_lock(&stats_lock);
+    const struct mgpu_kernel_record *r = id < record_count ? &records[id] : NULL;
+    pthread_mutex_unlock(&stats_lock);
+    return r;
+}

@@ -1,0 +1,44 @@
+/* Per-kernel figures for the report: launches, shapes, why not split, GPU
+ * time. Kept only while statistics are on. */
+#ifndef MGPU_KERNEL_STATS_H
+#define MGPU_KERNEL_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum mgpu_unsplit_reason {
+    MGPU_UNSPLIT_ONE_GPU,      /* only one GPU selected */
+    MGPU_UNSPLIT_NOT_BUILT,    /* grid splitting is not built yet */
+    MGPU_UNSPLIT_COOPERATIVE,  /* cooperative launch */
+    MGPU_UNSPLIT_CLUSTER,      /* thread-block clusters */
+    MGPU_UNSPLIT_CAPTURE,      /* launched into a stream capture */
+    MGPU_UNSPLIT_REASON_COUNT
+};
+
+const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason);
+
+struct mgpu_kernel_record {
+    const void *handle;
+    char *name;                /* mangled, as the driver names it */
+    unsigned long launches;
+    unsigned grid[3], block[3]; /* of the first launch */
+    bool shape_known;
+    bool shape_varies;         /* a later launch had another shape */
+    unsigned reasons;          /* bit per enum mgpu_unsplit_reason seen */
+    double gpu_ms;             /* sum over timed launches */
+    unsigned long timed;       /* launches with a GPU time */
+};
+
+/* The record of the kernel `handle` (a CUfunction or CUkernel), made on
+ * first sight; returns its id, or -1 when out of memory. */
+int mgpu_kernel_stats_find(const void *handle);
+/* Counts one successful launch of record `id`. */
+void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsigned block[3],
+                                    enum mgpu_unsplit_reason reason);
+void mgpu_kernel_stats_add_time(int id, double ms);
+
+/* For the report and the trace, after the program's work is done. */
+size_t mgpu_kernel_stats_count(void);
+const struct mgpu_kernel_record *mgpu_kernel_stats_get(size_t id);
+
+#endif

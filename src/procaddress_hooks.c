@@ -1,0 +1,134 @@
+/* Owns the cuGetProcAddress hooks (v1, v2, the self-lookup). The driver's
+ * answer is swapped for mgpu's hook when that answer is a function mgpu
+ * hooks; matching on the returned address covers every version and
+ * per-thread-stream variant the driver picks. Lookups made from pass-through
+ * libraries (NCCL, mgpu itself, MGPU_PASSTHROUGH) get the driver's answer. */
+#include "procaddress_hooks.h"
+
+#include "hook_table.h"
+#include "log.h"
+#include "runtime.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+MGPU_DECLARE_HOOK(cuGetProcAddress, PFN_cuGetProcAddress_v11030);
+MGPU_DECLARE_HOOK(cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000);
+
+static atomic_ulong lookups, hooked, passed;
+
+/* Decisions per calling library, by load address: a lookup burst comes from
+ * a handful of libraries. */
+#define CALLER_CACHE_SIZE 32
+static struct {
+    const void *base;
+    bool passes_through;
+} caller_cache[CALLER_CACHE_SIZE];
+static int caller_cache_len;
+static pthread_mutex_t caller_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool name_has_prefix_in_list(const char *base, const char *list)
+{
+    while (list && *list) {
+        size_t n = strcspn(list, ",");
+        if (n > 0 && strncmp(base, list, n) == 0)
+            return true;
+        list += n;
+        if (*list)
+            list++;
+    }
+    return false;
+}
+
+static bool library_passes_through(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return name_has_prefix_in_list(base, "libnccl,libmgpu") ||
+           name_has_prefix_in_list(base, mgpu_cfg.passthrough);
+}
+
+static bool caller_passes_through(const void *caller)
+{
+    Dl_info info;
+    if (caller == NULL || dladdr(caller, &info) == 0 || info.dli_fname == NULL)
+        return false;
+    bool result = false;
+    pthread_mutex_lock(&caller_lock);
+    int i;
+    for (i = 0; i < caller_cache_len; i++)
+        if (caller_cache[i].base == info.dli_fbase)
+            break;
+    if (i < caller_cache_len) {
+        result = caller_cache[i].passes_through;
+    } else {
+        result = library_passes_through(info.dli_fname);
+        if (caller_cache_len < CALLER_CACHE_SIZE) {
+            caller_cache[caller_cache_len].base = info.dli_fbase;
+            caller_cache[caller_cache_len].passes_through = result;
+            caller_cache_len++;
+        }
+        if (result)
+            mgpu_info("driver lookups from %s pass through", info.dli_fname);
+    }
+    pthread_mutex_unlock(&caller_lock);
+    return result;
+}
+
+static void redirect(const char *symbol, void **pfn, const void *caller)
+{
+    if (pfn == NULL || *pfn == NULL)
+        return;
+    atomic_fetch_add_explicit(&lookups, 1, memory_order_relaxed);
+    if (caller_passes_through(caller)) {
+        atomic_fetch_add_explicit(&passed, 1, memory_order_relaxed);
+        return;
+    }
+    const struct mgpu_hook *h = mgpu_hook_find_by_real(*pfn);
+    if (h == NULL)
+        return;
+    atomic_fetch_add_explicit(&hooked, 1, memory_order_relaxed);
+    mgpu_debug("lookup of %s answered with mgpu's %s", symbol, h->name);
+    *pfn = h->hook;
+}
+
+static CUresult CUDAAPI hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+                                              cuuint64_t flags)
+{
+    const void *caller = __builtin_return_address(0);
+    MGPU_COUNT_CALL(cuGetProcAddress);
+    CUresult r = real_cuGetProcAddress(symbol, pfn, cudaVersion, flags);
+    if (r == CUDA_SUCCESS)
+        redirect(symbol, pfn, caller);
+    return r;
+}
+
+static CUresult CUDAAPI hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                                 cuuint64_t flags,
+                                                 CUdriverProcAddressQueryResult *symbolStatus)
+{
+    const void *caller = __builtin_return_address(0);
+    MGPU_COUNT_CALL(cuGetProcAddress_v2);
+    CUresult r = real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
+    if (r == CUDA_SUCCESS)
+        redirect(symbol, pfn, caller);
+    return r;
+}
+
+const struct mgpu_hook mgpu_procaddress_hooks[] = {
+    MGPU_HOOK(cuGetProcAddress),
+    MGPU_HOOK(cuGetProcAddress_v2),
+    MGPU_HOOK_END,
+};
+
+void mgpu_lookup_stats_get(struct mgpu_lookup_stats *out)
+{
+    out->lookups = atomic_load(&lookups);
+    out->hooked = atomic_load(&hooked);
+    out->passed = atomic_load(&passed);
+}

@@ -1,0 +1,79 @@
+/* Owns the handle of the real driver library and the table of its entry
+ * points that mgpu calls for itself. */
+#include "real_driver.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+struct mgpu_driver_api mgpu_drv;
+static void *driver_handle;
+static char driver_path[4096];
+
+void *mgpu_driver_symbol(const char *name)
+{
+    return driver_handle ? dlsym(driver_handle, name) : NULL;
+}
+
+bool mgpu_driver_loaded(void) { return driver_handle != NULL; }
+const char *mgpu_driver_path(void) { return driver_path; }
+
+int mgpu_driver_load(const char *path, char *err, size_t errlen)
+{
+    /* RTLD_LOCAL keeps the driver's names out of the global scope, where the
+     * shim's must be the ones found. */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        snprintf(err, errlen, "cannot load the CUDA driver %s (%s); check the NVIDIA driver install",
+                 path, dlerror());
+        return -1;
+    }
+    struct {
+        const char *name;
+        void **slot;
+    } wanted[] = {
+        {"cuInit", (void **)&mgpu_drv.cuInit},
+        {"cuDriverGetVersion", (void **)&mgpu_drv.cuDriverGetVersion},
+        {"cuGetErrorName", (void **)&mgpu_drv.cuGetErrorName},
+        {"cuDeviceGetCount", (void **)&mgpu_drv.cuDeviceGetCount},
+        {"cuDeviceGet", (void **)&mgpu_drv.cuDeviceGet},
+        {"cuDeviceGetAttribute", (void **)&mgpu_drv.cuDeviceGetAttribute},
+        {"cuDeviceTotalMem_v2", (void **)&mgpu_drv.cuDeviceTotalMem},
+        {"cuDeviceGetName", (void **)&mgpu_drv.cuDeviceGetName},
+        {"cuDeviceGetUuid_v2", (void **)&mgpu_drv.cuDeviceGetUuid},
+        {"cuCtxGetCurrent", (void **)&mgpu_drv.cuCtxGetCurrent},
+        {"cuStreamGetCtx", (void **)&mgpu_drv.cuStreamGetCtx},
+        {"cuStreamIsCapturing", (void **)&mgpu_drv.cuStreamIsCapturing},
+        {"cuEventCreate", (void **)&mgpu_drv.cuEventCreate},
+        {"cuEventRecord", (void **)&mgpu_drv.cuEventRecord},
+        {"cuEventQuery", (void **)&mgpu_drv.cuEventQuery},
+        {"cuEventSynchronize", (void **)&mgpu_drv.cuEventSynchronize},
+        {"cuEventElapsedTime", (void **)&mgpu_drv.cuEventElapsedTime},
+        {"cuEventDestroy_v2", (void **)&mgpu_drv.cuEventDestroy},
+        {"cuFuncGetName", (void **)&mgpu_drv.cuFuncGetName},
+        {"cuKernelGetName", (void **)&mgpu_drv.cuKernelGetName},
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        *wanted[i].slot = dlsym(h, wanted[i].name);
+        if (*wanted[i].slot == NULL) {
+            snprintf(err, errlen,
+                     "the CUDA driver %s has no %s; mgpu needs driver 545 (CUDA 12.3) or newer",
+                     path, wanted[i].name);
+            dlclose(h);
+            memset(&mgpu_drv, 0, sizeof mgpu_drv);
+            return -1;
+        }
+    }
+    snprintf(driver_path, sizeof driver_path, "%s", path);
+    driver_handle = h;
+    return 0;
+}
+
+const char *mgpu_cu_error_name(CUresult r)
+{
+    const char *name = NULL;
+    if (mgpu_drv.cuGetErrorName == NULL || mgpu_drv.cuGetErrorName(r, &name) != CUDA_SUCCESS ||
+        name == NULL)
+        return "unknown CUDA error";
+    return name;
+}

@@ -1,0 +1,48 @@
+/* The real CUDA driver, loaded by mgpu: the entry points mgpu itself calls.
+ * mgpu's own driver calls go through here, never through its hooks. */
+#ifndef MGPU_REAL_DRIVER_H
+#define MGPU_REAL_DRIVER_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct mgpu_driver_api {
+    PFN_cuInit_v2000 cuInit;
+    PFN_cuDriverGetVersion_v2020 cuDriverGetVersion;
+    PFN_cuGetErrorName_v6000 cuGetErrorName;
+    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount;
+    PFN_cuDeviceGet_v2000 cuDeviceGet;
+    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
+    PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem;
+    PFN_cuDeviceGetName_v2000 cuDeviceGetName;
+    PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid;
+    PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent;
+    PFN_cuStreamGetCtx_v9020 cuStreamGetCtx;
+    PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
+    PFN_cuEventCreate_v2000 cuEventCreate;
+    PFN_cuEventRecord_v2000 cuEventRecord;
+    PFN_cuEventQuery_v2000 cuEventQuery;
+    PFN_cuEventSynchronize_v2000 cuEventSynchronize;
+    PFN_cuEventElapsedTime_v2000 cuEventElapsedTime;
+    PFN_cuEventDestroy_v4000 cuEventDestroy;
+    PFN_cuFuncGetName_v12030 cuFuncGetName;
+    PFN_cuKernelGetName_v12030 cuKernelGetName;
+};
+
+extern struct mgpu_driver_api mgpu_drv;
+
+/* Loads the driver at `path` and fills mgpu_drv. Returns 0, or -1 with a
+ * one-line message in err. */
+int mgpu_driver_load(const char *path, char *err, size_t errlen);
+bool mgpu_driver_loaded(void);
+const char *mgpu_driver_path(void);
+
+/* The driver's own entry point for an exported name, or NULL. */
+void *mgpu_driver_symbol(const char *name);
+
+/* "CUDA_ERROR_NO_DEVICE" and the like, for messages. */
+const char *mgpu_cu_error_name(CUresult r);
+
+#endif

@@ -1,0 +1,136 @@
+/* Owns gathering the run's figures (GPUs, kernels, memory, calls, lookups)
+ * into a report and handing it to the renderer. */
+#include "report.h"
+
+#include "hook_table.h"
+#include "kernel_stats.h"
+#include "memory_stats.h"
+#include "procaddress_hooks.h"
+#include "real_driver.h"
+#include "report_format.h"
+#include "runtime.h"
+#include "virtual_device.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+char *mgpu_demangle(const char *mangled)
+{
+    static cxa_demangle_fn demangle;
+    if (demangle == NULL) {
+        demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        if (demangle == NULL) {
+            /* A C program: the C++ runtime is still there to borrow. */
+            void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+            if (h)
+                demangle = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
+        }
+    }
+    if (demangle != NULL && strncmp(mangled, "_Z", 2) == 0) {
+        int status = -1;
+        char *d = demangle(mangled, NULL, NULL, &status);
+        if (status == 0 && d != NULL)
+            return d;
+        free(d);
+    }
+    return strdup(mangled);
+}
+
+struct call_list {
+    const char *names[64];
+    unsigned long counts[64];
+    size_t len;
+    unsigned long total;
+};
+
+static void add_call(const char *name, unsigned long calls, void *ctx)
+{
+    struct call_list *l = ctx;
+    l->total += calls;
+    if (l->len == 64)
+        return;
+    size_t i = l->len++;
+    while (i > 0 && l->counts[i - 1] < calls) {
+        l->names[i] = l->names[i - 1];
+        l->counts[i] = l->counts[i - 1];
+        i--;
+    }
+    l->names[i] = name;
+    l->counts[i] = calls;
+}
+
+void mgpu_report_print(void)
+{
+    struct mgpu_report r;
+    memset(&r, 0, sizeof r);
+
+    struct mgpu_gpu_summary gpus;
+    if (mgpu_virtual_device_summary(&gpus) == 0) {
+        r.gpu_count = gpus.gpu_count;
+        r.home_name = gpus.home_name;
+        r.sm_seen = mgpu_cfg.sm_count == MGPU_SM_COUNT_SUM ? gpus.sm_sum : gpus.sm_home;
+        r.mem_seen = gpus.mem_sum;
+    }
+
+    const char *reasons[MGPU_UNSPLIT_REASON_COUNT];
+    for (int i = 0; i < MGPU_UNSPLIT_REASON_COUNT; i++)
+        reasons[i] = mgpu_unsplit_reason_text((enum mgpu_unsplit_reason)i);
+    r.reason_texts = reasons;
+    r.reason_count = MGPU_UNSPLIT_REASON_COUNT;
+
+    size_t n = mgpu_kernel_stats_count();
+    struct mgpu_report_row *rows = calloc(n ? n : 1, sizeof *rows);
+    char **names = calloc(n ? n : 1, sizeof *names);
+    if (rows != NULL && names != NULL) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct mgpu_kernel_record *k = mgpu_kernel_stats_get(i);
+            if (k->launches == 0) /* every launch of it failed */
+                continue;
+            names[i] = mgpu_demangle(k->name);
+            rows[kept++] = (struct mgpu_report_row){
+                .name = names[i] ? names[i] : k->name,
+                .launches = k->launches,
+                .shape_varies = k->shape_varies,
+                .reasons = k->reasons,
+                .gpu_ms = k->gpu_ms,
+                .timed = k->timed,
+            };
+            memcpy(rows[kept - 1].grid, k->grid, sizeof k->grid);
+            memcpy(rows[kept - 1].block, k->block, sizeof k->block);
+        }
+        r.rows = rows;
+        r.row_count = mgpu_report_merge_rows(rows, kept);
+    }
+
+    struct mgpu_memory_totals mem;
+    mgpu_memory_totals_get(&mem);
+    r.allocations = mem.allocations;
+    r.frees = mem.frees;
+    r.bytes_allocated = mem.bytes_allocated;
+    r.peak_bytes = mem.peak_bytes;
+    r.live_bytes = mem.live_bytes;
+
+    struct call_list calls = {.len = 0};
+    mgpu_hooks_for_each_called(add_call, &calls);
+    r.call_names = calls.names;
+    r.call_counts = calls.counts;
+    r.call_kinds = calls.len;
+    r.calls_total = calls.total;
+
+    struct mgpu_lookup_stats lookups;
+    mgpu_lookup_stats_get(&lookups);
+    r.lookups = lookups.lookups;
+    r.lookups_hooked = lookups.hooked;
+    r.lookups_passed = lookups.passed;
+
+    mgpu_report_render(stderr, &r);
+    fflush(stderr);
+    for (size_t i = 0; names != NULL && i < n; i++)
+        free(names[i]);
+    free(names);
+    free(rows);
+}

@@ -1,0 +1,12 @@
+/* The end-of-run report (MGPU_REPORT=1, mgpu-run --report). */
+#ifndef MGPU_REPORT_H
+#define MGPU_REPORT_H
+
+/* Prints the report on stderr; call after mgpu_timing_flush_all(). */
+void mgpu_report_print(void);
+
+/* The kernel's name demangled where the C++ runtime can, else as given; the
+ * caller frees it. */
+char *mgpu_demangle(const char *mangled);
+
+#endif

@@ -1,0 +1,227 @@
+/* Owns the layout of the report: column widths, name shortening, number
+ * formats, the legend of reasons, and merging rows of the same kernel. */
+#include "report_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME_WIDTH 40
+#define HRULE "========================================================================" \
+              "============================"
+
+void mgpu_format_bytes(char *out, size_t outlen, unsigned long long bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(out, outlen, "%llu B", bytes);
+    else
+        snprintf(out, outlen, "%.2f %s", v, units[u]);
+}
+
+void mgpu_format_shape(char *out, size_t outlen, const unsigned d[3])
+{
+    if (d[1] == 1 && d[2] == 1)
+        snprintf(out, outlen, "%u", d[0]);
+    else if (d[2] == 1)
+        snprintf(out, outlen, "%ux%u", d[0], d[1]);
+    else
+        snprintf(out, outlen, "%ux%ux%u", d[0], d[1], d[2]);
+}
+
+/* Where the top-level parameter list starts, or NULL. */
+static const char *parameter_list(const char *name)
+{
+    int depth = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>' && depth > 0)
+            depth--;
+        else if (*p == '(' && depth == 0 && p != name)
+            return p;
+    }
+    return NULL;
+}
+
+/* Skips a return type: a space at template depth 0 before the name's end. */
+static const char *after_return_type(const char *name, const char *end)
+{
+    int depth = 0;
+    const char *start = name;
+    for (const char *p = name; p < end; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>' && depth > 0)
+            depth--;
+        else if (*p == ' ' && depth == 0)
+            start = p + 1;
+    }
+    return start;
+}
+
+void mgpu_shorten_name(const char *name, size_t width, char *out, size_t outlen)
+{
+    if (outlen == 0)
+        return;
+    if (width + 1 > outlen)
+        width = outlen - 1;
+    size_t len = strlen(name);
+    if (len <= width) {
+        memcpy(out, name, len + 1);
+        return;
+    }
+    const char *params = parameter_list(name);
+    const char *end = params ? params : name + len;
+    const char *start = after_return_type(name, end);
+    size_t core = (size_t)(end - start);
+    if (params && core + 5 <= width) {
+        snprintf(out, outlen, "%.*s(...)", (int)core, start);
+        return;
+    }
+    if (core <= width) {
+        snprintf(out, outlen, "%.*s", (int)core, start);
+        return;
+    }
+    snprintf(out, outlen, "%.*s...", (int)(width - 3), start);
+}
+
+static int compare_rows(const void *a, const void *b)
+{
+    const struct mgpu_report_row *x = a, *y = b;
+    if (x->gpu_ms != y->gpu_ms)
+        return x->gpu_ms < y->gpu_ms ? 1 : -1;
+    if (x->launches != y->launches)
+        return x->launches < y->launches ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+        for (j = 0; j < out; j++)
+            if (strcmp(rows[j].name, rows[i].name) == 0)
+                break;
+        if (j == out) {
+            rows[out++] = rows[i];
+            continue;
+        }
+        struct mgpu_report_row *m = &rows[j];
+        if (memcmp(m->grid, rows[i].grid, sizeof m->grid) != 0 ||
+            memcmp(m->block, rows[i].block, sizeof m->block) != 0 || rows[i].shape_varies)
+            m->shape_varies = true;
+        m->launches += rows[i].launches;
+        m->gpu_ms += rows[i].gpu_ms;
+        m->timed += rows[i].timed;
+        m->reasons |= rows[i].reasons;
+    }
+    qsort(rows, out, sizeof *rows, compare_rows);
+    return out;
+}
+
+static void format_reasons(char *out, size_t outlen, unsigned reasons)
+{
+    size_t used = (size_t)snprintf(out, outlen, "no [");
+    bool first = true;
+    for (int i = 0; i < 32 && used < outlen; i++)
+        if (reasons & (1u << i)) {
+            used += (size_t)snprintf(out + used, outlen - used, first ? "%d" : ",%d", i + 1);
+            first = false;
+        }
+    if (used < outlen)
+        snprintf(out + used, outlen - used, "]");
+}
+
+static void render_kernels(FILE *out, const struct mgpu_report *r, unsigned *reasons_used,
+                           bool *any_varies)
+{
+    fprintf(out, "%-*s %9s %-15s %-11s %-9s %10s\n", NAME_WIDTH, "kernel", "launches", "grid",
+            "block", "split", "GPU ms");
+    unsigned long hidden_launches = 0;
+    for (size_t i = 0; i < r->row_count; i++) {
+        const struct mgpu_report_row *row = &r->rows[i];
+        *reasons_used |= row->reasons;
+        if (i >= MGPU_REPORT_MAX_ROWS) {
+            hidden_launches += row->launches;
+            continue;
+        }
+        char name[NAME_WIDTH + 1], grid[32], block[32], split[24], ms[24];
+        mgpu_shorten_name(row->name, NAME_WIDTH, name, sizeof name);
+        mgpu_format_shape(grid, sizeof grid, row->grid);
+        mgpu_format_shape(block, sizeof block, row->block);
+        if (row->shape_varies) {
+            strncat(grid, "*", sizeof grid - strlen(grid) - 1);
+            *any_varies = true;
+        }
+        format_reasons(split, sizeof split, row->reasons);
+        if (row->timed)
+            snprintf(ms, sizeof ms, "%.3f", row->gpu_ms);
+        else
+            snprintf(ms, sizeof ms, "-");
+        fprintf(out, "%-*s %9lu %-15.15s %-11.11s %-9.9s %10.10s\n", NAME_WIDTH, name,
+                row->launches, grid, block, split, ms);
+    }
+    if (r->row_count > MGPU_REPORT_MAX_ROWS)
+        fprintf(out, "... and %zu more kernels with %lu launches\n",
+                r->row_count - MGPU_REPORT_MAX_ROWS, hidden_launches);
+}
+
+void mgpu_report_render(FILE *out, const struct mgpu_report *r)
+{
+    char mem[32], peak[32], live[32], total[32];
+    fprintf(out, "%s\n", HRULE);
+    fprintf(out, "mgpu report\n");
+    mgpu_format_bytes(mem, sizeof mem, r->mem_seen);
+    if (r->gpu_count > 0)
+        fprintf(out, "GPUs: %d selected, home %.40s; the program saw 1 device, %d SMs, %s\n",
+                r->gpu_count, r->home_name ? r->home_name : "?", r->sm_seen, mem);
+    else
+        fprintf(out, "GPUs: none in use (the driver was never initialised)\n");
+
+    if (r->row_count == 0) {
+        fprintf(out, "kernels: none launched\n");
+    } else {
+        unsigned reasons_used = 0;
+        bool any_varies = false;
+        render_kernels(out, r, &reasons_used, &any_varies);
+        for (int i = 0; i < r->reason_count; i++)
+            if (reasons_used & (1u << i))
+                fprintf(out, "  [%d] %.90s\n", i + 1, r->reason_texts[i]);
+        if (any_varies)
+            fprintf(out, "  * launched with several shapes; the first is shown\n");
+    }
+
+    mgpu_format_bytes(total, sizeof total, r->bytes_allocated);
+    mgpu_format_bytes(peak, sizeof peak, r->peak_bytes);
+    mgpu_format_bytes(live, sizeof live, r->live_bytes);
+    fprintf(out, "memory: %lu allocations (%s), %lu frees; peak %s; %s still allocated at exit\n",
+            r->allocations, total, r->frees, peak, live);
+
+    fprintf(out, "driver calls intercepted: %lu%s\n", r->calls_total, r->call_kinds ? ":" : "");
+    char line[MGPU_REPORT_WIDTH + 1];
+    size_t used = 0;
+    for (size_t i = 0; i < r->call_kinds; i++) {
+        char item[96];
+        int n = snprintf(item, sizeof item, "%s %lu%s", r->call_names[i], r->call_counts[i],
+                         i + 1 < r->call_kinds ? "," : "");
+        if (n < 0 || (size_t)n + 3 > MGPU_REPORT_WIDTH)
+            continue;
+        if (used > 0 && used + 1 + (size_t)n > MGPU_REPORT_WIDTH) {
+            fprintf(out, "%s\n", line);
+            used = 0;
+        }
+        used += (size_t)snprintf(line + used, sizeof line - used, "%s%s", used ? " " : "  ", item);
+    }
+    if (used > 0)
+        fprintf(out, "%s\n", line);
+    fprintf(out, "entry points looked up: %lu, %lu answered with mgpu's hooks, %lu passed through\n",
+            r->lookups, r->lookups_hooked, r->lookups_passed);
+    fprintf(out, "%s\n", HRULE);
+}

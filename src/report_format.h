@@ -1,0 +1,53 @@
+/* Rendering of the end-of-run report: plain data in, a table of at most
+ * MGPU_REPORT_WIDTH columns out. Knows nothing of the driver. */
+#ifndef MGPU_REPORT_FORMAT_H
+#define MGPU_REPORT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define MGPU_REPORT_WIDTH 100
+#define MGPU_REPORT_MAX_ROWS 40
+
+struct mgpu_report_row {
+    const char *name;          /* demangled where possible */
+    unsigned long launches;
+    unsigned grid[3], block[3];
+    bool shape_varies;
+    unsigned reasons;          /* bit i: reason i+1 in the legend */
+    double gpu_ms;
+    unsigned long timed;       /* launches with a GPU time */
+};
+
+struct mgpu_report {
+    int gpu_count;
+    const char *home_name;
+    int sm_seen;               /* multiprocessors the program saw */
+    unsigned long long mem_seen;
+    const char *const *reason_texts; /* legend, indexed by reason bit */
+    int reason_count;
+    struct mgpu_report_row *rows;
+    size_t row_count;
+    unsigned long allocations, frees;
+    unsigned long long bytes_allocated, peak_bytes, live_bytes;
+    unsigned long lookups, lookups_hooked, lookups_passed;
+    const char *const *call_names;  /* hooked functions called, most first */
+    const unsigned long *call_counts;
+    size_t call_kinds;
+    unsigned long calls_total;
+};
+
+void mgpu_format_bytes(char *out, size_t outlen, unsigned long long bytes);
+void mgpu_format_shape(char *out, size_t outlen, const unsigned dims[3]);
+/* Fits a kernel name into `width` characters: drops a leading return type
+ * and the parameter list first, then cuts the end with "...". */
+void mgpu_shorten_name(const char *name, size_t width, char *out, size_t outlen);
+
+/* Merges rows with the same name (launches and times add up) and sorts by
+ * GPU time, then launches. Returns the new row count. */
+size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n);
+
+void mgpu_report_render(FILE *out, const struct mgpu_report *r);
+
+#endif

@@ -1,0 +1,38 @@
+/* Owns choosing the GPUs of a run from the request and the device count.
+ * Topology-aware choice and ordering come with the partitioner. */
+#include "run/gpu_selection.h"
+
+#include <stdio.h>
+
+int gpu_select(int device_count, int ngpus, const char *count_source, const int *list,
+               int list_len, const char *list_source, int *out, int *out_len, char *err,
+               size_t errlen)
+{
+    if (device_count <= 0) {
+        snprintf(err, errlen, "no GPU is visible; check nvidia-smi and CUDA_VISIBLE_DEVICES");
+        return -1;
+    }
+    if (list_len > 0) {
+        for (int i = 0; i < list_len; i++) {
+            if (list[i] >= device_count) {
+                snprintf(err, errlen,
+                         "%s lists GPU %d but this machine has GPUs 0 to %d; list GPUs from 0 to %d",
+                         list_source, list[i], device_count - 1, device_count - 1);
+                return -1;
+            }
+            out[i] = list[i];
+        }
+        *out_len = list_len;
+        return 0;
+    }
+    int n = ngpus > 0 ? ngpus : device_count;
+    if (n > device_count) {
+        snprintf(err, errlen, "%s%d asks for %d GPUs but this machine has %d; use %s%d or fewer",
+                 count_source, ngpus, ngpus, device_count, count_source, device_count);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        out[i] = i;
+    *out_len = n;
+    return 0;
+}

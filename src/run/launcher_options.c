@@ -1,0 +1,130 @@
+/* Owns parsing mgpu-run's options and its --help text. Options end at the
+ * first argument that is not one, or at "--": the rest is the program's. */
+#include "run/launcher_options.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int value_of(int argc, char *const argv[], int *i, const char *flag, const char **value,
+                    char *err, size_t errlen)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(flag);
+    if (strncmp(arg, flag, n) == 0 && arg[n] == '=') {
+        *value = arg + n + 1;
+        return 0;
+    }
+    if (flag[1] != '-' && arg[n] != '\0') { /* -n4 */
+        *value = arg + n;
+        return 0;
+    }
+    if (*i + 1 >= argc) {
+        snprintf(err, errlen, "%s needs a value; see mgpu-run --help", flag);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 0;
+}
+
+static bool is_flag(const char *arg, const char *flag)
+{
+    size_t n = strlen(flag);
+    if (strncmp(arg, flag, n) != 0)
+        return false;
+    if (arg[n] == '\0' || arg[n] == '=')
+        return true;
+    return flag[1] != '-' && strlen(flag) == 2 && flag[1] == 'n'; /* -n4 */
+}
+
+int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
+                   struct launcher_options *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->ngpus = env->ngpus;
+    o->gpus_len = env->gpus_len;
+    memcpy(o->gpus, env->gpus, sizeof o->gpus);
+    o->count_source = "MGPU_NGPUS=";
+    o->list_source = "MGPU_GPUS";
+    o->report = env->report;
+    o->trace = env->trace_path[0] ? env->trace_path : NULL;
+    o->verbose = env->verbose;
+
+    bool count_given = false, list_given = false;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value = NULL;
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0')
+            break;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            o->help = true;
+        } else if (strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
+            o->version = true;
+        } else if (strcmp(arg, "--report") == 0) {
+            o->report = true;
+        } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+            o->verbose = o->verbose < 2 ? o->verbose + 1 : 2;
+        } else if (strcmp(arg, "-vv") == 0) {
+            o->verbose = 2;
+        } else if (is_flag(arg, "-n") || is_flag(arg, "--ngpus")) {
+            const char *flag = arg[1] == '-' ? "--ngpus" : "-n";
+            if (value_of(argc, argv, &i, flag, &value, err, errlen) != 0)
+                return -1;
+            if (mgpu_parse_gpu_count(value, "-n ", &o->ngpus, err, errlen) != 0)
+                return -1;
+            o->count_source = "-n ";
+            o->gpus_len = 0;
+            count_given = true;
+        } else if (is_flag(arg, "--gpus")) {
+            if (value_of(argc, argv, &i, "--gpus", &value, err, errlen) != 0)
+                return -1;
+            if (mgpu_parse_gpu_list(value, "--gpus ", o->gpus, MGPU_MAX_GPUS, &o->gpus_len, err,
+                                    errlen) != 0)
+                return -1;
+            o->list_source = "--gpus";
+            o->ngpus = 0;
+            list_given = true;
+        } else if (is_flag(arg, "--trace")) {
+            if (value_of(argc, argv, &i, "--trace", &value, err, errlen) != 0)
+                return -1;
+            if (*value == '\0') {
+                snprintf(err, errlen, "--trace needs a file name, e.g. --trace run.json");
+                return -1;
+            }
+            o->trace = value;
+        } else {
+            snprintf(err, errlen, "unknown option %s; see mgpu-run --help", arg);
+            return -1;
+        }
+    }
+    if (count_given && list_given) {
+        snprintf(err, errlen, "-n and --gpus both choose GPUs; give one of them");
+        return -1;
+    }
+    o->program_index = i < argc ? i : 0;
+    return 0;
+}
+
+void launcher_print_help(const char *argv0)
+{
+    printf("Usage: %s [-n N | --gpus 0,2,5] [--report] [--trace FILE] [-v] [--] program [args]\n"
+           "\n"
+           "Runs an unmodified CUDA program with the selected GPUs presented as one device.\n"
+           "\n"
+           "  -n, --ngpus N    use N GPUs (default: all)\n"
+           "      --gpus LIST  use exactly these GPUs, in this order, e.g. --gpus 0,2,5\n"
+           "      --report     print a report of kernels, memory and calls at exit (stderr)\n"
+           "      --trace FILE write a timeline of kernels (Chrome trace JSON) at exit\n"
+           "  -v, --verbose    say what mgpu does; twice for every hooked lookup\n"
+           "  -h, --help       show this help\n"
+           "  -V, --version    show the version\n"
+           "\n"
+           "The exit status is the program's. Environment variables (options win):\n",
+           argv0);
+    for (const struct mgpu_env_doc *d = mgpu_env_docs; d->name; d++)
+        printf("  %-17s %-10s %s\n", d->name, d->values, d->meaning);
+}

@@ -1,0 +1,233 @@
+/* mgpu-run: checks the request, finds the real driver and the GPUs, sets the
+ * environment that makes the program load mgpu's libcuda.so.1 with the chosen
+ * GPUs, and executes the program in its place (so its exit status is the
+ * program's). Anything that stops mgpu but not the program (no driver, no
+ * GPU) runs the program unchanged, saying so. */
+#include <build_config.h>
+
+#include "config.h"
+#include "driver_locate.h"
+#include "real_driver.h"
+#include "run/gpu_selection.h"
+#include "run/launcher_options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef MGPU_PKGLIBDIR
+#error "MGPU_PKGLIBDIR must name the directory of the installed shim"
+#endif
+
+#define EXIT_USAGE 2
+
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mgpu-run: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char *env_get(const char *name) { return getenv(name); }
+
+/* The program's path the way execvp would find it; exits like a shell when
+ * there is none. */
+static void find_program(const char *name, char *out, size_t outlen)
+{
+    if (strchr(name, '/') != NULL) {
+        struct stat st;
+        if (stat(name, &st) != 0) {
+            say("cannot run '%s': %s; check the path", name, strerror(errno));
+            exit(127);
+        }
+        if (!S_ISREG(st.st_mode) || access(name, X_OK) != 0) {
+            say("cannot run '%s': not an executable file; check the path or chmod +x it", name);
+            exit(126);
+        }
+        snprintf(out, outlen, "%s", name);
+        return;
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        char candidate[PATH_MAX];
+        snprintf(candidate, sizeof candidate, "%.*s/%s", (int)n, n ? path : ".", name);
+        struct stat st;
+        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+            snprintf(out, outlen, "%s", candidate);
+            return;
+        }
+        path += n;
+        if (*path)
+            path++;
+    }
+    say("cannot find program '%s' in PATH; give its path, e.g. ./%s", name, name);
+    exit(127);
+}
+
+static void run_program(char *const argv[], int index, const char *path)
+{
+    fflush(NULL);
+    execv(path, argv + index);
+    say("cannot run '%s': %s", path, strerror(errno));
+    exit(errno == ENOENT ? 127 : 126);
+}
+
+static void prepend_env(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    if (old == NULL || *old == '\0') {
+        setenv(name, value, 1);
+        return;
+    }
+    size_t n = strlen(value) + strlen(old) + 2;
+    char *joined = malloc(n);
+    if (joined == NULL) {
+        say("out of memory");
+        exit(EXIT_FAILURE);
+    }
+    snprintf(joined, n, "%s:%s", value, old);
+    setenv(name, joined, 1);
+    free(joined);
+}
+
+static void format_uuid(char *out, size_t outlen, const CUuuid *u)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(out, outlen,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+             b[15]);
+}
+
+/* An absolute path for the trace, since the program may change directory. */
+static void absolute_path(const char *path, char *out, size_t outlen)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/' || getcwd(cwd, sizeof cwd) == NULL)
+        snprintf(out, outlen, "%s", path);
+    else
+        snprintf(out, outlen, "%s/%s", cwd, path);
+}
+
+int main(int argc, char **argv)
+{
+    char err[512];
+    struct mgpu_config env;
+    if (mgpu_config_parse(&env, env_get, err, sizeof err) != 0) {
+        say("%s", err);
+        return EXIT_USAGE;
+    }
+    struct launcher_options opt;
+    if (launcher_parse(argc, argv, &env, &opt, err, sizeof err) != 0) {
+        say("%s", err);
+        return EXIT_USAGE;
+    }
+    if (opt.help) {
+        launcher_print_help("mgpu-run");
+        return 0;
+    }
+    if (opt.version) {
+        printf("mgpu-run %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    if (opt.program_index == 0) {
+        say("no program given; usage: mgpu-run [options] [--] program [args] (see --help)");
+        return EXIT_USAGE;
+    }
+    const char *program = argv[opt.program_index];
+    char program_path[PATH_MAX];
+    find_program(program, program_path, sizeof program_path);
+
+    if (getenv("MGPU_ACTIVE") != NULL) {
+        if (opt.verbose)
+            say("already under mgpu-run; running %s as it is", program);
+        run_program(argv, opt.program_index, program_path);
+    }
+
+    const char *libdir = getenv("MGPU_LIBDIR");
+    if (libdir == NULL || *libdir == '\0')
+        libdir = MGPU_PKGLIBDIR;
+    char shim[PATH_MAX], audit[PATH_MAX];
+    snprintf(shim, sizeof shim, "%s/libcuda.so.1", libdir);
+    snprintf(audit, sizeof audit, "%s/mgpu_audit.so", libdir);
+    if (access(shim, R_OK) != 0) {
+        say("mgpu's driver library %s is missing; reinstall mgpu (make install) or set MGPU_LIBDIR",
+            shim);
+        return EXIT_USAGE;
+    }
+
+    char driver[PATH_MAX];
+    if (mgpu_driver_locate(shim, driver, sizeof driver, err, sizeof err) != 0 ||
+        mgpu_driver_load(driver, err, sizeof err) != 0) {
+        say("%s; running %s without mgpu", err, program);
+        run_program(argv, opt.program_index, program_path);
+    }
+    CUresult r = mgpu_drv.cuInit(0);
+    int device_count = 0;
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuDeviceGetCount(&device_count);
+    if (r != CUDA_SUCCESS || device_count == 0) {
+        say("no usable GPU (%s); running %s without mgpu",
+            r != CUDA_SUCCESS ? mgpu_cu_error_name(r) : "the driver sees no device", program);
+        run_program(argv, opt.program_index, program_path);
+    }
+
+    int chosen[MGPU_MAX_GPUS], chosen_len = 0;
+    if (gpu_select(device_count, opt.ngpus, opt.count_source, opt.gpus, opt.gpus_len,
+                   opt.list_source, chosen, &chosen_len, err, sizeof err) != 0) {
+        say("%s", err);
+        return EXIT_USAGE;
+    }
+
+    /* The driver's devices inside the program are then exactly the chosen
+     * GPUs in the chosen order, whatever CUDA_VISIBLE_DEVICES said before. */
+    char visible[MGPU_MAX_GPUS * 48] = "";
+    for (int i = 0; i < chosen_len; i++) {
+        CUdevice dev;
+        CUuuid uuid;
+        char text[48], name[128] = "?";
+        if (mgpu_drv.cuDeviceGet(&dev, chosen[i]) != CUDA_SUCCESS ||
+            mgpu_drv.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) {
+            say("cannot read the identity of GPU %d; check nvidia-smi", chosen[i]);
+            return EXIT_FAILURE;
+        }
+        format_uuid(text, sizeof text, &uuid);
+        mgpu_drv.cuDeviceGetName(name, sizeof name, dev);
+        if (opt.verbose)
+            say("GPU %d: %s (%s)%s", chosen[i], name, text, i == 0 ? ", home" : "");
+        if (i > 0)
+            strcat(visible, ",");
+        strcat(visible, text);
+    }
+    if (opt.verbose)
+        say("running %s on %d of %d GPUs; driver %s", program, chosen_len, device_count, driver);
+
+    setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+    setenv("MGPU_DRIVER", driver, 1);
+    setenv("MGPU_SHIM", shim, 1);
+    setenv("MGPU_ACTIVE", "1", 1);
+    prepend_env("LD_LIBRARY_PATH", libdir);
+    if (env.audit && access(audit, R_OK) == 0)
+        prepend_env("LD_AUDIT", audit);
+    setenv("MGPU_REPORT", opt.report ? "1" : "0", 1);
+    char level[2] = {(char)('0' + opt.verbose), '\0'};
+    setenv("MGPU_VERBOSE", level, 1);
+    if (opt.trace) {
+        char trace[PATH_MAX];
+        absolute_path(opt.trace, trace, sizeof trace);
+        setenv("MGPU_TRACE", trace, 1);
+    }
+    run_program(argv, opt.program_index, program_path);
+    return EXIT_FAILURE;
+}

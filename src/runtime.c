@@ -1,0 +1,86 @@
+/* Owns the runtime's start and end inside the program: configuration, the real
+ * driver, the hooks, and the work done at exit. */
+#include <build_config.h>
+
+#include "runtime.h"
+
+#include "mgpu.h"
+
+#include "hook_table.h"
+#include "kernel_timing.h"
+#include "log.h"
+#include "real_driver.h"
+#include "report.h"
+#include "trace.h"
+#include "driver_locate.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+struct mgpu_config mgpu_cfg;
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static const char *start_shim_path;
+
+static const char *env_get(const char *name) { return getenv(name); }
+
+/* What every export returns when there is no driver to forward to. */
+static CUresult CUDAAPI no_driver_entry(void) { return CUDA_ERROR_NO_DEVICE; }
+
+static void at_exit(void)
+{
+    if (!mgpu_stats_enabled)
+        return;
+    mgpu_timing_flush_all();
+    if (mgpu_cfg.report)
+        mgpu_report_print();
+    if (mgpu_cfg.trace_path[0])
+        mgpu_trace_write(mgpu_cfg.trace_path);
+}
+
+static void start(void)
+{
+    char err[512];
+    if (mgpu_config_parse(&mgpu_cfg, env_get, err, sizeof err) != 0) {
+        mgpu_error("%s", err);
+        /* Keep going with the defaults: the launcher rejects bad values before
+         * the program starts, so this is a hand-made environment. */
+        mgpu_config_defaults(&mgpu_cfg);
+    }
+    mgpu_log_set_level(mgpu_cfg.verbose);
+
+    char path[MGPU_PATH_MAX];
+    if (mgpu_driver_locate(start_shim_path, path, sizeof path, err, sizeof err) != 0 ||
+        mgpu_driver_load(path, err, sizeof err) != 0) {
+        mgpu_error("%s", err);
+        return;
+    }
+    mgpu_hooks_bind();
+    mgpu_info("interposing the CUDA driver %s", path);
+    if (mgpu_cfg.report || mgpu_cfg.trace_path[0]) {
+        mgpu_stats_enabled = true;
+        atexit(at_exit);
+    }
+}
+
+void mgpu_runtime_start(const char *shim_path)
+{
+    start_shim_path = shim_path;
+    pthread_once(&start_once, start);
+}
+
+void *mgpu_runtime_resolve_export(const char *name)
+{
+    pthread_once(&start_once, start);
+    if (!mgpu_driver_loaded())
+        return (void *)no_driver_entry;
+    const struct mgpu_hook *h = mgpu_hook_find(name);
+    if (h != NULL)
+        return h->hook;
+    void *entry = mgpu_driver_symbol(name);
+    if (entry == NULL)
+        mgpu_debug("the driver has no %s; calls to it return CUDA_ERROR_NOT_SUPPORTED", name);
+    return entry;
+}
+
+MGPU_EXPORT const char *mgpu_version(void) { return PACKAGE_VERSION; }

@@ -1,0 +1,13 @@
+/* The shim's exported driver functions: their names, and the slot each one
+ * jumps through. */
+#ifndef MGPU_DRIVER_EXPORTS_H
+#define MGPU_DRIVER_EXPORTS_H
+
+extern const unsigned mgpu_export_count;
+extern const char *const mgpu_export_names[];
+extern void *mgpu_export_slots[] __attribute__((visibility("hidden")));
+
+/* Called on the first call through a slot that is not resolved yet. */
+__attribute__((visibility("hidden"))) void *mgpu_shim_resolve_slot(unsigned index);
+
+#endif

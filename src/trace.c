@@ -1,0 +1,69 @@
+/* Owns the trace file: one complete event per timed launch, one track per
+ * context, names demangled and escaped for JSON. */
+#include "trace.h"
+
+#include "kernel_stats.h"
+#include "kernel_timing.h"
+#include "log.h"
+#include "report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void write_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int mgpu_trace_write(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        mgpu_error("cannot write the trace %s (%s); give a writable path to --trace", path,
+                   strerror(errno));
+        return -1;
+    }
+    size_t count, dropped;
+    const struct mgpu_trace_span *spans = mgpu_timing_spans(&count, &dropped);
+    size_t kernels = mgpu_kernel_stats_count();
+    char **names = calloc(kernels ? kernels : 1, sizeof *names);
+
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"mgpu\"}}");
+    for (size_t i = 0; i < count; i++) {
+        const struct mgpu_trace_span *s = &spans[i];
+        const char *name = "?";
+        if (names != NULL && s->kernel >= 0 && (size_t)s->kernel < kernels) {
+            if (names[s->kernel] == NULL)
+                names[s->kernel] = mgpu_demangle(mgpu_kernel_stats_get((size_t)s->kernel)->name);
+            if (names[s->kernel] != NULL)
+                name = names[s->kernel];
+        }
+        fprintf(f, ",\n{\"name\":");
+        write_json_string(f, name);
+        fprintf(f, ",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+                s->context, s->start_us, s->duration_us);
+    }
+    fprintf(f, "\n],\"otherData\":{\"dropped_spans\":%zu}}\n", dropped);
+    int rc = fclose(f) == 0 ? 0 : -1;
+    for (size_t i = 0; names != NULL && i < kernels; i++)
+        free(names[i]);
+    free(names);
+    if (rc != 0)
+        mgpu_error("writing the trace %s failed; check the disk has room", path);
+    else
+        mgpu_info("wrote a trace of %zu launches to %s", count, path);
+    return rc;
+}

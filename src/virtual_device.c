@@ -1,0 +1,132 @@
+/* Owns the virtual device: the program sees one device (the home GPU, the
+ * first selected) whose memory and, by default, multiprocessor count are
+ * those of all selected GPUs together. mgpu-run limits the driver to the
+ * selected GPUs (CUDA_VISIBLE_DEVICES), so the driver's devices are exactly
+ * the selected ones, home first. */
+#include "virtual_device.h"
+
+#include "hook_table.h"
+#include "real_driver.h"
+#include "runtime.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <pthread.h>
+#include <string.h>
+
+MGPU_DECLARE_HOOK(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000);
+MGPU_DECLARE_HOOK(cuDeviceGet, PFN_cuDeviceGet_v2000);
+MGPU_DECLARE_HOOK(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000);
+MGPU_DECLARE_HOOK(cuDeviceTotalMem_v2, PFN_cuDeviceTotalMem_v3020);
+MGPU_DECLARE_HOOK(cuDeviceGetByPCIBusId, PFN_cuDeviceGetByPCIBusId_v4010);
+
+static pthread_mutex_t summary_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mgpu_gpu_summary summary;
+static CUdevice home_device;
+static bool summary_ready;
+
+/* Gathers the selected GPUs' figures once the driver is initialised. */
+static CUresult gather_summary(void)
+{
+    pthread_mutex_lock(&summary_lock);
+    CUresult r = CUDA_SUCCESS;
+    if (!summary_ready) {
+        struct mgpu_gpu_summary s;
+        memset(&s, 0, sizeof s);
+        r = mgpu_drv.cuDeviceGetCount(&s.gpu_count);
+        for (int i = 0; r == CUDA_SUCCESS && i < s.gpu_count; i++) {
+            CUdevice dev;
+            int sms = 0;
+            size_t mem = 0;
+            r = mgpu_drv.cuDeviceGet(&dev, i);
+            if (r == CUDA_SUCCESS)
+                r = mgpu_drv.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                  dev);
+            if (r == CUDA_SUCCESS)
+                r = mgpu_drv.cuDeviceTotalMem(&mem, dev);
+            if (r == CUDA_SUCCESS && i == 0) {
+                home_device = dev;
+                s.sm_home = sms;
+                r = mgpu_drv.cuDeviceGetName(s.home_name, sizeof s.home_name, dev);
+            }
+            s.sm_sum += sms;
+            s.mem_sum += mem;
+        }
+        if (r == CUDA_SUCCESS) {
+            summary = s;
+            summary_ready = true;
+        }
+    }
+    pthread_mutex_unlock(&summary_lock);
+    return r;
+}
+
+int mgpu_virtual_device_summary(struct mgpu_gpu_summary *out)
+{
+    if (!mgpu_driver_loaded() || gather_summary() != CUDA_SUCCESS)
+        return -1;
+    *out = summary;
+    return 0;
+}
+
+static CUresult CUDAAPI hook_cuDeviceGetCount(int *count)
+{
+    MGPU_COUNT_CALL(cuDeviceGetCount);
+    int real_count = 0;
+    CUresult r = real_cuDeviceGetCount(&real_count);
+    if (r == CUDA_SUCCESS && count != NULL)
+        *count = real_count > 0 ? 1 : 0;
+    else if (r == CUDA_SUCCESS)
+        r = CUDA_ERROR_INVALID_VALUE;
+    return r;
+}
+
+static CUresult CUDAAPI hook_cuDeviceGet(CUdevice *device, int ordinal)
+{
+    MGPU_COUNT_CALL(cuDeviceGet);
+    if (ordinal != 0) {
+        /* Validate the other arguments the way the driver would first. */
+        CUdevice ignored;
+        CUresult r = real_cuDeviceGet(&ignored, 0);
+        return r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_DEVICE;
+    }
+    return real_cuDeviceGet(device, 0);
+}
+
+static CUresult CUDAAPI hook_cuDeviceGetAttribute(int *value, CUdevice_attribute attrib,
+                                                  CUdevice dev)
+{
+    MGPU_COUNT_CALL(cuDeviceGetAttribute);
+    CUresult r = real_cuDeviceGetAttribute(value, attrib, dev);
+    if (r != CUDA_SUCCESS || attrib != CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ||
+        mgpu_cfg.sm_count != MGPU_SM_COUNT_SUM)
+        return r;
+    if (gather_summary() == CUDA_SUCCESS && dev == home_device)
+        *value = summary.sm_sum;
+    return r;
+}
+
+static CUresult CUDAAPI hook_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    MGPU_COUNT_CALL(cuDeviceTotalMem_v2);
+    CUresult r = real_cuDeviceTotalMem_v2(bytes, dev);
+    if (r == CUDA_SUCCESS && gather_summary() == CUDA_SUCCESS && dev == home_device)
+        *bytes = summary.mem_sum;
+    return r;
+}
+
+static CUresult CUDAAPI hook_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+    MGPU_COUNT_CALL(cuDeviceGetByPCIBusId);
+    CUresult r = real_cuDeviceGetByPCIBusId(dev, pciBusId);
+    /* Only the home GPU is a device of the program's. */
+    if (r == CUDA_SUCCESS && gather_summary() == CUDA_SUCCESS && *dev != home_device)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return r;
+}
+
+const struct mgpu_hook mgpu_virtual_device_hooks[] = {
+    MGPU_HOOK(cuDeviceGetCount),     MGPU_HOOK(cuDeviceGet),
+    MGPU_HOOK(cuDeviceGetAttribute), MGPU_HOOK(cuDeviceTotalMem_v2),
+    MGPU_HOOK(cuDeviceGetByPCIBusId), MGPU_HOOK_END,
+};

@@ -1,0 +1,18 @@
+/* The one device the program sees, standing for all the selected GPUs. */
+#ifndef MGPU_VIRTUAL_DEVICE_H
+#define MGPU_VIRTUAL_DEVICE_H
+
+#include <stddef.h>
+
+struct mgpu_gpu_summary {
+    int gpu_count;             /* selected GPUs (the driver's devices under mgpu-run) */
+    int sm_sum;                /* their multiprocessors together */
+    int sm_home;
+    size_t mem_sum;            /* their memory together, bytes */
+    char home_name[256];
+};
+
+/* Fills out once the driver is initialised; returns 0, or -1 before that. */
+int mgpu_virtual_device_summary(struct mgpu_gpu_summary *out);
+
+#endif

@@ -1,0 +1,42 @@
+# Shared by the test scripts: paths into the build, a clean MGPU_* environment,
+# and small assertions. Tests run from the top build directory.
+. ./tests/env.sh
+
+MGPU_RUN="$top_builddir/src/mgpu-run"
+export MGPU_LIBDIR="$top_builddir/src/.libs"
+for v in MGPU_NGPUS MGPU_GPUS MGPU_REPORT MGPU_TRACE MGPU_VERBOSE MGPU_SM_COUNT MGPU_AUDIT \
+         MGPU_PASSTHROUGH MGPU_DRIVER MGPU_ACTIVE MGPU_SHIM; do
+  unset "$v"
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+# expect_in FILE TEXT: FILE contains the fixed string TEXT.
+expect_in() {
+  grep -F -q -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "'$2' not in $1"; }
+}
+
+# expect_match FILE REGEX: a line of FILE matches the extended REGEX.
+expect_match() {
+  grep -E -q -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "no line of $1 matches '$2'"; }
+}
+
+# expect_status N COMMAND...: COMMAND exits with status N.
+expect_status() {
+  want=$1; shift
+  "$@" > "$work/out" 2> "$work/err"
+  got=$?
+  [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err" >&2; fail "'$*' exited $got, not $want"; }
+}
+
+# require_gpu: skip (77) unless the real driver sees a GPU.
+require_gpu() {
+  if ! "$top_builddir/tests/have_gpu" > "$work/have_gpu" 2>&1; then
+    cat "$work/have_gpu"
+    exit 77
+  fi
+  gpu_count=$(sed -n 's/^gpus=//p' "$work/have_gpu")
+}

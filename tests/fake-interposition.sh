@@ -1,0 +1,55 @@
+#!/bin/sh
+# Every way into the driver, end to end under mgpu-run, against the fake
+# driver (no GPU needed): dlopen + dlsym, cuGetProcAddress (v1, v2, the
+# self-lookup, per-thread variants, NULL status), -lcuda, an RPATH that
+# points elsewhere, the NCCL pass-through, the virtual device, the report and
+# the trace.
+. ./tests/common.sh
+fake_libs="$top_builddir/tests/fake/.libs"
+export MGPU_DRIVER="$fake_libs/libfakecuda.so"
+export FAKE_NCCL_PROBE="$fake_libs/libnccl_probe.so"
+export FAKE_CUDA_GPUS=4
+
+for n in 1 3; do
+  FAKE_EXPECT_GPUS=$n "$MGPU_RUN" -n $n --report --trace "$work/trace$n.json" \
+    tests/fake/fake_client > "$work/out" 2> "$work/err" || {
+    cat "$work/out" "$work/err"; fail "fake_client under -n $n"; }
+  cat "$work/out"
+  expect_in "$work/out" "0 failure(s)"
+  expect_in "$work/err" "mgpu report"
+  expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; the program saw 1 device, $((n * 100)) SMs"
+  # Three per-thread launches and five legacy ones (the failed launch is not counted), 2 ms each.
+  expect_match "$work/err" '^kernel_a\(float\*, int\) +3 64 +128 +no \[[12]\] +6\.000$'
+  expect_match "$work/err" '^kernel_b\(\.\.\.\) +5 32x32 +16x16 +no \[[12]\] +10\.000$'
+  if [ $n = 1 ]; then
+    expect_in "$work/err" "[1] only one GPU selected"
+  else
+    expect_in "$work/err" "[2] grid splitting is not built yet"
+  fi
+  expect_in "$work/err" "memory: 2 allocations (4.00 MiB), 1 frees; peak 4.00 MiB; 1.00 MiB still allocated"
+  expect_in "$work/err" "cuLaunchKernel 6"
+  expect_in "$work/err" "cuLaunchKernel_ptsz 3"
+  expect_in "$work/trace$n.json" '"traceEvents"'
+  spans=$(grep -c '"ph":"X"' "$work/trace$n.json")
+  [ "$spans" -eq 8 ] || fail "the trace has $spans kernel spans, not 8"
+  pass "fake_client, report and trace under -n $n"
+done
+
+FAKE_EXPECT_GPUS=2 MGPU_SM_COUNT=home "$MGPU_RUN" --gpus 3,1 tests/fake/fake_client \
+  > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_SM_COUNT=home"; }
+expect_in "$work/out" "0 failure(s)"
+pass "--gpus 3,1 with MGPU_SM_COUNT=home"
+
+"$MGPU_RUN" -n 2 tests/fake/fake_linked_client > "$work/out" 2>&1 || { cat "$work/out"; fail "-lcuda"; }
+expect_in "$work/out" "linked: result=0 devices=1 sms=200"
+pass "a program linked with -lcuda reaches mgpu"
+
+# An RPATH to another libcuda.so.1 beats LD_LIBRARY_PATH; LD_AUDIT beats it.
+mkdir -p tests/fake/rpath-driver
+cp "$MGPU_DRIVER" tests/fake/rpath-driver/libcuda.so.1
+"$MGPU_RUN" -n 2 tests/fake/fake_rpath_client > "$work/out" 2>&1 || { cat "$work/out"; fail "rpath"; }
+expect_in "$work/out" "linked: result=0 devices=1 sms=200"
+MGPU_AUDIT=0 "$MGPU_RUN" -n 2 tests/fake/fake_rpath_client > "$work/out" 2>&1 || {
+  cat "$work/out"; fail "rpath without audit"; }
+expect_in "$work/out" "linked: result=0 devices=2 sms=100"
+pass "LD_AUDIT redirects a libcuda.so.1 found through an RPATH"

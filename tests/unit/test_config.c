@@ -1,0 +1,82 @@
+/* Unit tests of the MGPU_* environment parser. */
+#include "check.h"
+#include "config.h"
+
+#include <stddef.h>
+
+static const char *const *current_env;
+
+static const char *fake_getenv(const char *name)
+{
+    for (const char *const *e = current_env; e && e[0]; e += 2)
+        if (strcmp(e[0], name) == 0)
+            return e[1];
+    return NULL;
+}
+
+static int parse(const char *const *env, struct mgpu_config *cfg, char *err, size_t n)
+{
+    current_env = env;
+    err[0] = '\0';
+    return mgpu_config_parse(cfg, fake_getenv, err, n);
+}
+
+int main(void)
+{
+    struct mgpu_config cfg;
+    char err[256];
+
+    const char *const none[] = {NULL};
+    CHECK(parse(none, &cfg, err, sizeof err) == 0);
+    CHECK(cfg.ngpus == 0 && cfg.gpus_len == 0 && !cfg.report && cfg.verbose == 0);
+    CHECK(cfg.sm_count == MGPU_SM_COUNT_SUM && cfg.audit && cfg.trace_path[0] == '\0');
+
+    const char *const full[] = {"MGPU_NGPUS", "4", "MGPU_REPORT", "yes", "MGPU_TRACE", "/tmp/t.json",
+                                "MGPU_VERBOSE", "2", "MGPU_SM_COUNT", "home", "MGPU_AUDIT", "off",
+                                "MGPU_PASSTHROUGH", "libfoo,libbar", NULL};
+    CHECK(parse(full, &cfg, err, sizeof err) == 0);
+    CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
+    CHECK(cfg.sm_count == MGPU_SM_COUNT_HOME);
+    CHECK_STR(cfg.trace_path, "/tmp/t.json");
+    CHECK_STR(cfg.passthrough, "libfoo,libbar");
+
+    const char *const list[] = {"MGPU_GPUS", "3,0,5", NULL};
+    CHECK(parse(list, &cfg, err, sizeof err) == 0);
+    CHECK(cfg.gpus_len == 3 && cfg.gpus[0] == 3 && cfg.gpus[1] == 0 && cfg.gpus[2] == 5);
+
+    /* Every rejection is one line that names the variable and the fix. */
+    static const struct {
+        const char *name, *value, *expect;
+    } bad[] = {
+        {"MGPU_NGPUS", "0", "MGPU_NGPUS=0 is not a GPU count"},
+        {"MGPU_NGPUS", "-2", "whole number"},
+        {"MGPU_NGPUS", "2x", "MGPU_NGPUS=2x"},
+        {"MGPU_NGPUS", "99999999999999999999", "not a GPU count"},
+        {"MGPU_GPUS", "0,,1", "not a GPU list"},
+        {"MGPU_GPUS", "1,1", "names a GPU twice"},
+        {"MGPU_GPUS", "a", "give device indices such as 0,2,5"},
+        {"MGPU_GPUS", "0,", "not a GPU list"},
+        {"MGPU_REPORT", "maybe", "use MGPU_REPORT=1 or MGPU_REPORT=0"},
+        {"MGPU_VERBOSE", "3", "use MGPU_VERBOSE=0, 1 or 2"},
+        {"MGPU_SM_COUNT", "all", "use MGPU_SM_COUNT=sum or MGPU_SM_COUNT=home"},
+        {"MGPU_AUDIT", "2", "use MGPU_AUDIT=1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *const env[] = {bad[i].name, bad[i].value, NULL};
+        CHECK(parse(env, &cfg, err, sizeof err) == -1);
+        CHECK_CONTAINS(err, bad[i].expect);
+        CHECK(strchr(err, '\n') == NULL);
+    }
+    const char *const both[] = {"MGPU_NGPUS", "2", "MGPU_GPUS", "0,1", NULL};
+    CHECK(parse(both, &cfg, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "unset one of them");
+
+    /* An empty value counts as unset. */
+    const char *const empty[] = {"MGPU_NGPUS", "", "MGPU_REPORT", "", NULL};
+    CHECK(parse(empty, &cfg, err, sizeof err) == 0 && cfg.ngpus == 0 && !cfg.report);
+
+    bool flag = false;
+    CHECK(mgpu_parse_bool("TRUE", "X", &flag, err, sizeof err) == 0 && flag);
+    CHECK(mgpu_parse_bool("0", "X", &flag, err, sizeof err) == 0 && !flag);
+    CHECK_DONE();
+}

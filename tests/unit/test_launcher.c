@@ -1,0 +1,89 @@
+/* Unit tests of mgpu-run's command line and of choosing the GPUs. */
+#include "check.h"
+#include "config.h"
+#include "run/gpu_selection.h"
+#include "run/launcher_options.h"
+
+static int parse_args(char **argv, const struct mgpu_config *env, struct launcher_options *o,
+                      char *err, size_t n)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    err[0] = '\0';
+    return launcher_parse(argc, argv, env, o, err, n);
+}
+
+int main(void)
+{
+    struct mgpu_config env;
+    mgpu_config_defaults(&env);
+    struct launcher_options o;
+    char err[256];
+
+    char *a1[] = {"mgpu-run", "-n", "2", "--report", "-v", "./app", "-n", "7", NULL};
+    CHECK(parse_args(a1, &env, &o, err, sizeof err) == 0);
+    CHECK(o.ngpus == 2 && o.report && o.verbose == 1 && o.program_index == 5);
+
+    char *a2[] = {"mgpu-run", "--gpus=2,0", "--trace", "t.json", "--", "-weird-name", NULL};
+    CHECK(parse_args(a2, &env, &o, err, sizeof err) == 0);
+    CHECK(o.gpus_len == 2 && o.gpus[0] == 2 && o.gpus[1] == 0 && o.ngpus == 0);
+    CHECK_STR(o.trace, "t.json");
+    CHECK(o.program_index == 5);
+
+    char *a3[] = {"mgpu-run", "-n4", "-vv", "prog", NULL};
+    CHECK(parse_args(a3, &env, &o, err, sizeof err) == 0 && o.ngpus == 4 && o.verbose == 2);
+
+    char *a4[] = {"mgpu-run", "--ngpus=3", NULL};
+    CHECK(parse_args(a4, &env, &o, err, sizeof err) == 0 && o.ngpus == 3 && o.program_index == 0);
+
+    char *help[] = {"mgpu-run", "--help", NULL};
+    CHECK(parse_args(help, &env, &o, err, sizeof err) == 0 && o.help);
+    char *version[] = {"mgpu-run", "-V", NULL};
+    CHECK(parse_args(version, &env, &o, err, sizeof err) == 0 && o.version);
+
+    static const struct {
+        char *args[5];
+        const char *expect;
+    } bad[] = {
+        {{"mgpu-run", "--frobnicate", "prog", NULL}, "unknown option --frobnicate; see mgpu-run --help"},
+        {{"mgpu-run", "-n", NULL}, "-n needs a value"},
+        {{"mgpu-run", "-n", "zero", "p", NULL}, "-n zero is not a GPU count"},
+        {{"mgpu-run", "-n", "0", "p", NULL}, "-n 0 is not a GPU count"},
+        {{"mgpu-run", "--gpus", "1,x", "p", NULL}, "--gpus 1,x is not a GPU list"},
+        {{"mgpu-run", "-n", "2", "--gpus", "0,1"}, "give one of them"},
+        {{"mgpu-run", "--trace=", "p", NULL}, "--trace needs a file name"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *args[6] = {0};
+        memcpy(args, bad[i].args, sizeof bad[i].args);
+        CHECK(parse_args(args, &env, &o, err, sizeof err) == -1);
+        CHECK_CONTAINS(err, bad[i].expect);
+    }
+
+    /* The environment gives defaults; the command line wins. */
+    env.ngpus = 3;
+    env.report = true;
+    char *a5[] = {"mgpu-run", "prog", NULL};
+    CHECK(parse_args(a5, &env, &o, err, sizeof err) == 0 && o.ngpus == 3 && o.report);
+    CHECK_STR(o.count_source, "MGPU_NGPUS=");
+    char *a6[] = {"mgpu-run", "--gpus", "1", "prog", NULL};
+    CHECK(parse_args(a6, &env, &o, err, sizeof err) == 0 && o.ngpus == 0 && o.gpus_len == 1);
+
+    int out[MGPU_MAX_GPUS], len = 0;
+    CHECK(gpu_select(8, 0, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == 0 && len == 8);
+    CHECK(out[0] == 0 && out[7] == 7);
+    CHECK(gpu_select(8, 3, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == 0 && len == 3);
+    CHECK(gpu_select(8, 9, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
+    CHECK_STR(err, "-n 9 asks for 9 GPUs but this machine has 8; use -n 8 or fewer");
+    CHECK(gpu_select(2, 4, "MGPU_NGPUS=", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "use MGPU_NGPUS=2 or fewer");
+    int list[] = {5, 2};
+    CHECK(gpu_select(8, 0, "-n ", list, 2, "--gpus", out, &len, err, sizeof err) == 0);
+    CHECK(len == 2 && out[0] == 5 && out[1] == 2);
+    int outside[] = {1, 8};
+    CHECK(gpu_select(8, 0, "-n ", outside, 2, "--gpus", out, &len, err, sizeof err) == -1);
+    CHECK_STR(err, "--gpus lists GPU 8 but this machine has GPUs 0 to 7; list GPUs from 0 to 7");
+    CHECK(gpu_select(0, 0, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
+    CHECK_DONE();
+}

@@ -1,0 +1,112 @@
+/* Unit tests of the report's layout: names shortened, numbers formatted, rows
+ * merged and sorted, and no line wider than the report's width. */
+#include "check.h"
+#include "report_format.h"
+
+#include <stdlib.h>
+
+static void check_width(const char *text)
+{
+    const char *line = text;
+    while (*line) {
+        size_t n = strcspn(line, "\n");
+        if (n > MGPU_REPORT_WIDTH) {
+            fprintf(stderr, "line of %zu columns: %.*s\n", n, (int)n, line);
+            check_failures++;
+        }
+        line += n + (line[n] == '\n');
+    }
+}
+
+int main(void)
+{
+    char out[128];
+    mgpu_format_bytes(out, sizeof out, 512);
+    CHECK_STR(out, "512 B");
+    mgpu_format_bytes(out, sizeof out, 3ULL << 30);
+    CHECK_STR(out, "3.00 GiB");
+    mgpu_format_bytes(out, sizeof out, 1536ULL << 10);
+    CHECK_STR(out, "1.50 MiB");
+
+    unsigned d1[3] = {4096, 1, 1}, d2[3] = {64, 32, 1}, d3[3] = {8, 4, 2};
+    mgpu_format_shape(out, sizeof out, d1);
+    CHECK_STR(out, "4096");
+    mgpu_format_shape(out, sizeof out, d2);
+    CHECK_STR(out, "64x32");
+    mgpu_format_shape(out, sizeof out, d3);
+    CHECK_STR(out, "8x4x2");
+
+    mgpu_shorten_name("vector_add(float const*, float const*, float*, unsigned long)", 40, out,
+                      sizeof out);
+    CHECK_STR(out, "vector_add(...)");
+    mgpu_shorten_name("short(int)", 40, out, sizeof out);
+    CHECK_STR(out, "short(int)");
+    mgpu_shorten_name("void gemm<float, 128, 8>(float const*, float const*, float*, int, int, int)",
+                      40, out, sizeof out);
+    CHECK_STR(out, "gemm<float, 128, 8>(...)");
+    mgpu_shorten_name("void very::long_namespace::kernel_with_a_long_name<some::type<int>, 4>(int)",
+                      30, out, sizeof out);
+    CHECK(strlen(out) == 30);
+    CHECK_CONTAINS(out, "...");
+    mgpu_shorten_name("x_no_parameters_but_a_name_that_is_too_long_to_fit_here", 20, out,
+                      sizeof out);
+    CHECK(strlen(out) == 20);
+
+    struct mgpu_report_row rows[45];
+    char names[45][64];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 45; i++) {
+        snprintf(names[i], sizeof names[i], "kernel_%02d(float*, int)", i % 42);
+        rows[i] = (struct mgpu_report_row){.name = names[i], .launches = 10, .gpu_ms = i % 42,
+                                           .timed = 10, .reasons = 1u << (i % 2)};
+        rows[i].grid[0] = 100000 + (unsigned)i;
+        rows[i].grid[1] = rows[i].grid[2] = 1;
+        rows[i].block[0] = 1024;
+        rows[i].block[1] = rows[i].block[2] = 1;
+    }
+    /* kernel_00..02 appear twice with other shapes: merged, launches added. */
+    size_t n = mgpu_report_merge_rows(rows, 45);
+    CHECK(n == 42);
+    CHECK_STR(rows[0].name, "kernel_41(float*, int)");
+    CHECK(rows[n - 1].launches == 20 && rows[n - 1].shape_varies);
+
+    const char *reasons[] = {"only one GPU selected", "grid splitting is not built yet"};
+    const char *call_names[] = {"cuLaunchKernel", "cuMemAlloc_v2", "cuDeviceGetAttribute",
+                                "cuDeviceGetCount", "cuGetProcAddress_v2", "cuMemFree_v2",
+                                "cuDeviceTotalMem_v2", "cuLaunchKernelEx"};
+    unsigned long call_counts[] = {100000, 3, 2, 2, 1, 1, 1, 1};
+    struct mgpu_report r = {
+        .gpu_count = 8, .home_name = "NVIDIA H200", .sm_seen = 1056, .mem_seen = 8ULL * 141 << 30,
+        .reason_texts = reasons, .reason_count = 2, .rows = rows, .row_count = n,
+        .allocations = 3, .frees = 3, .bytes_allocated = 3ULL << 30, .peak_bytes = 3ULL << 30,
+        .lookups = 470, .lookups_hooked = 25, .call_names = call_names,
+        .call_counts = call_counts, .call_kinds = 8, .calls_total = 100011,
+    };
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    mgpu_report_render(f, &r);
+    fclose(f);
+    check_width(text);
+    CHECK_CONTAINS(text, "GPUs: 8 selected, home NVIDIA H200; the program saw 1 device, 1056 SMs");
+    CHECK_CONTAINS(text, "kernel_41(float*, int)");
+    CHECK_CONTAINS(text, "... and 2 more kernels with 40 launches");
+    CHECK_CONTAINS(text, "[1] only one GPU selected");
+    CHECK_CONTAINS(text, "[2] grid splitting is not built yet");
+    CHECK_CONTAINS(text, "no [1]");
+    CHECK_CONTAINS(text, "memory: 3 allocations (3.00 GiB), 3 frees; peak 3.00 GiB; 0 B still");
+    CHECK_CONTAINS(text, "driver calls intercepted: 100011:\n  cuLaunchKernel 100000, cuMemAlloc_v2 3,");
+    CHECK_CONTAINS(text, "cuLaunchKernelEx 1\n");
+    CHECK_CONTAINS(text, "entry points looked up: 470, 25 answered with mgpu's hooks");
+    free(text);
+
+    struct mgpu_report empty = {.gpu_count = 0};
+    text = NULL;
+    f = open_memstream(&text, &size);
+    mgpu_report_render(f, &empty);
+    fclose(f);
+    check_width(text);
+    CHECK_CONTAINS(text, "kernels: none launched");
+    free(text);
+    CHECK_DONE();
+}
