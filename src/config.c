@@ -16,8 +16,10 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_REPORT", "0|1", "print the end-of-run report on stderr (same as --report)"},
     {"MGPU_TRACE", "FILE", "write a timeline of kernels in Chrome trace JSON (same as --trace)"},
     {"MGPU_VERBOSE", "0|1|2", "say what mgpu does (1) and every hooked lookup (2) (same as -v)"},
-    {"MGPU_SM_COUNT", "sum|home", "multiprocessor count the program sees: all GPUs' (default) or the home GPU's"},
+    {"MGPU_SM_COUNT", "sum|home", "multiprocessors of device 0: all GPUs' (default) or the home GPU's"},
+    {"MGPU_DEVICE_COUNT", "all|one", "devices the program sees: every selected GPU (default) or only device 0"},
     {"MGPU_AUDIT", "0|1", "also redirect libcuda loads that bypass LD_LIBRARY_PATH, with LD_AUDIT (default 1)"},
+    {"MGPU_CALL_LOG", "0|1", "log every driver call the program makes, on stderr (slow; for diagnosis)"},
     {"MGPU_PASSTHROUGH", "lib1,lib2", "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
     {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
     {NULL, NULL, NULL},
@@ -138,6 +140,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (parse_bool_var(get, "MGPU_AUDIT", &cfg->audit, err, errlen) != 0)
         return -1;
+    if (parse_bool_var(get, "MGPU_CALL_LOG", &cfg->call_log, err, errlen) != 0)
+        return -1;
 
     v = get("MGPU_TRACE");
     if (v && *v) {
@@ -163,6 +167,18 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         else
             return fail(err, errlen,
                         "MGPU_SM_COUNT=%s is not valid; use MGPU_SM_COUNT=sum or MGPU_SM_COUNT=home",
+                        v);
+    }
+
+    v = get("MGPU_DEVICE_COUNT");
+    if (v && *v) {
+        if (strcmp(v, "all") == 0)
+            cfg->device_count = MGPU_DEVICE_COUNT_ALL;
+        else if (strcmp(v, "one") == 0)
+            cfg->device_count = MGPU_DEVICE_COUNT_ONE;
+        else
+            return fail(err, errlen,
+                        "MGPU_DEVICE_COUNT=%s is not valid; use MGPU_DEVICE_COUNT=all or MGPU_DEVICE_COUNT=one",
                         v);
     }
 

@@ -5,6 +5,7 @@
 
 #include "hook_table.h"
 #include "kernel_stats.h"
+#include "log.h"
 #include "real_driver.h"
 #include "runtime.h"
 
@@ -15,7 +16,6 @@
 #include <time.h>
 
 #define MAX_CONTEXTS 64
-#define DRAIN_THRESHOLD 1024
 #define MAX_SPANS (1u << 22)
 
 struct context_events {
@@ -107,9 +107,14 @@ void mgpu_timing_begin(struct mgpu_launch_timer *t, int kernel, CUstream stream)
 {
     memset(t, 0, sizeof *t);
     CUcontext current = NULL, owner = NULL;
-    if (mgpu_drv.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == NULL ||
-        mgpu_drv.cuStreamGetCtx(stream, &owner) != CUDA_SUCCESS || owner != current)
+    CUresult r = mgpu_drv.cuCtxGetCurrent(&current);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuStreamGetCtx(stream, &owner);
+    if (r != CUDA_SUCCESS || current == NULL || owner != current) {
+        mgpu_debug("launch not timed: %s", r != CUDA_SUCCESS ? mgpu_cu_error_name(r)
+                                                             : "its stream is in another context");
         return;
+    }
     pthread_mutex_lock(&timing_lock);
     int ci = context_index(current);
     if (ci >= 0 && ensure_base(&contexts[ci], stream) == 0) {
@@ -170,6 +175,8 @@ static void drain(bool wait)
             break;
         if (r == CUDA_SUCCESS)
             record_completed(t);
+        else
+            mgpu_debug("a launch's GPU time is lost: %s", mgpu_cu_error_name(r));
         pending_head = (pending_head + 1) % pending_cap;
         pending_len--;
     }
@@ -200,8 +207,7 @@ void mgpu_timing_end(struct mgpu_launch_timer *t, CUstream stream, CUresult laun
     pthread_mutex_lock(&timing_lock);
     if (launch_result == CUDA_SUCCESS && mgpu_drv.cuEventRecord(t->end, stream) == CUDA_SUCCESS) {
         push_pending(t);
-        if (pending_len >= DRAIN_THRESHOLD)
-            drain(false);
+        drain(false);
     } else {
         give_event(&contexts[t->context], t->start);
         give_event(&contexts[t->context], t->end);

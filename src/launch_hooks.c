@@ -5,6 +5,7 @@
 #include "kernel_stats.h"
 #include "kernel_timing.h"
 #include "real_driver.h"
+#include "runtime.h"
 #include "virtual_device.h"
 
 #include <cuda.h>
@@ -48,6 +49,7 @@ struct launch_record {
 
 static void before_launch(const struct launch_shape *s, struct launch_record *rec)
 {
+    mgpu_runtime_program_running();
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     if (mgpu_drv.cuStreamIsCapturing(s->stream, &capture) != CUDA_SUCCESS)
         capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;

@@ -1,10 +1,13 @@
 /* Owns the cuGetProcAddress hooks (v1, v2, the self-lookup). The driver's
- * answer is swapped for mgpu's hook when that answer is a function mgpu
- * hooks; matching on the returned address covers every version and
- * per-thread-stream variant the driver picks. Lookups made from pass-through
- * libraries (NCCL, mgpu itself, MGPU_PASSTHROUGH) get the driver's answer. */
+ * answer is swapped for the shim's export of the same function, which jumps
+ * to mgpu's hook or to that very driver function: so the program gets what
+ * dlsym on libcuda.so.1 gives, as with the real driver, and matching on the
+ * returned address covers every version and per-thread-stream variant the
+ * driver picks. Lookups made from pass-through libraries (NCCL, mgpu itself,
+ * MGPU_PASSTHROUGH) get the driver's answer. */
 #include "procaddress_hooks.h"
 
+#include "export_map.h"
 #include "hook_table.h"
 #include "log.h"
 #include "runtime.h"
@@ -89,12 +92,15 @@ static void redirect(const char *symbol, void **pfn, const void *caller)
         atomic_fetch_add_explicit(&passed, 1, memory_order_relaxed);
         return;
     }
-    const struct mgpu_hook *h = mgpu_hook_find_by_real(*pfn);
-    if (h == NULL)
+    void *exported = mgpu_export_map_find(*pfn);
+    if (exported == NULL)
         return;
-    atomic_fetch_add_explicit(&hooked, 1, memory_order_relaxed);
-    mgpu_debug("lookup of %s answered with mgpu's %s", symbol, h->name);
-    *pfn = h->hook;
+    const struct mgpu_hook *h = mgpu_hook_find_by_real(*pfn);
+    if (h != NULL) {
+        atomic_fetch_add_explicit(&hooked, 1, memory_order_relaxed);
+        mgpu_debug("lookup of %s answered with the shim's %s, hooked", symbol, h->name);
+    }
+    *pfn = exported;
 }
 
 static CUresult CUDAAPI hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,

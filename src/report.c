@@ -71,6 +71,7 @@ void mgpu_report_print(void)
     if (mgpu_virtual_device_summary(&gpus) == 0) {
         r.gpu_count = gpus.gpu_count;
         r.home_name = gpus.home_name;
+        r.devices_seen = mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ONE ? 1 : gpus.gpu_count;
         r.sm_seen = mgpu_cfg.sm_count == MGPU_SM_COUNT_SUM ? gpus.sm_sum : gpus.sm_home;
         r.mem_seen = gpus.mem_sum;
     }

@@ -180,8 +180,9 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
     fprintf(out, "mgpu report\n");
     mgpu_format_bytes(mem, sizeof mem, r->mem_seen);
     if (r->gpu_count > 0)
-        fprintf(out, "GPUs: %d selected, home %.40s; the program saw 1 device, %d SMs, %s\n",
-                r->gpu_count, r->home_name ? r->home_name : "?", r->sm_seen, mem);
+        fprintf(out, "GPUs: %d selected, home %.30s; device 0 has %d SMs, %s; %d device%s seen\n",
+                r->gpu_count, r->home_name ? r->home_name : "?", r->sm_seen, mem, r->devices_seen,
+                r->devices_seen == 1 ? "" : "s");
     else
         fprintf(out, "GPUs: none in use (the driver was never initialised)\n");
 

@@ -23,7 +23,8 @@ struct mgpu_report_row {
 struct mgpu_report {
     int gpu_count;
     const char *home_name;
-    int sm_seen;               /* multiprocessors the program saw */
+    int devices_seen;          /* devices the program saw */
+    int sm_seen;               /* multiprocessors of device 0 */
     unsigned long long mem_seen;
     const char *const *reason_texts; /* legend, indexed by reason bit */
     int reason_count;

@@ -13,9 +13,11 @@
 #include "report.h"
 #include "trace.h"
 #include "driver_locate.h"
+#include "export_map.h"
 
 #include <cuda.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct mgpu_config mgpu_cfg;
@@ -27,9 +29,12 @@ static const char *env_get(const char *name) { return getenv(name); }
 /* What every export returns when there is no driver to forward to. */
 static CUresult CUDAAPI no_driver_entry(void) { return CUDA_ERROR_NO_DEVICE; }
 
+static atomic_bool exit_work_done;
+static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
+
 static void at_exit(void)
 {
-    if (!mgpu_stats_enabled)
+    if (!mgpu_stats_enabled || atomic_exchange(&exit_work_done, true))
         return;
     mgpu_timing_flush_all();
     if (mgpu_cfg.report)
@@ -63,21 +68,28 @@ static void start(void)
     }
 }
 
+bool mgpu_runtime_logs_calls(void) { return mgpu_cfg.call_log; }
+
+static void register_late_exit(void) { atexit(at_exit); }
+
+void mgpu_runtime_program_running(void) { pthread_once(&late_exit_once, register_late_exit); }
+
 void mgpu_runtime_start(const char *shim_path)
 {
     start_shim_path = shim_path;
     pthread_once(&start_once, start);
 }
 
-void *mgpu_runtime_resolve_export(const char *name)
+void *mgpu_runtime_resolve_export(const char *name, void *exported)
 {
     pthread_once(&start_once, start);
     if (!mgpu_driver_loaded())
         return (void *)no_driver_entry;
+    void *entry = mgpu_driver_symbol(name);
+    mgpu_export_map_add(entry, exported);
     const struct mgpu_hook *h = mgpu_hook_find(name);
     if (h != NULL)
         return h->hook;
-    void *entry = mgpu_driver_symbol(name);
     if (entry == NULL)
         mgpu_debug("the driver has no %s; calls to it return CUDA_ERROR_NOT_SUPPORTED", name);
     return entry;

@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <stdbool.h>
+
 #define MGPU_EXPORT __attribute__((visibility("default")))
 
 extern struct mgpu_config mgpu_cfg;
@@ -14,8 +16,17 @@ extern struct mgpu_config mgpu_cfg;
  * file, which the search for the real driver skips. */
 MGPU_EXPORT void mgpu_runtime_start(const char *shim_path);
 
-/* What the shim's export `name` should jump to: mgpu's hook, else the
- * driver's entry point, else NULL when the driver lacks the symbol. */
-MGPU_EXPORT void *mgpu_runtime_resolve_export(const char *name);
+/* Whether every driver call is to be logged (MGPU_CALL_LOG=1). */
+MGPU_EXPORT bool mgpu_runtime_logs_calls(void);
+
+/* Called at the program's first launch: the report is then also registered
+ * to run at exit after the CUDA runtime's own exit handlers were registered,
+ * so that it runs before them, while contexts are alive. */
+void mgpu_runtime_program_running(void);
+
+/* What the shim's export `name`, at address `exported`, should jump to:
+ * mgpu's hook, else the driver's entry point, else NULL when the driver
+ * lacks the symbol. */
+MGPU_EXPORT void *mgpu_runtime_resolve_export(const char *name, void *exported);
 
 #endif

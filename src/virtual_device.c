@@ -1,8 +1,15 @@
-/* Owns the virtual device: the program sees one device (the home GPU, the
- * first selected) whose memory and, by default, multiprocessor count are
- * those of all selected GPUs together. mgpu-run limits the driver to the
- * selected GPUs (CUDA_VISIBLE_DEVICES), so the driver's devices are exactly
- * the selected ones, home first. */
+/* Owns the virtual device: device 0 (the home GPU, the first selected)
+ * shows the memory and, by default, the multiprocessors of all selected GPUs
+ * together. mgpu-run limits the driver to the selected GPUs
+ * (CUDA_VISIBLE_DEVICES), so the driver's devices are exactly the selected
+ * ones, home first.
+ *
+ * The other selected GPUs stay visible by default (MGPU_DEVICE_COUNT=all):
+ * the CUDA 13 runtime checks, when it creates its first context, that
+ * cuDeviceGetCount matches the devices the driver enumerated, and fails with
+ * "integrity checks failed" (cudaErrorSoftwareValidityNotEstablished) when
+ * it does not; the sums on device 0 pass that check. MGPU_DEVICE_COUNT=one
+ * shows device 0 alone, for driver-API programs. */
 #include "virtual_device.h"
 
 #include "hook_table.h"
@@ -72,6 +79,8 @@ int mgpu_virtual_device_summary(struct mgpu_gpu_summary *out)
 static CUresult CUDAAPI hook_cuDeviceGetCount(int *count)
 {
     MGPU_COUNT_CALL(cuDeviceGetCount);
+    if (mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ALL)
+        return real_cuDeviceGetCount(count);
     int real_count = 0;
     CUresult r = real_cuDeviceGetCount(&real_count);
     if (r == CUDA_SUCCESS && count != NULL)
@@ -84,6 +93,8 @@ static CUresult CUDAAPI hook_cuDeviceGetCount(int *count)
 static CUresult CUDAAPI hook_cuDeviceGet(CUdevice *device, int ordinal)
 {
     MGPU_COUNT_CALL(cuDeviceGet);
+    if (mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ALL)
+        return real_cuDeviceGet(device, ordinal);
     if (ordinal != 0) {
         /* Validate the other arguments the way the driver would first. */
         CUdevice ignored;
@@ -119,6 +130,8 @@ static CUresult CUDAAPI hook_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pc
 {
     MGPU_COUNT_CALL(cuDeviceGetByPCIBusId);
     CUresult r = real_cuDeviceGetByPCIBusId(dev, pciBusId);
+    if (mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ALL)
+        return r;
     /* Only the home GPU is a device of the program's. */
     if (r == CUDA_SUCCESS && gather_summary() == CUDA_SUCCESS && *dev != home_device)
         return CUDA_ERROR_INVALID_DEVICE;
@@ -126,6 +139,7 @@ static CUresult CUDAAPI hook_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pc
 }
 
 const struct mgpu_hook mgpu_virtual_device_hooks[] = {
+
     MGPU_HOOK(cuDeviceGetCount),     MGPU_HOOK(cuDeviceGet),
     MGPU_HOOK(cuDeviceGetAttribute), MGPU_HOOK(cuDeviceTotalMem_v2),
     MGPU_HOOK(cuDeviceGetByPCIBusId), MGPU_HOOK_END,

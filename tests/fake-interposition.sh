@@ -17,7 +17,7 @@ for n in 1 3; do
   cat "$work/out"
   expect_in "$work/out" "0 failure(s)"
   expect_in "$work/err" "mgpu report"
-  expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; the program saw 1 device, $((n * 100)) SMs"
+  expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; device 0 has $((n * 100)) SMs, $n.00 GiB; $n device"
   # Three per-thread launches and five legacy ones (the failed launch is not counted), 2 ms each.
   expect_match "$work/err" '^kernel_a\(float\*, int\) +3 64 +128 +no \[[12]\] +6\.000$'
   expect_match "$work/err" '^kernel_b\(\.\.\.\) +5 32x32 +16x16 +no \[[12]\] +10\.000$'
@@ -40,7 +40,16 @@ FAKE_EXPECT_GPUS=2 MGPU_SM_COUNT=home "$MGPU_RUN" --gpus 3,1 tests/fake/fake_cli
 expect_in "$work/out" "0 failure(s)"
 pass "--gpus 3,1 with MGPU_SM_COUNT=home"
 
+FAKE_EXPECT_GPUS=3 MGPU_DEVICE_COUNT=one "$MGPU_RUN" -n 3 --report tests/fake/fake_client \
+  > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_DEVICE_COUNT=one"; }
+expect_in "$work/out" "0 failure(s)"
+expect_in "$work/err" "device 0 has 300 SMs, 3.00 GiB; 1 device seen"
+pass "MGPU_DEVICE_COUNT=one shows device 0 alone"
+
 "$MGPU_RUN" -n 2 tests/fake/fake_linked_client > "$work/out" 2>&1 || { cat "$work/out"; fail "-lcuda"; }
+expect_in "$work/out" "linked: result=0 devices=2 sms=200"
+MGPU_DEVICE_COUNT=one "$MGPU_RUN" -n 2 tests/fake/fake_linked_client > "$work/out" 2>&1 || {
+  cat "$work/out"; fail "-lcuda, one device"; }
 expect_in "$work/out" "linked: result=0 devices=1 sms=200"
 pass "a program linked with -lcuda reaches mgpu"
 
@@ -48,7 +57,7 @@ pass "a program linked with -lcuda reaches mgpu"
 mkdir -p tests/fake/rpath-driver
 cp "$MGPU_DRIVER" tests/fake/rpath-driver/libcuda.so.1
 "$MGPU_RUN" -n 2 tests/fake/fake_rpath_client > "$work/out" 2>&1 || { cat "$work/out"; fail "rpath"; }
-expect_in "$work/out" "linked: result=0 devices=1 sms=200"
+expect_in "$work/out" "linked: result=0 devices=2 sms=200"
 MGPU_AUDIT=0 "$MGPU_RUN" -n 2 tests/fake/fake_rpath_client > "$work/out" 2>&1 || {
   cat "$work/out"; fail "rpath without audit"; }
 expect_in "$work/out" "linked: result=0 devices=2 sms=100"

@@ -114,10 +114,15 @@ static void format_uuid(char *out, size_t outlen, const CUuuid *u)
 static void absolute_path(const char *path, char *out, size_t outlen)
 {
     char cwd[PATH_MAX];
+    int n;
     if (path[0] == '/' || getcwd(cwd, sizeof cwd) == NULL)
-        snprintf(out, outlen, "%s", path);
+        n = snprintf(out, outlen, "%s", path);
     else
-        snprintf(out, outlen, "%s/%s", cwd, path);
+        n = snprintf(out, outlen, "%s/%s", cwd, path);
+    if (n < 0 || (size_t)n >= outlen) {
+        say("the --trace path %s is too long; give a shorter one", path);
+        exit(EXIT_USAGE);
+    }
 }
 
 int main(int argc, char **argv)

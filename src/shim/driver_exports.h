@@ -6,6 +6,8 @@
 extern const unsigned mgpu_export_count;
 extern const char *const mgpu_export_names[];
 extern void *mgpu_export_slots[] __attribute__((visibility("hidden")));
+/* The address of each exported function itself, as dlsym would give it. */
+extern void *const mgpu_export_addresses[] __attribute__((visibility("hidden")));
 
 /* Called on the first call through a slot that is not resolved yet. */
 __attribute__((visibility("hidden"))) void *mgpu_shim_resolve_slot(unsigned index);

@@ -3,7 +3,7 @@
  * that every driver call of the program jumps straight to mgpu's hook or to
  * the real driver. A call that arrives before that (from another library's
  * constructor) resolves its slot on the way, with all argument registers
- * kept. */
+ * kept; with MGPU_CALL_LOG=1 every call takes that way and is logged. */
 #include "shim/driver_exports.h"
 
 #include "runtime.h"
@@ -12,9 +12,11 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+static void **call_log_targets; /* with MGPU_CALL_LOG=1: slots stay unresolved */
 
 /* What a slot jumps to when the driver does not have the function: every
  * driver function returns a CUresult, so this fits them all. */
@@ -28,9 +30,15 @@ static void resolve_all(void)
         realpath(info.dli_fname, self) == NULL)
         self[0] = '\0';
     mgpu_runtime_start(self[0] ? self : NULL);
+    if (mgpu_runtime_logs_calls())
+        call_log_targets = calloc(mgpu_export_count, sizeof *call_log_targets);
     for (unsigned i = 0; i < mgpu_export_count; i++) {
-        void *target = mgpu_runtime_resolve_export(mgpu_export_names[i]);
-        mgpu_export_slots[i] = target ? target : (void *)missing_in_driver;
+        void *target = mgpu_runtime_resolve_export(mgpu_export_names[i], mgpu_export_addresses[i]);
+        target = target ? target : (void *)missing_in_driver;
+        if (call_log_targets)
+            call_log_targets[i] = target;
+        else
+            mgpu_export_slots[i] = target;
     }
 }
 
@@ -41,6 +49,10 @@ void *mgpu_shim_resolve_slot(unsigned index)
     pthread_once(&resolve_once, resolve_all);
     if (index >= mgpu_export_count)
         abort();
+    if (call_log_targets) {
+        fprintf(stderr, "mgpu: call %s\n", mgpu_export_names[index]);
+        return call_log_targets[index];
+    }
     return mgpu_export_slots[index];
 }
 

@@ -1,6 +1,7 @@
 /* Drives every way a program reaches the driver, against the fake driver
  * under mgpu-run, and checks each answer. Expects FAKE_EXPECT_GPUS (how many
- * GPUs mgpu-run selected) and MGPU_DRIVER (the fake) in its environment.
+ * GPUs mgpu-run selected) and MGPU_DRIVER (the fake) in its environment;
+ * MGPU_DEVICE_COUNT=one makes it expect one device.
  * Prints one line per check; the exit status is the number of failures. */
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -35,6 +36,8 @@ int main(void)
 {
     int gpus = atoi(getenv("FAKE_EXPECT_GPUS") ? getenv("FAKE_EXPECT_GPUS") : "0");
     const char *sm_mode = getenv("MGPU_SM_COUNT");
+    const char *count_mode = getenv("MGPU_DEVICE_COUNT");
+    int devices = count_mode && strcmp(count_mode, "one") == 0 ? 1 : gpus;
     void *driver = dlopen("libcuda.so.1", RTLD_NOW);
     void *fake = dlopen(getenv("MGPU_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
     if (driver == NULL || fake == NULL) {
@@ -55,10 +58,15 @@ int main(void)
     PFN_cuDeviceTotalMem_v3020 mem_fn = must_sym(driver, "cuDeviceTotalMem_v2");
     EXPECT(init(0) == CUDA_SUCCESS, "cuInit succeeds");
     int count = -1;
-    EXPECT(count_fn(&count) == CUDA_SUCCESS && count == 1, "the program sees one device");
+    EXPECT(count_fn(&count) == CUDA_SUCCESS && count == devices,
+           "the program sees the devices MGPU_DEVICE_COUNT says");
     CUdevice dev = -1;
     EXPECT(get_fn(&dev, 0) == CUDA_SUCCESS && dev == 0, "cuDeviceGet(0) is the home GPU");
-    EXPECT(get_fn(&dev, 1) == CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet(1) is CUDA_ERROR_INVALID_DEVICE");
+    EXPECT(get_fn(&dev, devices) == CUDA_ERROR_INVALID_DEVICE,
+           "cuDeviceGet past the last device is CUDA_ERROR_INVALID_DEVICE");
+    if (devices > 1)
+        EXPECT(get_fn(&dev, devices - 1) == CUDA_SUCCESS && dev == devices - 1,
+               "cuDeviceGet of the last device works");
     int sms = 0;
     int expect_sms = sm_mode && strcmp(sm_mode, "home") == 0 ? 100 : 100 * gpus;
     EXPECT(attr_fn(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) == CUDA_SUCCESS &&
@@ -72,9 +80,17 @@ int main(void)
            "total memory is the sum of the selected GPUs'");
     PFN_cuDeviceGetByPCIBusId_v4010 bus_fn = must_sym(driver, "cuDeviceGetByPCIBusId");
     EXPECT(bus_fn(&dev, "0") == CUDA_SUCCESS && dev == 0, "the home GPU's bus id finds it");
-    if (gpus > 1)
+    if (gpus > 1 && devices == 1)
         EXPECT(bus_fn(&dev, "1") == CUDA_ERROR_INVALID_DEVICE,
                "another selected GPU's bus id is not a device of the program's");
+    if (gpus > 1 && devices > 1)
+        EXPECT(bus_fn(&dev, "1") == CUDA_SUCCESS && dev == 1,
+               "another selected GPU's bus id finds that device");
+    int other_sms = 0;
+    if (devices > 1)
+        EXPECT(attr_fn(&other_sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1) == 0 &&
+                   other_sms == 100,
+               "the other devices show their own multiprocessors");
 
     /* cuGetProcAddress, the CUDA runtime's way in. */
     PFN_cuGetProcAddress_v12000 gpa2 = must_sym(driver, "cuGetProcAddress_v2");
@@ -88,14 +104,14 @@ int main(void)
     PFN_cuGetProcAddress_v12000 self = (PFN_cuGetProcAddress_v12000)p;
     EXPECT(self("cuDeviceGetCount", &p, 13000, 0, NULL) == 0 && p != NULL &&
                p != dlsym(fake, "cuDeviceGetCount") &&
-               ((PFN_cuDeviceGetCount_v2000)p)(&count) == 0 && count == 1,
+               ((PFN_cuDeviceGetCount_v2000)p)(&count) == 0 && count == devices,
            "lookups through the looked-up cuGetProcAddress are hooked, NULL status allowed");
     EXPECT(gpa1("cuDeviceGetCount", &p, 13000, 0) == 0 && p != dlsym(fake, "cuDeviceGetCount") &&
-               ((PFN_cuDeviceGetCount_v2000)p)(&count) == 0 && count == 1,
+               ((PFN_cuDeviceGetCount_v2000)p)(&count) == 0 && count == devices,
            "the v1 cuGetProcAddress is hooked too");
     EXPECT(gpa2("cuCtxGetCurrent", &p, 13000, 0, &status) == 0 &&
-               p == dlsym(fake, "cuCtxGetCurrent"),
-           "a function mgpu does not hook is the driver's own entry point");
+               p == dlsym(driver, "cuCtxGetCurrent") && p != dlsym(fake, "cuCtxGetCurrent"),
+           "a function mgpu does not hook is answered with what dlsym on libcuda.so.1 gives");
     EXPECT(gpa2("cuNoSuchFunction", &p, 13000, 0, &status) == CUDA_ERROR_NOT_FOUND &&
                status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
            "an unknown name fails as the driver says");
@@ -107,11 +123,11 @@ int main(void)
     void *ptsz = NULL, *legacy = NULL;
     EXPECT(gpa2("cuLaunchKernel", &ptsz, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
                 NULL) == 0 &&
-               ptsz != dlsym(fake, "cuLaunchKernel_ptsz"),
-           "the per-thread-stream variant is hooked");
+               ptsz == dlsym(driver, "cuLaunchKernel_ptsz"),
+           "the per-thread-stream variant is the shim's cuLaunchKernel_ptsz");
     EXPECT(gpa2("cuLaunchKernel", &legacy, 13000, CU_GET_PROC_ADDRESS_LEGACY_STREAM, NULL) == 0 &&
-               legacy != ptsz && legacy != dlsym(fake, "cuLaunchKernel"),
-           "the legacy-stream variant is hooked, apart from the per-thread one");
+               legacy == dlsym(driver, "cuLaunchKernel"),
+           "the legacy-stream variant is the shim's cuLaunchKernel");
     for (int i = 0; i < 3; i++)
         ((PFN_cuLaunchKernel_v7000_ptsz)ptsz)(kernel_a, 64, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL);
     for (int i = 0; i < 4; i++)

@@ -30,13 +30,16 @@ int main(void)
     CHECK(parse(none, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 0 && cfg.gpus_len == 0 && !cfg.report && cfg.verbose == 0);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_SUM && cfg.audit && cfg.trace_path[0] == '\0');
+    CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
 
     const char *const full[] = {"MGPU_NGPUS", "4", "MGPU_REPORT", "yes", "MGPU_TRACE", "/tmp/t.json",
                                 "MGPU_VERBOSE", "2", "MGPU_SM_COUNT", "home", "MGPU_AUDIT", "off",
-                                "MGPU_PASSTHROUGH", "libfoo,libbar", NULL};
+                                "MGPU_PASSTHROUGH", "libfoo,libbar", "MGPU_DEVICE_COUNT", "one",
+                                "MGPU_CALL_LOG", "1", NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_HOME);
+    CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ONE && cfg.call_log);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
 
@@ -60,6 +63,8 @@ int main(void)
         {"MGPU_VERBOSE", "3", "use MGPU_VERBOSE=0, 1 or 2"},
         {"MGPU_SM_COUNT", "all", "use MGPU_SM_COUNT=sum or MGPU_SM_COUNT=home"},
         {"MGPU_AUDIT", "2", "use MGPU_AUDIT=1"},
+        {"MGPU_DEVICE_COUNT", "1", "use MGPU_DEVICE_COUNT=all or MGPU_DEVICE_COUNT=one"},
+        {"MGPU_CALL_LOG", "lots", "use MGPU_CALL_LOG=1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};

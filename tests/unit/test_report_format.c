@@ -76,7 +76,7 @@ int main(void)
                                 "cuDeviceTotalMem_v2", "cuLaunchKernelEx"};
     unsigned long call_counts[] = {100000, 3, 2, 2, 1, 1, 1, 1};
     struct mgpu_report r = {
-        .gpu_count = 8, .home_name = "NVIDIA H200", .sm_seen = 1056, .mem_seen = 8ULL * 141 << 30,
+        .gpu_count = 8, .home_name = "NVIDIA H200", .devices_seen = 8, .sm_seen = 1056, .mem_seen = 8ULL * 141 << 30,
         .reason_texts = reasons, .reason_count = 2, .rows = rows, .row_count = n,
         .allocations = 3, .frees = 3, .bytes_allocated = 3ULL << 30, .peak_bytes = 3ULL << 30,
         .lookups = 470, .lookups_hooked = 25, .call_names = call_names,
@@ -88,7 +88,7 @@ int main(void)
     mgpu_report_render(f, &r);
     fclose(f);
     check_width(text);
-    CHECK_CONTAINS(text, "GPUs: 8 selected, home NVIDIA H200; the program saw 1 device, 1056 SMs");
+    CHECK_CONTAINS(text, "GPUs: 8 selected, home NVIDIA H200; device 0 has 1056 SMs, 1.10 TiB; 8 devices seen");
     CHECK_CONTAINS(text, "kernel_41(float*, int)");
     CHECK_CONTAINS(text, "... and 2 more kernels with 40 launches");
     CHECK_CONTAINS(text, "[1] only one GPU selected");
