@@ -50,8 +50,7 @@ const struct mgpu_hook *mgpu_hook_find(const char *name);
 /* The bound hook whose driver entry point is `real`, or NULL. */
 const struct mgpu_hook *mgpu_hook_find_by_real(const void *real);
 
-/* Calls through every hook, for the report: fn is called per hook with a
- * nonzero count. */
+/* For the report: calls fn for every hook that was called, with its count. */
 void mgpu_hooks_for_each_called(void (*fn)(const char *name, unsigned long calls, void *ctx),
                                 void *ctx);
 

@@ -26,14 +26,10 @@ struct context_events {
     double base_host_us;   /* host clock when `base` completed */
 };
 
-struct pending_launch {
-    struct mgpu_launch_timer timer;
-};
-
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct context_events contexts[MAX_CONTEXTS];
 static int context_count;
-static struct pending_launch *pending;
+static struct mgpu_launch_timer *pending;
 static size_t pending_head, pending_len, pending_cap; /* ring buffer */
 static struct mgpu_trace_span *spans;
 static size_t span_len, span_cap, spans_dropped;
@@ -169,7 +165,7 @@ static void record_completed(const struct mgpu_launch_timer *t)
 static void drain(bool wait)
 {
     while (pending_len > 0) {
-        struct mgpu_launch_timer *t = &pending[pending_head].timer;
+        struct mgpu_launch_timer *t = &pending[pending_head];
         CUresult r = wait ? mgpu_drv.cuEventSynchronize(t->end) : mgpu_drv.cuEventQuery(t->end);
         if (r == CUDA_ERROR_NOT_READY)
             break;
@@ -186,7 +182,7 @@ static void push_pending(const struct mgpu_launch_timer *t)
 {
     if (pending_len == pending_cap) {
         size_t cap = pending_cap ? pending_cap * 2 : 256;
-        struct pending_launch *p = malloc(cap * sizeof *p);
+        struct mgpu_launch_timer *p = malloc(cap * sizeof *p);
         if (p == NULL)
             return;
         for (size_t i = 0; i < pending_len; i++)
@@ -196,7 +192,7 @@ static void push_pending(const struct mgpu_launch_timer *t)
         pending_cap = cap;
         pending_head = 0;
     }
-    pending[(pending_head + pending_len) % pending_cap].timer = *t;
+    pending[(pending_head + pending_len) % pending_cap] = *t;
     pending_len++;
 }
 

@@ -47,25 +47,42 @@ static int rehash(size_t capacity)
     return 0;
 }
 
+/* The slot holding `ptr`, or NULL. */
+static struct live_allocation *find(uint64_t ptr)
+{
+    if (table_capacity == 0)
+        return NULL;
+    for (size_t h = hash_ptr(ptr) & (table_capacity - 1); table[h].ptr != EMPTY;
+         h = (h + 1) & (table_capacity - 1))
+        if (table[h].ptr == ptr)
+            return &table[h];
+    return NULL;
+}
+
 void mgpu_memory_note_alloc(uint64_t ptr, size_t bytes)
 {
     if (ptr <= TOMBSTONE)
         return;
     pthread_mutex_lock(&memory_lock);
-    if ((table_used + 1) * 4 > table_capacity * 3 &&
-        rehash(table_capacity ? table_capacity * 2 : 1024) != 0) {
-        pthread_mutex_unlock(&memory_lock);
-        return;
+    struct live_allocation *slot = find(ptr);
+    if (slot != NULL) {
+        /* The driver reused an address whose free mgpu did not see. */
+        totals.live_bytes -= slot->bytes;
+    } else {
+        if ((table_used + 1) * 4 > table_capacity * 3 &&
+            rehash(table_capacity ? table_capacity * 2 : 1024) != 0) {
+            pthread_mutex_unlock(&memory_lock);
+            return;
+        }
+        size_t h = hash_ptr(ptr) & (table_capacity - 1);
+        while (table[h].ptr > TOMBSTONE)
+            h = (h + 1) & (table_capacity - 1);
+        if (table[h].ptr == EMPTY)
+            table_used++;
+        slot = &table[h];
+        slot->ptr = ptr;
     }
-    size_t h = hash_ptr(ptr) & (table_capacity - 1);
-    while (table[h].ptr > TOMBSTONE && table[h].ptr != ptr)
-        h = (h + 1) & (table_capacity - 1);
-    if (table[h].ptr == EMPTY)
-        table_used++;
-    if (table[h].ptr == ptr) /* the driver reused an address we missed the free of */
-        totals.live_bytes -= table[h].bytes;
-    table[h].ptr = ptr;
-    table[h].bytes = bytes;
+    slot->bytes = bytes;
     totals.allocations++;
     totals.bytes_allocated += bytes;
     totals.live_bytes += bytes;
@@ -77,20 +94,14 @@ void mgpu_memory_note_alloc(uint64_t ptr, size_t bytes)
 void mgpu_memory_note_free(uint64_t ptr)
 {
     pthread_mutex_lock(&memory_lock);
-    if (table_capacity > 0 && ptr > TOMBSTONE) {
-        for (size_t h = hash_ptr(ptr) & (table_capacity - 1); table[h].ptr != EMPTY;
-             h = (h + 1) & (table_capacity - 1)) {
-            if (table[h].ptr == ptr) {
-                totals.live_bytes -= table[h].bytes;
-                totals.frees++;
-                table[h].ptr = TOMBSTONE;
-                break;
-            }
-        }
+    struct live_allocation *slot = ptr > TOMBSTONE ? find(ptr) : NULL;
+    if (slot != NULL) {
+        totals.live_bytes -= slot->bytes;
+        totals.frees++;
+        slot->ptr = TOMBSTONE;
     }
     pthread_mutex_unlock(&memory_lock);
 }
-
 void mgpu_memory_totals_get(struct mgpu_memory_totals *out)
 {
     pthread_mutex_lock(&memory_lock);

@@ -52,3 +52,7 @@ expect_status 0 "$MGPU_RUN" -v -n 2 true
 expect_in "$work/err" "mgpu-run: GPU 0: Fake GPU 0"
 expect_in "$work/err" "running true on 2 of 4 GPUs"
 pass "-v says which GPUs run the program"
+
+expect_status 0 "$MGPU_RUN" --report true
+expect_in "$work/err" "mgpu: report: true never loaded the CUDA driver; nothing to report"
+pass "--report on a program that is not a CUDA program says so"

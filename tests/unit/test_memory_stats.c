@@ -27,5 +27,20 @@ int main(void)
     mgpu_memory_note_free(0x2000);
     mgpu_memory_totals_get(&t);
     CHECK(t.live_bytes == 0);
+
+    /* An address allocated again without a free seen in between counts once,
+     * even when a freed slot lies before it in the table. */
+    for (unsigned long i = 0; i < 64; i++)
+        mgpu_memory_note_alloc(0x200000 + i * 256, 10);
+    for (unsigned long i = 0; i < 64; i += 2)
+        mgpu_memory_note_free(0x200000 + i * 256);
+    for (unsigned long i = 1; i < 64; i += 2)
+        mgpu_memory_note_alloc(0x200000 + i * 256, 20);
+    mgpu_memory_totals_get(&t);
+    CHECK(t.live_bytes == 32 * 20);
+    for (unsigned long i = 1; i < 64; i += 2)
+        mgpu_memory_note_free(0x200000 + i * 256);
+    mgpu_memory_totals_get(&t);
+    CHECK(t.live_bytes == 0);
     CHECK_DONE();
 }
