@@ -115,6 +115,23 @@ static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char 
     return mgpu_parse_bool(v, name, out, err, errlen);
 }
 
+/* A variable that takes one of two words: *choice is 0 or 1, or -1 when the
+ * variable is unset. */
+static int parse_two_way(mgpu_getenv_fn get, const char *name, const char *first,
+                         const char *second, int *choice, char *err, size_t errlen)
+{
+    const char *v = get(name);
+    *choice = -1;
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (strcmp(v, first) == 0 || strcmp(v, second) == 0) {
+        *choice = strcmp(v, first) == 0 ? 0 : 1;
+        return 0;
+    }
+    return fail(err, errlen, "%s=%s is not valid; use %s=%s or %s=%s", name, v, name, first, name,
+                second);
+}
+
 void mgpu_config_defaults(struct mgpu_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -158,29 +175,15 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         cfg->verbose = (int)level;
     }
 
-    v = get("MGPU_SM_COUNT");
-    if (v && *v) {
-        if (strcmp(v, "sum") == 0)
-            cfg->sm_count = MGPU_SM_COUNT_SUM;
-        else if (strcmp(v, "home") == 0)
-            cfg->sm_count = MGPU_SM_COUNT_HOME;
-        else
-            return fail(err, errlen,
-                        "MGPU_SM_COUNT=%s is not valid; use MGPU_SM_COUNT=sum or MGPU_SM_COUNT=home",
-                        v);
-    }
-
-    v = get("MGPU_DEVICE_COUNT");
-    if (v && *v) {
-        if (strcmp(v, "all") == 0)
-            cfg->device_count = MGPU_DEVICE_COUNT_ALL;
-        else if (strcmp(v, "one") == 0)
-            cfg->device_count = MGPU_DEVICE_COUNT_ONE;
-        else
-            return fail(err, errlen,
-                        "MGPU_DEVICE_COUNT=%s is not valid; use MGPU_DEVICE_COUNT=all or MGPU_DEVICE_COUNT=one",
-                        v);
-    }
+    int choice;
+    if (parse_two_way(get, "MGPU_SM_COUNT", "sum", "home", &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->sm_count = choice == 0 ? MGPU_SM_COUNT_SUM : MGPU_SM_COUNT_HOME;
+    if (parse_two_way(get, "MGPU_DEVICE_COUNT", "all", "one", &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->device_count = choice == 0 ? MGPU_DEVICE_COUNT_ALL : MGPU_DEVICE_COUNT_ONE;
 
     v = get("MGPU_PASSTHROUGH");
     if (v && *v) {

@@ -6,14 +6,14 @@
 
 #include "mgpu.h"
 
+#include "driver_locate.h"
+#include "export_map.h"
 #include "hook_table.h"
 #include "kernel_timing.h"
 #include "log.h"
 #include "real_driver.h"
 #include "report.h"
 #include "trace.h"
-#include "driver_locate.h"
-#include "export_map.h"
 
 #include <cuda.h>
 #include <pthread.h>

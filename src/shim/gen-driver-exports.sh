@@ -45,19 +45,17 @@ for n in $names; do
   asm "    jmp mgpu_export_first_call"
   i=$((i + 1))
 done
-asm ".data"
-asm ".p2align 3"
-asm ".globl mgpu_export_slots"
-asm ".hidden mgpu_export_slots"
-asm "mgpu_export_slots:"
-i=0
-for n in $names; do asm "    .quad mgpu_export_first_$i"; i=$((i + 1)); done
-asm ".section .data.rel.ro, \\\"aw\\\""
-asm ".p2align 3"
-asm ".globl mgpu_export_addresses"
-asm ".hidden mgpu_export_addresses"
-asm "mgpu_export_addresses:"
-i=0
-for n in $names; do asm "    .quad mgpu_export_entry_$i"; i=$((i + 1)); done
+# table SECTION NAME PREFIX: a hidden array of the addresses PREFIX0, PREFIX1...
+table() {
+  asm "$1"
+  asm ".p2align 3"
+  asm ".globl $2"
+  asm ".hidden $2"
+  asm "$2:"
+  i=0
+  for n in $names; do asm "    .quad $3$i"; i=$((i + 1)); done
+}
+table ".data" mgpu_export_slots mgpu_export_first_
+table ".section .data.rel.ro, \\\"aw\\\"" mgpu_export_addresses mgpu_export_entry_
 asm ".text"
 printf ');\n'
