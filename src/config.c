@@ -16,17 +16,22 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_REPORT", "0|1", "print the end-of-run report on stderr (same as --report)"},
     {"MGPU_TRACE", "FILE", "write a timeline of kernels in Chrome trace JSON (same as --trace)"},
     {"MGPU_VERBOSE", "0|1|2", "say what mgpu does (1) and every hooked lookup (2) (same as -v)"},
-    {"MGPU_SM_COUNT", "sum|home", "multiprocessors of device 0: all GPUs' (default) or the home GPU's"},
-    {"MGPU_DEVICE_COUNT", "all|one", "devices the program sees: every selected GPU (default) or only device 0"},
-    {"MGPU_AUDIT", "0|1", "also redirect libcuda loads that bypass LD_LIBRARY_PATH, with LD_AUDIT (default 1)"},
-    {"MGPU_CALL_LOG", "0|1", "log every driver call the program makes, on stderr (slow; for diagnosis)"},
-    {"MGPU_PASSTHROUGH", "lib1,lib2", "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
+    {"MGPU_SM_COUNT", "sum|home",
+     "multiprocessors of device 0: all GPUs' (default) or the home GPU's"},
+    {"MGPU_DEVICE_COUNT", "all|one",
+     "devices the program sees: every selected GPU (default) or only device 0"},
+    {"MGPU_AUDIT", "0|1",
+     "also redirect libcuda loads that bypass LD_LIBRARY_PATH, with LD_AUDIT (default 1)"},
+    {"MGPU_CALL_LOG", "0|1",
+     "log every driver call the program makes, on stderr (slow; for diagnosis)"},
+    {"MGPU_PASSTHROUGH", "lib1,lib2",
+     "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
     {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
     {NULL, NULL, NULL},
 };
 
 __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                       ...)
+                                                      ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -63,8 +68,8 @@ int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, i
 {
     char buf[512];
     if (text == NULL || *text == '\0' || strlen(text) >= sizeof buf)
-        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5",
-                    what, text ? text : "");
+        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5", what,
+                    text ? text : "");
     strcpy(buf, text);
     int n = 0;
     char *save = NULL;
@@ -75,16 +80,15 @@ int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, i
                         what, text);
         for (int i = 0; i < n; i++)
             if (out[i] == v)
-                return fail(err, errlen, "%s%s names a GPU twice; list each GPU once", what,
-                            text);
+                return fail(err, errlen, "%s%s names a GPU twice; list each GPU once", what, text);
         if (n == max)
             return fail(err, errlen, "%s%s lists more GPUs than mgpu supports; list at most %d",
                         what, text, max);
         out[n++] = (int)v;
     }
     if (n == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
-        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5",
-                    what, text);
+        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5", what,
+                    text);
     *len = n;
     return 0;
 }
@@ -106,8 +110,7 @@ int mgpu_parse_bool(const char *text, const char *what, bool *out, char *err, si
     return fail(err, errlen, "%s=%s is not valid; use %s=1 or %s=0", what, text, what, what);
 }
 
-static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char *err,
-                          size_t errlen)
+static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char *err, size_t errlen)
 {
     const char *v = get(name);
     if (v == NULL || *v == '\0')
@@ -163,7 +166,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     v = get("MGPU_TRACE");
     if (v && *v) {
         if (strlen(v) >= sizeof cfg->trace_path)
-            return fail(err, errlen, "MGPU_TRACE is longer than a path may be; give a shorter path");
+            return fail(err, errlen,
+                        "MGPU_TRACE is longer than a path may be; give a shorter path");
         strcpy(cfg->trace_path, v);
     }
 

@@ -14,17 +14,17 @@ enum mgpu_sm_count_mode { MGPU_SM_COUNT_SUM, MGPU_SM_COUNT_HOME };
 enum mgpu_device_count_mode { MGPU_DEVICE_COUNT_ALL, MGPU_DEVICE_COUNT_ONE };
 
 struct mgpu_config {
-    int ngpus;                     /* MGPU_NGPUS; 0 means every GPU */
-    int gpus[MGPU_MAX_GPUS];       /* MGPU_GPUS, device indices in order */
-    int gpus_len;                  /* 0 when MGPU_GPUS is unset */
-    bool report;                   /* MGPU_REPORT */
-    char trace_path[MGPU_PATH_MAX]; /* MGPU_TRACE; empty when unset */
-    int verbose;                   /* MGPU_VERBOSE, 0..2 */
-    enum mgpu_sm_count_mode sm_count; /* MGPU_SM_COUNT */
+    int ngpus;                                /* MGPU_NGPUS; 0 means every GPU */
+    int gpus[MGPU_MAX_GPUS];                  /* MGPU_GPUS, device indices in order */
+    int gpus_len;                             /* 0 when MGPU_GPUS is unset */
+    bool report;                              /* MGPU_REPORT */
+    char trace_path[MGPU_PATH_MAX];           /* MGPU_TRACE; empty when unset */
+    int verbose;                              /* MGPU_VERBOSE, 0..2 */
+    enum mgpu_sm_count_mode sm_count;         /* MGPU_SM_COUNT */
     enum mgpu_device_count_mode device_count; /* MGPU_DEVICE_COUNT */
-    bool audit;                    /* MGPU_AUDIT */
-    bool call_log;                 /* MGPU_CALL_LOG */
-    char passthrough[1024];        /* MGPU_PASSTHROUGH, extra library prefixes */
+    bool audit;                               /* MGPU_AUDIT */
+    bool call_log;                            /* MGPU_CALL_LOG */
+    char passthrough[1024];                   /* MGPU_PASSTHROUGH, extra library prefixes */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -147,9 +147,10 @@ int mgpu_driver_locate(const char *skip, char *out, size_t outlen, char *err, si
     if (forced != NULL && *forced != '\0') {
         if (accept_candidate(forced, &filter) && copy_real_path(forced, out, outlen) == 0)
             return 0;
-        snprintf(err, errlen,
-                 "MGPU_DRIVER=%s is not the CUDA driver library; unset it or point it at libcuda.so.1",
-                 forced);
+        snprintf(
+            err, errlen,
+            "MGPU_DRIVER=%s is not the CUDA driver library; unset it or point it at libcuda.so.1",
+            forced);
         return -1;
     }
     if (search_path_list(getenv("LD_LIBRARY_PATH"), &filter, out, outlen) == 0)

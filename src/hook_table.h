@@ -10,10 +10,10 @@
 #include <stddef.h>
 
 struct mgpu_hook {
-    const char *name;              /* exact exported symbol, e.g. cuLaunchKernel_ptsz */
-    void *hook;                    /* mgpu's replacement, same signature */
-    void **real;                   /* filled with the driver's entry point */
-    atomic_ulong *calls;           /* calls seen while statistics are on */
+    const char *name;    /* exact exported symbol, e.g. cuLaunchKernel_ptsz */
+    void *hook;          /* mgpu's replacement, same signature */
+    void **real;         /* filled with the driver's entry point */
+    atomic_ulong *calls; /* calls seen while statistics are on */
 };
 
 /* Each hooks file declares one hook with MGPU_DECLARE_HOOK(symbol, PFN type),
@@ -22,8 +22,14 @@ struct mgpu_hook {
 #define MGPU_DECLARE_HOOK(sym, pfn_type)                                                           \
     static pfn_type real_##sym;                                                                    \
     static atomic_ulong calls_##sym
-#define MGPU_HOOK(sym) {#sym, (void *)hook_##sym, (void **)&real_##sym, &calls_##sym}
-#define MGPU_HOOK_END {NULL, NULL, NULL, NULL}
+#define MGPU_HOOK(sym)                                                                             \
+    {                                                                                              \
+#sym, (void *)hook_##sym, (void **)&real_##sym, &calls_##sym                               \
+    }
+#define MGPU_HOOK_END                                                                              \
+    {                                                                                              \
+        NULL, NULL, NULL, NULL                                                                     \
+    }
 
 /* Counting costs an atomic add, so it happens only for the report. */
 extern bool mgpu_stats_enabled;

@@ -7,11 +7,11 @@
 #include <stddef.h>
 
 enum mgpu_unsplit_reason {
-    MGPU_UNSPLIT_ONE_GPU,      /* only one GPU selected */
-    MGPU_UNSPLIT_NOT_BUILT,    /* grid splitting is not built yet */
-    MGPU_UNSPLIT_COOPERATIVE,  /* cooperative launch */
-    MGPU_UNSPLIT_CLUSTER,      /* thread-block clusters */
-    MGPU_UNSPLIT_CAPTURE,      /* launched into a stream capture */
+    MGPU_UNSPLIT_ONE_GPU,     /* only one GPU selected */
+    MGPU_UNSPLIT_NOT_BUILT,   /* grid splitting is not built yet */
+    MGPU_UNSPLIT_COOPERATIVE, /* cooperative launch */
+    MGPU_UNSPLIT_CLUSTER,     /* thread-block clusters */
+    MGPU_UNSPLIT_CAPTURE,     /* launched into a stream capture */
     MGPU_UNSPLIT_REASON_COUNT
 };
 
@@ -19,14 +19,14 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason);
 
 struct mgpu_kernel_record {
     const void *handle;
-    char *name;                /* mangled, as the driver names it */
+    char *name; /* mangled, as the driver names it */
     unsigned long launches;
     unsigned grid[3], block[3]; /* of the first launch */
     bool shape_known;
-    bool shape_varies;         /* a later launch had another shape */
-    unsigned reasons;          /* bit per enum mgpu_unsplit_reason seen */
-    double gpu_ms;             /* sum over timed launches */
-    unsigned long timed;       /* launches with a GPU time */
+    bool shape_varies;   /* a later launch had another shape */
+    unsigned reasons;    /* bit per enum mgpu_unsplit_reason seen */
+    double gpu_ms;       /* sum over timed launches */
+    unsigned long timed; /* launches with a GPU time */
 };
 
 /* The record of the kernel `handle` (a CUfunction or CUkernel), made on

@@ -22,8 +22,8 @@ struct context_events {
     CUcontext ctx;
     CUevent *free_events;
     size_t free_len, free_cap;
-    CUevent base;          /* completed event that anchors the timeline */
-    double base_host_us;   /* host clock when `base` completed */
+    CUevent base;        /* completed event that anchors the timeline */
+    double base_host_us; /* host clock when `base` completed */
 };
 
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -107,8 +107,8 @@ void mgpu_timing_begin(struct mgpu_launch_timer *t, int kernel, CUstream stream)
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuStreamGetCtx(stream, &owner);
     if (r != CUDA_SUCCESS || current == NULL || owner != current) {
-        mgpu_debug("launch not timed: %s", r != CUDA_SUCCESS ? mgpu_cu_error_name(r)
-                                                             : "its stream is in another context");
+        mgpu_debug("launch not timed: %s",
+                   r != CUDA_SUCCESS ? mgpu_cu_error_name(r) : "its stream is in another context");
         return;
     }
     pthread_mutex_lock(&timing_lock);

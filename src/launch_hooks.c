@@ -22,7 +22,7 @@ MGPU_DECLARE_HOOK(cuLaunchCooperativeKernel_ptsz, PFN_cuLaunchCooperativeKernel_
 struct launch_shape {
     const void *kernel;
     unsigned grid[3], block[3];
-    CUstream stream;   /* as the non-_ptsz functions take it */
+    CUstream stream; /* as the non-_ptsz functions take it */
     bool cooperative;
     bool cluster;
 };
@@ -69,12 +69,17 @@ static void after_launch(const struct launch_shape *s, struct launch_record *rec
 }
 
 /* The per-thread variants name the per-thread default stream NULL. */
-static CUstream per_thread(CUstream s) { return s == NULL ? CU_STREAM_PER_THREAD : s; }
+static CUstream per_thread(CUstream s)
+{
+    return s == NULL ? CU_STREAM_PER_THREAD : s;
+}
 
 #define LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s)                                                 \
-    {.kernel = (f), .grid = {(gx), (gy), (gz)}, .block = {(bx), (by), (bz)}, .stream = (s)}
+    {                                                                                              \
+        .kernel = (f), .grid = {(gx), (gy), (gz)}, .block = {(bx), (by), (bz)}, .stream = (s)      \
+    }
 
-#define OBSERVED_LAUNCH(shape, call)                                                                         \
+#define OBSERVED_LAUNCH(shape, call)                                                               \
     do {                                                                                           \
         if (!mgpu_stats_enabled)                                                                   \
             return call;                                                                           \
@@ -86,23 +91,24 @@ static CUstream per_thread(CUstream s) { return s == NULL ? CU_STREAM_PER_THREAD
     } while (0)
 
 static CUresult CUDAAPI hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                            unsigned bx, unsigned by, unsigned bz,
-                                            unsigned shared, CUstream s, void **params,
-                                            void **extra)
+                                            unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                            CUstream s, void **params, void **extra)
 {
     MGPU_COUNT_CALL(cuLaunchKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
-    OBSERVED_LAUNCH(shape, real_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, extra));
+    OBSERVED_LAUNCH(shape,
+                    real_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, extra));
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
-                                                 unsigned gz, unsigned bx, unsigned by,
-                                                 unsigned bz, unsigned shared, CUstream s,
-                                                 void **params, void **extra)
+                                                 unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                                 unsigned shared, CUstream s, void **params,
+                                                 void **extra)
 {
     MGPU_COUNT_CALL(cuLaunchKernel_ptsz);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
-    OBSERVED_LAUNCH(shape, real_cuLaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, shared, s, params, extra));
+    OBSERVED_LAUNCH(shape,
+                    real_cuLaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, shared, s, params, extra));
 }
 
 static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy,
@@ -113,27 +119,27 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx
     MGPU_COUNT_CALL(cuLaunchCooperativeKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
     shape.cooperative = true;
-    OBSERVED_LAUNCH(shape, real_cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shared, s, params));
+    OBSERVED_LAUNCH(shape,
+                    real_cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shared, s, params));
 }
 
-static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx,
-                                                            unsigned gy, unsigned gz,
-                                                            unsigned bx, unsigned by,
+static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
+                                                            unsigned gz, unsigned bx, unsigned by,
                                                             unsigned bz, unsigned shared,
                                                             CUstream s, void **params)
 {
     MGPU_COUNT_CALL(cuLaunchCooperativeKernel_ptsz);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
     shape.cooperative = true;
-    OBSERVED_LAUNCH(shape,
-          real_cuLaunchCooperativeKernel_ptsz(f, gx, gy, gz, bx, by, bz, shared, s, params));
+    OBSERVED_LAUNCH(
+        shape, real_cuLaunchCooperativeKernel_ptsz(f, gx, gy, gz, bx, by, bz, shared, s, params));
 }
 
 static struct launch_shape shape_of_config(const CUlaunchConfig *c, CUfunction f, bool ptsz)
 {
-    struct launch_shape shape = LAUNCH_SHAPE(f, c->gridDimX, c->gridDimY, c->gridDimZ,
-                                             c->blockDimX, c->blockDimY, c->blockDimZ,
-                                             ptsz ? per_thread(c->hStream) : c->hStream);
+    struct launch_shape shape =
+        LAUNCH_SHAPE(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                     c->blockDimZ, ptsz ? per_thread(c->hStream) : c->hStream);
     for (unsigned i = 0; c->attrs != NULL && i < c->numAttrs; i++) {
         const CUlaunchAttribute *a = &c->attrs[i];
         if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative)

@@ -9,8 +9,14 @@
 
 static int current_level = MGPU_LOG_QUIET;
 
-void mgpu_log_set_level(int level) { current_level = level; }
-int mgpu_log_level(void) { return current_level; }
+void mgpu_log_set_level(int level)
+{
+    current_level = level;
+}
+int mgpu_log_level(void)
+{
+    return current_level;
+}
 
 static void emit(const char *kind, const char *fmt, va_list ap)
 {

@@ -4,9 +4,9 @@
 #define MGPU_PROCADDRESS_HOOKS_H
 
 struct mgpu_lookup_stats {
-    unsigned long lookups;      /* successful lookups seen */
-    unsigned long hooked;       /* answered with one of mgpu's hooks */
-    unsigned long passed;       /* from a pass-through library, answered with the driver's */
+    unsigned long lookups; /* successful lookups seen */
+    unsigned long hooked;  /* answered with one of mgpu's hooks */
+    unsigned long passed;  /* from a pass-through library, answered with the driver's */
 };
 
 void mgpu_lookup_stats_get(struct mgpu_lookup_stats *out);

@@ -15,8 +15,14 @@ void *mgpu_driver_symbol(const char *name)
     return driver_handle ? dlsym(driver_handle, name) : NULL;
 }
 
-bool mgpu_driver_loaded(void) { return driver_handle != NULL; }
-const char *mgpu_driver_path(void) { return driver_path; }
+bool mgpu_driver_loaded(void)
+{
+    return driver_handle != NULL;
+}
+const char *mgpu_driver_path(void)
+{
+    return driver_path;
+}
 
 int mgpu_driver_load(const char *path, char *err, size_t errlen)
 {
@@ -24,8 +30,9 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
      * shim's must be the ones found. */
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
-        snprintf(err, errlen, "cannot load the CUDA driver %s (%s); check the NVIDIA driver install",
-                 path, dlerror());
+        snprintf(err, errlen,
+                 "cannot load the CUDA driver %s (%s); check the NVIDIA driver install", path,
+                 dlerror());
         return -1;
     }
     struct {

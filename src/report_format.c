@@ -6,8 +6,9 @@
 #include <string.h>
 
 #define NAME_WIDTH 40
-#define HRULE "========================================================================" \
-              "============================"
+#define HRULE                                                                                      \
+    "========================================================================"                     \
+    "============================"
 
 void mgpu_format_bytes(char *out, size_t outlen, unsigned long long bytes)
 {
@@ -222,7 +223,8 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
     }
     if (used > 0)
         fprintf(out, "%s\n", line);
-    fprintf(out, "entry points looked up: %lu, %lu answered with mgpu's hooks, %lu passed through\n",
+    fprintf(out,
+            "entry points looked up: %lu, %lu answered with mgpu's hooks, %lu passed through\n",
             r->lookups, r->lookups_hooked, r->lookups_passed);
     fprintf(out, "%s\n", HRULE);
 }

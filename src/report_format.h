@@ -11,20 +11,20 @@
 #define MGPU_REPORT_MAX_ROWS 40
 
 struct mgpu_report_row {
-    const char *name;          /* demangled where possible */
+    const char *name; /* demangled where possible */
     unsigned long launches;
     unsigned grid[3], block[3];
     bool shape_varies;
-    unsigned reasons;          /* bit i: reason i+1 in the legend */
+    unsigned reasons; /* bit i: reason i+1 in the legend */
     double gpu_ms;
-    unsigned long timed;       /* launches with a GPU time */
+    unsigned long timed; /* launches with a GPU time */
 };
 
 struct mgpu_report {
     int gpu_count;
     const char *home_name;
-    int devices_seen;          /* devices the program saw */
-    int sm_seen;               /* multiprocessors of device 0 */
+    int devices_seen; /* devices the program saw */
+    int sm_seen;      /* multiprocessors of device 0 */
     unsigned long long mem_seen;
     const char *const *reason_texts; /* legend, indexed by reason bit */
     int reason_count;
@@ -33,7 +33,7 @@ struct mgpu_report {
     unsigned long allocations, frees;
     unsigned long long bytes_allocated, peak_bytes, live_bytes;
     unsigned long lookups, lookups_hooked, lookups_passed;
-    const char *const *call_names;  /* hooked functions called, most first */
+    const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;
     size_t call_kinds;
     unsigned long calls_total;

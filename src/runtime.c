@@ -24,10 +24,16 @@ struct mgpu_config mgpu_cfg;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static const char *start_shim_path;
 
-static const char *env_get(const char *name) { return getenv(name); }
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
 
 /* What every export returns when there is no driver to forward to. */
-static CUresult CUDAAPI no_driver_entry(void) { return CUDA_ERROR_NO_DEVICE; }
+static CUresult CUDAAPI no_driver_entry(void)
+{
+    return CUDA_ERROR_NO_DEVICE;
+}
 
 static atomic_bool exit_work_done;
 static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
@@ -68,11 +74,20 @@ static void start(void)
     }
 }
 
-bool mgpu_runtime_logs_calls(void) { return mgpu_cfg.call_log; }
+bool mgpu_runtime_logs_calls(void)
+{
+    return mgpu_cfg.call_log;
+}
 
-static void register_late_exit(void) { atexit(at_exit); }
+static void register_late_exit(void)
+{
+    atexit(at_exit);
+}
 
-void mgpu_runtime_program_running(void) { pthread_once(&late_exit_once, register_late_exit); }
+void mgpu_runtime_program_running(void)
+{
+    pthread_once(&late_exit_once, register_late_exit);
+}
 
 void mgpu_runtime_start(const char *shim_path)
 {
@@ -95,4 +110,7 @@ void *mgpu_runtime_resolve_export(const char *name, void *exported)
     return entry;
 }
 
-MGPU_EXPORT const char *mgpu_version(void) { return PACKAGE_VERSION; }
+MGPU_EXPORT const char *mgpu_version(void)
+{
+    return PACKAGE_VERSION;
+}

@@ -53,7 +53,8 @@ int mgpu_trace_write(const char *path)
         }
         fprintf(f, ",\n{\"name\":");
         write_json_string(f, name);
-        fprintf(f, ",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+        fprintf(f,
+                ",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
                 s->context, s->start_us, s->duration_us);
     }
     fprintf(f, "\n],\"otherData\":{\"dropped_spans\":%zu}}\n", dropped);

@@ -140,7 +140,7 @@ static CUresult CUDAAPI hook_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pc
 
 const struct mgpu_hook mgpu_virtual_device_hooks[] = {
 
-    MGPU_HOOK(cuDeviceGetCount),     MGPU_HOOK(cuDeviceGet),
-    MGPU_HOOK(cuDeviceGetAttribute), MGPU_HOOK(cuDeviceTotalMem_v2),
+    MGPU_HOOK(cuDeviceGetCount),      MGPU_HOOK(cuDeviceGet),
+    MGPU_HOOK(cuDeviceGetAttribute),  MGPU_HOOK(cuDeviceTotalMem_v2),
     MGPU_HOOK(cuDeviceGetByPCIBusId), MGPU_HOOK_END,
 };

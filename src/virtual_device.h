@@ -5,10 +5,10 @@
 #include <stddef.h>
 
 struct mgpu_gpu_summary {
-    int gpu_count;             /* selected GPUs (the driver's devices under mgpu-run) */
-    int sm_sum;                /* their multiprocessors together */
+    int gpu_count; /* selected GPUs (the driver's devices under mgpu-run) */
+    int sm_sum;    /* their multiprocessors together */
     int sm_home;
-    size_t mem_sum;            /* their memory together, bytes */
+    size_t mem_sum; /* their memory together, bytes */
     char home_name[256];
 };
 

@@ -4,9 +4,8 @@
 
 #include <stdio.h>
 
-int gpu_select(int device_count, int ngpus, const char *count_source, const int *list,
-               int list_len, const char *list_source, int *out, int *out_len, char *err,
-               size_t errlen)
+int gpu_select(int device_count, int ngpus, const char *count_source, const int *list, int list_len,
+               const char *list_source, int *out, int *out_len, char *err, size_t errlen)
 {
     if (device_count <= 0) {
         snprintf(err, errlen, "no GPU is visible; check nvidia-smi and CUDA_VISIBLE_DEVICES");
@@ -15,9 +14,10 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
     if (list_len > 0) {
         for (int i = 0; i < list_len; i++) {
             if (list[i] >= device_count) {
-                snprintf(err, errlen,
-                         "%s lists GPU %d but this machine has GPUs 0 to %d; list GPUs from 0 to %d",
-                         list_source, list[i], device_count - 1, device_count - 1);
+                snprintf(
+                    err, errlen,
+                    "%s lists GPU %d but this machine has GPUs 0 to %d; list GPUs from 0 to %d",
+                    list_source, list[i], device_count - 1, device_count - 1);
                 return -1;
             }
             out[i] = list[i];

@@ -8,16 +8,16 @@
 #include <stddef.h>
 
 struct launcher_options {
-    int ngpus;                 /* -n; 0 when not given */
-    int gpus[MGPU_MAX_GPUS];   /* --gpus */
+    int ngpus;               /* -n; 0 when not given */
+    int gpus[MGPU_MAX_GPUS]; /* --gpus */
     int gpus_len;
-    const char *count_source;  /* "-n " or "MGPU_NGPUS=", for messages */
-    const char *list_source;   /* "--gpus" or "MGPU_GPUS" */
+    const char *count_source; /* "-n " or "MGPU_NGPUS=", for messages */
+    const char *list_source;  /* "--gpus" or "MGPU_GPUS" */
     bool report;
-    const char *trace;         /* NULL when not asked for */
+    const char *trace; /* NULL when not asked for */
     int verbose;
     bool help, version;
-    int program_index;         /* argv index of the program; 0 when none */
+    int program_index; /* argv index of the program; 0 when none */
 };
 
 /* Reads argv on top of the environment's settings (the command line wins).

@@ -36,7 +36,10 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
     va_end(ap);
 }
 
-static const char *env_get(const char *name) { return getenv(name); }
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
 
 /* The program's path the way execvp would find it; exits like a shell when
  * there is none. */

@@ -20,7 +20,10 @@ static void **call_log_targets; /* with MGPU_CALL_LOG=1: slots stay unresolved *
 
 /* What a slot jumps to when the driver does not have the function: every
  * driver function returns a CUresult, so this fits them all. */
-static CUresult CUDAAPI missing_in_driver(void) { return CUDA_ERROR_NOT_SUPPORTED; }
+static CUresult CUDAAPI missing_in_driver(void)
+{
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
 
 static void resolve_all(void)
 {
@@ -42,7 +45,10 @@ static void resolve_all(void)
     }
 }
 
-__attribute__((constructor)) static void shim_load(void) { pthread_once(&resolve_once, resolve_all); }
+__attribute__((constructor)) static void shim_load(void)
+{
+    pthread_once(&resolve_once, resolve_all);
+}
 
 void *mgpu_shim_resolve_slot(unsigned index)
 {

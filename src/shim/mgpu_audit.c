@@ -16,7 +16,7 @@ static const char *shim_path;   /* MGPU_SHIM */
 static const char *driver_path; /* MGPU_DRIVER: mgpu's own load of the real driver */
 static bool report_wanted;      /* MGPU_REPORT=1 */
 static bool driver_searched;
-static uintptr_t main_program;  /* cookie of the executable's link map */
+static uintptr_t main_program; /* cookie of the executable's link map */
 
 unsigned int la_version(unsigned int version)
 {

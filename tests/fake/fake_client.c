@@ -17,7 +17,7 @@ static int failures;
         if (cond)                                                                                  \
             printf("ok: %s\n", what);                                                              \
         else {                                                                                     \
-            printf("FAIL: %s (%s:%d)\n", what, __FILE__, __LINE__);                               \
+            printf("FAIL: %s (%s:%d)\n", what, __FILE__, __LINE__);                                \
             failures++;                                                                            \
         }                                                                                          \
     } while (0)
@@ -158,7 +158,8 @@ int main(void)
 
     /* A library named like NCCL gets the driver's own entry points. */
     void *probe = dlopen(getenv("FAKE_NCCL_PROBE"), RTLD_NOW);
-    void *(*probe_lookup)(const char *) = probe ? (void *(*)(const char *))dlsym(probe, "nccl_probe_lookup") : NULL;
+    void *(*probe_lookup)(const char *) =
+        probe ? (void *(*)(const char *))dlsym(probe, "nccl_probe_lookup") : NULL;
     EXPECT(probe_lookup && probe_lookup("cuLaunchKernel") == dlsym(fake, "cuLaunchKernel") &&
                probe_lookup("cuDeviceGetCount") == dlsym(fake, "cuDeviceGetCount"),
            "lookups from libnccl* pass through to the driver");

@@ -90,10 +90,18 @@ FAKE_EXPORT CUresult cuDriverGetVersion(int *v)
 FAKE_EXPORT CUresult cuGetErrorName(CUresult e, const char **s)
 {
     switch (e) {
-    case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; return CUDA_SUCCESS;
-    case CUDA_ERROR_NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
-    case CUDA_ERROR_INVALID_DEVICE: *s = "CUDA_ERROR_INVALID_DEVICE"; return CUDA_SUCCESS;
-    default: *s = "CUDA_ERROR_FAKE"; return CUDA_SUCCESS;
+    case CUDA_SUCCESS:
+        *s = "CUDA_SUCCESS";
+        return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE:
+        *s = "CUDA_ERROR_NO_DEVICE";
+        return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_DEVICE:
+        *s = "CUDA_ERROR_INVALID_DEVICE";
+        return CUDA_SUCCESS;
+    default:
+        *s = "CUDA_ERROR_FAKE";
+        return CUDA_SUCCESS;
     }
 }
 
@@ -250,8 +258,8 @@ static CUresult launch(CUfunction f)
 }
 
 FAKE_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                    unsigned bx, unsigned by, unsigned bz, unsigned shm,
-                                    CUstream s, void **params, void **extra)
+                                    unsigned bx, unsigned by, unsigned bz, unsigned shm, CUstream s,
+                                    void **params, void **extra)
 {
     (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shm, (void)s, (void)params,
         (void)extra;
@@ -341,8 +349,7 @@ static CUresult lookup(const char *symbol, void **pfn, cuuint64_t flags,
     return CUDA_SUCCESS;
 }
 
-FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version,
-                                      cuuint64_t flags)
+FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
     (void)version;
     return lookup(symbol, pfn, flags, NULL);

@@ -13,8 +13,8 @@ void *nccl_probe_lookup(const char *symbol)
     void *driver = dlopen("libcuda.so.1", RTLD_NOW);
     if (driver == NULL)
         return NULL;
-    PFN_cuGetProcAddress_v12000 get = (PFN_cuGetProcAddress_v12000)dlsym(driver,
-                                                                         "cuGetProcAddress_v2");
+    PFN_cuGetProcAddress_v12000 get =
+        (PFN_cuGetProcAddress_v12000)dlsym(driver, "cuGetProcAddress_v2");
     void *p = NULL;
     if (get == NULL || get(symbol, &p, 13000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) != CUDA_SUCCESS)
         return NULL;

@@ -9,9 +9,20 @@ int main(int argc, char **argv)
         return 2;
     }
     struct test_driver_api api = {
-        cuInit, cuDeviceGetCount, cuDeviceGet, cuDevicePrimaryCtxRetain,
-        cuDevicePrimaryCtxRelease, cuCtxSetCurrent, cuModuleLoadData, cuModuleGetFunction,
-        cuModuleUnload, cuMemAlloc, cuMemFree, cuMemcpyHtoD, cuMemcpyDtoH, cuLaunchKernel,
+        cuInit,
+        cuDeviceGetCount,
+        cuDeviceGet,
+        cuDevicePrimaryCtxRetain,
+        cuDevicePrimaryCtxRelease,
+        cuCtxSetCurrent,
+        cuModuleLoadData,
+        cuModuleGetFunction,
+        cuModuleUnload,
+        cuMemAlloc,
+        cuMemFree,
+        cuMemcpyHtoD,
+        cuMemcpyDtoH,
+        cuLaunchKernel,
         cuCtxSynchronize,
     };
     if (run_scale(&api, argv[1], 7) != 0)

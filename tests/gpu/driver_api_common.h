@@ -49,7 +49,7 @@ static char *read_file(const char *path)
     do {                                                                                           \
         CUresult r_ = (call);                                                                      \
         if (r_ != CUDA_SUCCESS) {                                                                  \
-            printf("FAIL: %s returned %d\n", #call, (int)r_);                                     \
+            printf("FAIL: %s returned %d\n", #call, (int)r_);                                      \
             return 1;                                                                              \
         }                                                                                          \
     } while (0)

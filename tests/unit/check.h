@@ -11,7 +11,7 @@ static int check_failures;
 #define CHECK(cond)                                                                                \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
             check_failures++;                                                                      \
         }                                                                                          \
     } while (0)
@@ -39,7 +39,7 @@ static int check_failures;
 #define CHECK_DONE()                                                                               \
     do {                                                                                           \
         if (check_failures)                                                                        \
-            fprintf(stderr, "%d check(s) failed\n", check_failures);                              \
+            fprintf(stderr, "%d check(s) failed\n", check_failures);                               \
         return check_failures ? 1 : 0;                                                             \
     } while (0)
 

@@ -32,10 +32,25 @@ int main(void)
     CHECK(cfg.sm_count == MGPU_SM_COUNT_SUM && cfg.audit && cfg.trace_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
 
-    const char *const full[] = {"MGPU_NGPUS", "4", "MGPU_REPORT", "yes", "MGPU_TRACE", "/tmp/t.json",
-                                "MGPU_VERBOSE", "2", "MGPU_SM_COUNT", "home", "MGPU_AUDIT", "off",
-                                "MGPU_PASSTHROUGH", "libfoo,libbar", "MGPU_DEVICE_COUNT", "one",
-                                "MGPU_CALL_LOG", "1", NULL};
+    const char *const full[] = {"MGPU_NGPUS",
+                                "4",
+                                "MGPU_REPORT",
+                                "yes",
+                                "MGPU_TRACE",
+                                "/tmp/t.json",
+                                "MGPU_VERBOSE",
+                                "2",
+                                "MGPU_SM_COUNT",
+                                "home",
+                                "MGPU_AUDIT",
+                                "off",
+                                "MGPU_PASSTHROUGH",
+                                "libfoo,libbar",
+                                "MGPU_DEVICE_COUNT",
+                                "one",
+                                "MGPU_CALL_LOG",
+                                "1",
+                                NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_HOME);

@@ -46,7 +46,8 @@ int main(void)
         char *args[5];
         const char *expect;
     } bad[] = {
-        {{"mgpu-run", "--frobnicate", "prog", NULL}, "unknown option --frobnicate; see mgpu-run --help"},
+        {{"mgpu-run", "--frobnicate", "prog", NULL},
+         "unknown option --frobnicate; see mgpu-run --help"},
         {{"mgpu-run", "-n", NULL}, "-n needs a value"},
         {{"mgpu-run", "-n", "zero", "p", NULL}, "-n zero is not a GPU count"},
         {{"mgpu-run", "-n", "0", "p", NULL}, "-n 0 is not a GPU count"},

@@ -57,8 +57,11 @@ int main(void)
     memset(rows, 0, sizeof rows);
     for (int i = 0; i < 45; i++) {
         snprintf(names[i], sizeof names[i], "kernel_%02d(float*, int)", i % 42);
-        rows[i] = (struct mgpu_report_row){.name = names[i], .launches = 10, .gpu_ms = i % 42,
-                                           .timed = 10, .reasons = 1u << (i % 2)};
+        rows[i] = (struct mgpu_report_row){.name = names[i],
+                                           .launches = 10,
+                                           .gpu_ms = i % 42,
+                                           .timed = 10,
+                                           .reasons = 1u << (i % 2)};
         rows[i].grid[0] = 100000 + (unsigned)i;
         rows[i].grid[1] = rows[i].grid[2] = 1;
         rows[i].block[0] = 1024;
@@ -71,16 +74,30 @@ int main(void)
     CHECK(rows[n - 1].launches == 20 && rows[n - 1].shape_varies);
 
     const char *reasons[] = {"only one GPU selected", "grid splitting is not built yet"};
-    const char *call_names[] = {"cuLaunchKernel", "cuMemAlloc_v2", "cuDeviceGetAttribute",
-                                "cuDeviceGetCount", "cuGetProcAddress_v2", "cuMemFree_v2",
-                                "cuDeviceTotalMem_v2", "cuLaunchKernelEx"};
+    const char *call_names[] = {
+        "cuLaunchKernel",      "cuMemAlloc_v2", "cuDeviceGetAttribute", "cuDeviceGetCount",
+        "cuGetProcAddress_v2", "cuMemFree_v2",  "cuDeviceTotalMem_v2",  "cuLaunchKernelEx"};
     unsigned long call_counts[] = {100000, 3, 2, 2, 1, 1, 1, 1};
     struct mgpu_report r = {
-        .gpu_count = 8, .home_name = "NVIDIA H200", .devices_seen = 8, .sm_seen = 1056, .mem_seen = 8ULL * 141 << 30,
-        .reason_texts = reasons, .reason_count = 2, .rows = rows, .row_count = n,
-        .allocations = 3, .frees = 3, .bytes_allocated = 3ULL << 30, .peak_bytes = 3ULL << 30,
-        .lookups = 470, .lookups_hooked = 25, .call_names = call_names,
-        .call_counts = call_counts, .call_kinds = 8, .calls_total = 100011,
+        .gpu_count = 8,
+        .home_name = "NVIDIA H200",
+        .devices_seen = 8,
+        .sm_seen = 1056,
+        .mem_seen = 8ULL * 141 << 30,
+        .reason_texts = reasons,
+        .reason_count = 2,
+        .rows = rows,
+        .row_count = n,
+        .allocations = 3,
+        .frees = 3,
+        .bytes_allocated = 3ULL << 30,
+        .peak_bytes = 3ULL << 30,
+        .lookups = 470,
+        .lookups_hooked = 25,
+        .call_names = call_names,
+        .call_counts = call_counts,
+        .call_kinds = 8,
+        .calls_total = 100011,
     };
     char *text = NULL;
     size_t size = 0;
@@ -88,14 +105,17 @@ int main(void)
     mgpu_report_render(f, &r);
     fclose(f);
     check_width(text);
-    CHECK_CONTAINS(text, "GPUs: 8 selected, home NVIDIA H200; device 0 has 1056 SMs, 1.10 TiB; 8 devices seen");
+    CHECK_CONTAINS(
+        text,
+        "GPUs: 8 selected, home NVIDIA H200; device 0 has 1056 SMs, 1.10 TiB; 8 devices seen");
     CHECK_CONTAINS(text, "kernel_41(float*, int)");
     CHECK_CONTAINS(text, "... and 2 more kernels with 40 launches");
     CHECK_CONTAINS(text, "[1] only one GPU selected");
     CHECK_CONTAINS(text, "[2] grid splitting is not built yet");
     CHECK_CONTAINS(text, "no [1]");
     CHECK_CONTAINS(text, "memory: 3 allocations (3.00 GiB), 3 frees; peak 3.00 GiB; 0 B still");
-    CHECK_CONTAINS(text, "driver calls intercepted: 100011:\n  cuLaunchKernel 100000, cuMemAlloc_v2 3,");
+    CHECK_CONTAINS(text,
+                   "driver calls intercepted: 100011:\n  cuLaunchKernel 100000, cuMemAlloc_v2 3,");
     CHECK_CONTAINS(text, "cuLaunchKernelEx 1\n");
     CHECK_CONTAINS(text, "entry points looked up: 470, 25 answered with mgpu's hooks");
     free(text);
