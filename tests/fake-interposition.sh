@@ -4,7 +4,7 @@
 # self-lookup, per-thread variants, NULL status), -lcuda, an RPATH that
 # points elsewhere, the NCCL pass-through, the virtual device, the report and
 # the trace.
-. ./tests/common.sh
+. "$(dirname "$0")/common.sh"
 fake_libs="$top_builddir/tests/fake/.libs"
 export MGPU_DRIVER="$fake_libs/libfakecuda.so"
 export FAKE_NCCL_PROBE="$fake_libs/libnccl_probe.so"

@@ -5,7 +5,7 @@
 # program's launches (so the hooks were hit). The CUDA runtime needs to see
 # every GPU the driver enumerates (see src/virtual_device.c), so the device
 # count is the number of selected GPUs.
-. ./tests/common.sh
+. "$(dirname "$0")/common.sh"
 require_gpu
 
 tests/gpu/device_query > "$work/plain" || { cat "$work/plain"; fail "device_query without mgpu"; }

@@ -3,7 +3,7 @@
 # one that finds every entry point with dlopen/dlsym and cuGetProcAddress.
 # Both check their results and the device count (all selected GPUs, or one
 # with MGPU_DEVICE_COUNT=one); the report shows their launches.
-. ./tests/common.sh
+. "$(dirname "$0")/common.sh"
 require_gpu
 ptx=tests/gpu/scale.ptx
 runs="1"

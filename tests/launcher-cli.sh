@@ -2,7 +2,7 @@
 # mgpu-run's command line: help, version, one-line errors naming the fix,
 # the program's exit status, and running the program without mgpu when there
 # is no driver or no GPU. Uses the fake driver; no GPU needed.
-. ./tests/common.sh
+. "$(dirname "$0")/common.sh"
 export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
 export FAKE_CUDA_GPUS=4
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # mgpu's libcuda.so.1 exports every function the toolkit's driver stub
 # exports, and has the driver's soname.
-. ./tests/common.sh
+. "$(dirname "$0")/common.sh"
 stub=$(sed -n 's/^CUDA_STUB_LIBCUDA = //p' Makefile)
 shim="$top_builddir/src/.libs/libcuda.so.1"
 [ -f "$stub" ] || fail "no driver stub at '$stub'"
