@@ -2,6 +2,8 @@
  * into a report and handing it to the renderer. */
 #include "report.h"
 
+#include "demangle.h"
+
 #include "hook_table.h"
 #include "kernel_stats.h"
 #include "memory_stats.h"
@@ -11,33 +13,8 @@
 #include "runtime.h"
 #include "virtual_device.h"
 
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
-
-char *mgpu_demangle(const char *mangled)
-{
-    static cxa_demangle_fn demangle;
-    if (demangle == NULL) {
-        demangle = (cxa_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        if (demangle == NULL) {
-            /* A C program: the C++ runtime is still there to borrow. */
-            void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-            if (h)
-                demangle = (cxa_demangle_fn)dlsym(h, "__cxa_demangle");
-        }
-    }
-    if (demangle != NULL && strncmp(mangled, "_Z", 2) == 0) {
-        int status = -1;
-        char *d = demangle(mangled, NULL, NULL, &status);
-        if (status == 0 && d != NULL)
-            return d;
-        free(d);
-    }
-    return strdup(mangled);
-}
 
 struct call_list {
     const char *names[64];

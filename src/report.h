@@ -5,8 +5,4 @@
 /* Prints the report on stderr; call after mgpu_timing_flush_all(). */
 void mgpu_report_print(void);
 
-/* The kernel's name demangled where the C++ runtime can, else as given; the
- * caller frees it. */
-char *mgpu_demangle(const char *mangled);
-
 #endif

@@ -5,7 +5,7 @@
 #include "kernel_stats.h"
 #include "kernel_timing.h"
 #include "log.h"
-#include "report.h"
+#include "demangle.h"
 
 #include <errno.h>
 #include <stdio.h>
