@@ -62,6 +62,10 @@ expect_in "$work/list" "PTX, 1 code object"
 expect_in "$work/list" "kernels: 4"
 pass "a cubin, a fatbin and a PTX file"
 
+"$tool" list examples/vector_add > "$work/list" || fail "list examples/vector_add"
+expect_in "$work/list" "_Z10vector_addPKfS0_Pfm; PTX: compute_90; machine code: sm_90"
+pass "the examples carry PTX for their kernels"
+
 expect_status 1 "$tool" list "$top_srcdir/README.md"
 expect_in "$work/err" "not GPU code"
 size=$(wc -c < "$fx/kernels.fatbin")
