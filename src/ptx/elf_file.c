@@ -36,8 +36,7 @@ static bool section_in_file(const Elf64_Shdr *s, size_t size)
 }
 
 /* A NUL-terminated string at `offset` of string section `strtab`, or NULL. */
-static const char *string_at(const void *data, size_t size, const Elf64_Shdr *strtab,
-                             size_t offset)
+static const char *string_at(const void *data, size_t size, const Elf64_Shdr *strtab, size_t offset)
 {
     if (!section_in_file(strtab, size) || strtab->sh_type == SHT_NOBITS ||
         offset >= strtab->sh_size)

@@ -27,12 +27,18 @@
  * is taken for it. */
 #define MAX_EXPANSION 255
 
-static uint16_t get16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint16_t get16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
 static uint32_t get32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static uint64_t get64(const unsigned char *p)
+{
+    return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
 
 size_t mgpu_fatbin_container_size(const void *data, size_t avail)
 {
@@ -126,8 +132,8 @@ long mgpu_fatbin_walk(const void *data, size_t size,
                 at++;
                 continue;
             }
-            return fail(err, errlen, container ? "bytes after the last container" : "no fatbin magic",
-                        at);
+            return fail(err, errlen,
+                        container ? "bytes after the last container" : "no fatbin magic", at);
         }
         size_t length = mgpu_fatbin_container_size(base + at, size - at);
         if (length == 0)
@@ -150,7 +156,7 @@ const char *mgpu_compression_name(enum mgpu_compression c)
     case MGPU_COMPRESSION_LZ4:
         return "lz4";
     default:
-        return "none";
+        return "uncompressed";
     }
 }
 
@@ -178,7 +184,8 @@ int mgpu_fatbin_entry_code(const struct mgpu_fatbin_entry *entry, char **code, s
         break;
     }
     case MGPU_COMPRESSION_LZ4: {
-        if (entry->payload_size > (size_t)LZ4_MAX_INPUT_SIZE || entry->code_size > (size_t)INT32_MAX) {
+        if (entry->payload_size > (size_t)LZ4_MAX_INPUT_SIZE ||
+            entry->code_size > (size_t)INT32_MAX) {
             snprintf(err, errlen, "corrupt fatbin: LZ4 entry too large");
             free(out);
             return -1;

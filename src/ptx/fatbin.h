@@ -17,24 +17,25 @@ enum mgpu_compression { MGPU_COMPRESSION_NONE, MGPU_COMPRESSION_ZSTD, MGPU_COMPR
 
 struct mgpu_fatbin_entry {
     enum mgpu_code_kind kind;
-    unsigned arch;             /* 90 for sm_90 / compute_90 */
-    unsigned version_major;    /* PTX ISA version for PTX, ELF ABI version for cubins */
+    unsigned arch;          /* 90 for sm_90 / compute_90 */
+    unsigned version_major; /* PTX ISA version for PTX, ELF ABI version for cubins */
     unsigned version_minor;
     enum mgpu_compression compression;
     const unsigned char *payload; /* as stored */
     size_t payload_size;
-    size_t code_size;          /* once decompressed */
-    size_t container;          /* which container of the walk, from 0 */
+    size_t code_size; /* once decompressed */
+    size_t container; /* which container of the walk, from 0 */
 };
 
 /* The size of the container starting at `data` (header included), or 0 when
  * `avail` bytes do not hold a whole one. */
 size_t mgpu_fatbin_container_size(const void *data, size_t avail);
 
-/* Calls fn for every entry of the containers that follow each other in
+/* Calls fn for every PTX and cubin entry of the containers that follow each other in
  * [data, data + size) (padding between containers is skipped). Stops early
- * when fn returns nonzero. Returns the number of entries, or -1 with a
- * one-line message in err when the bytes are not a valid fatbin. */
+ * when fn returns nonzero. Returns the number of entries (other kinds
+ * included), or -1 with a one-line message in err when the bytes are not a
+ * valid fatbin. */
 long mgpu_fatbin_walk(const void *data, size_t size,
                       int (*fn)(const struct mgpu_fatbin_entry *entry, void *ctx), void *ctx,
                       char *err, size_t errlen);

@@ -63,7 +63,7 @@ static int read_fatbins(struct mgpu_image *image, const void *data, size_t size,
         c.container_base = image->objects[image->count - 1].container + 1;
     long n = mgpu_fatbin_walk(data, size, collect_entry, &c, err, errlen);
     if (n < 0 || c.failed) {
-        if (section != NULL && n < 0) {
+        if (section != NULL) {
             char detail[256];
             snprintf(detail, sizeof detail, "%s", err);
             snprintf(err, errlen, "section %s: %s", section, detail);

@@ -12,12 +12,12 @@ enum mgpu_image_kind { MGPU_IMAGE_HOST_ELF, MGPU_IMAGE_FATBIN, MGPU_IMAGE_CUBIN,
 
 struct mgpu_code_object {
     enum mgpu_code_kind kind;
-    unsigned arch;             /* 90 for sm_90 or compute_90; 0 when unknown */
+    unsigned arch; /* 90 for sm_90 or compute_90; 0 when unknown */
     unsigned version_major, version_minor;
     enum mgpu_compression compression; /* as it was stored */
-    const char *section;       /* where a host file keeps it: ".nv_fatbin", "__nv_relfatbin" */
-    size_t container;          /* fatbin container within that, from 0 */
-    char *code;                /* decompressed; NUL after it */
+    const char *section; /* where a host file keeps it: ".nv_fatbin", "__nv_relfatbin" */
+    size_t container;    /* fatbin container within that, from 0 */
+    char *code;          /* decompressed; NUL after it */
     size_t size;
 };
 

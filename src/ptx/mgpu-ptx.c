@@ -121,6 +121,8 @@ static void note_kernel(const char *name, void *ctx)
         t->rows = grown;
         memset(&t->rows[i], 0, sizeof t->rows[i]);
         t->rows[i].name = strdup(name);
+        if (t->rows[i].name == NULL)
+            return;
         t->count++;
     }
     struct kernel_row *row = &t->rows[i];
@@ -149,13 +151,13 @@ static int list_file(const char *path)
         describe_object(o, what, sizeof what);
         if (o->section)
             printf("  %s #%zu: %s, %zu bytes, stored %s\n", o->section, o->container, what, o->size,
-                   o->compression == MGPU_COMPRESSION_NONE ? "uncompressed"
-                                                           : mgpu_compression_name(o->compression));
+                   mgpu_compression_name(o->compression));
         else
             printf("  %s, %zu bytes\n", what, o->size);
         table.current = o;
-        long n = o->kind == MGPU_CODE_PTX ? mgpu_ptx_kernels(o->code, o->size, note_kernel, &table)
-                                          : mgpu_cubin_kernels(o->code, o->size, note_kernel, &table);
+        long n = o->kind == MGPU_CODE_PTX
+                     ? mgpu_ptx_kernels(o->code, o->size, note_kernel, &table)
+                     : mgpu_cubin_kernels(o->code, o->size, note_kernel, &table);
         if (n < 0)
             printf("    (its symbol table is unreadable)\n");
     }

@@ -101,7 +101,8 @@ unsigned mgpu_ptx_target_arch(const char *text, size_t size)
         if (!token_is(tok, len, ".target"))
             continue;
         len = next_token(&s, &tok);
-        if ((len > 3 && memcmp(tok, "sm_", 3) == 0) || (len > 8 && memcmp(tok, "compute_", 8) == 0)) {
+        if ((len > 3 && memcmp(tok, "sm_", 3) == 0) ||
+            (len > 8 && memcmp(tok, "compute_", 8) == 0)) {
             const char *digits = tok[0] == 's' ? tok + 3 : tok + 8;
             return (unsigned)strtoul(digits, NULL, 10);
         }
