@@ -124,6 +124,9 @@ int mgpu_image_read(const void *data, size_t size, struct mgpu_image *image, cha
         image->kind = MGPU_IMAGE_PTX;
         rc = copy_object(image, MGPU_CODE_PTX, mgpu_ptx_target_arch(data, size), data,
                          strnlen(data, size), err, errlen);
+        if (rc == 0)
+            mgpu_ptx_version(data, size, &image->objects[0].version_major,
+                             &image->objects[0].version_minor);
     } else {
         snprintf(err, errlen,
                  "not GPU code: neither a program or library, a fatbin, a cubin nor PTX text");

@@ -1,11 +1,13 @@
 /* mgpu-ptx: shows the GPU code a program, library, fatbin, cubin or PTX file
- * carries, and extracts it. `list` tells, before any run, which kernels mgpu
- * has PTX for (kernels compiled to machine code only cannot be split). */
+ * carries, extracts it, and rewrites PTX as mgpu does for split launches.
+ * `list` tells, before any run, which kernels mgpu can split and why not. */
 #include <build_config.h>
 
 #include "demangle.h"
 #include "ptx/elf_file.h"
 #include "ptx/image.h"
+#include "ptx/ptx_analysis.h"
+#include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_text.h"
 
 #include <errno.h>
@@ -23,10 +25,15 @@ static void usage(FILE *out)
 {
     fprintf(out, "Usage: mgpu-ptx list FILE...\n"
                  "       mgpu-ptx extract FILE -o DIR\n"
+                 "       mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST]\n"
                  "\n"
                  "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
-                 "           kernels of each FILE, and which kernels have PTX\n"
+                 "           kernels of each FILE; whether mgpu can split each kernel across\n"
+                 "           GPUs and, if not, why; how each kernel uses its pointer parameters\n"
                  "  extract  write every code object of FILE into DIR, decompressed\n"
+                 "  rewrite  apply mgpu's passes to a PTX file (OUT.ptx '-' writes to stdout);\n"
+                 "           LIST is all (default), none (parse and print only), or any of\n"
+                 "           block-offset,scope,device-ordinal,module-globals\n"
                  "\n"
                  "FILE is a CUDA program or library, a fatbin, a cubin or a PTX file.\n");
 }
@@ -86,6 +93,11 @@ struct kernel_row {
     char *name;
     char ptx[64];
     char sass[64];
+    unsigned analysed_arch; /* of the PTX the analysis below comes from */
+    bool analysed;
+    unsigned why, notes;
+    char detail[128];
+    char pointers[256]; /* "0 load, 1 store" */
 };
 struct kernel_table {
     struct kernel_row *rows;
@@ -137,6 +149,95 @@ static int compare_rows(const void *a, const void *b)
     return strcmp(((const struct kernel_row *)a)->name, ((const struct kernel_row *)b)->name);
 }
 
+static struct kernel_row *find_row(struct kernel_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->rows[i].name, name) == 0)
+            return &t->rows[i];
+    return NULL;
+}
+
+static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_t len)
+{
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
+        const struct mgpu_kernel_param *p = &k->params[i];
+        if ((p->size != 8 || p->floating) && !p->aggregate)
+            continue;
+        if (strcmp(p->name, MGPU_PTX_GRID_PARAM) == 0)
+            continue;
+        int n = snprintf(out + used, len - used, "%s%zu %s%s", used ? ", " : "", i,
+                         p->aggregate ? "(struct) " : "", mgpu_param_use_text(p->use));
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* Analyses one PTX object and records the verdict of each of its kernels
+ * in the rows (the newest PTX of a kernel wins). */
+static void analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o)
+{
+    struct ptx_module module;
+    struct mgpu_ptx_analysis a;
+    if (ptx_parse(o->code, o->size, &module) != 0)
+        return;
+    if (mgpu_ptx_analyze(&module, &a) != 0) {
+        ptx_module_free(&module);
+        return;
+    }
+    char err[256] = "";
+    struct mgpu_ptx_rewrite rw;
+    bool rewrites = mgpu_ptx_rewrite(o->code, o->size, MGPU_PASS_ALL, &rw, err, sizeof err) == 0;
+    if (rewrites)
+        mgpu_ptx_rewrite_free(&rw);
+    for (size_t i = 0; i < a.nkernels; i++) {
+        const struct mgpu_kernel_info *k = &a.kernels[i];
+        struct kernel_row *row = find_row(t, k->name);
+        if (row == NULL || (row->analysed && row->analysed_arch > o->arch))
+            continue;
+        row->analysed = true;
+        row->analysed_arch = o->arch;
+        row->why = k->why | (rewrites ? 0 : MGPU_WHY_REWRITE);
+        row->notes = k->notes;
+        snprintf(row->detail, sizeof row->detail, "%s",
+                 k->why ? k->detail : rewrites ? "" : err);
+        describe_pointers(k, row->pointers, sizeof row->pointers);
+    }
+    mgpu_ptx_analysis_free(&a);
+    ptx_module_free(&module);
+}
+
+static void print_verdict(const struct kernel_row *row)
+{
+    if (!row->ptx[0]) {
+        printf("    cannot be split: no PTX, machine code only\n");
+        return;
+    }
+    if (!row->analysed) {
+        printf("    cannot be split: its PTX could not be analysed\n");
+        return;
+    }
+    if (row->why) {
+        printf("    cannot be split:");
+        const char *sep = " ";
+        for (unsigned b = 0; b < MGPU_WHY_COUNT; b++)
+            if (row->why & (1u << b)) {
+                printf("%s%s", sep, mgpu_unsplittable_text(1u << b));
+                sep = "; ";
+            }
+        printf("%s%s%s\n", row->detail[0] ? " (" : "", row->detail, row->detail[0] ? ")" : "");
+    } else {
+        printf("    can be split\n");
+    }
+    if (row->pointers[0])
+        printf("    pointer parameters: %s\n", row->pointers);
+    for (unsigned b = 0; b < MGPU_NOTE_COUNT; b++)
+        if ((row->notes & (1u << b)) && (1u << b) != MGPU_NOTE_READS_GRID)
+            printf("    note: %s\n", mgpu_kernel_note_text(1u << b));
+}
+
 static int list_file(const char *path)
 {
     struct mgpu_image image;
@@ -161,8 +262,11 @@ static int list_file(const char *path)
         if (n < 0)
             printf("    (its symbol table is unreadable)\n");
     }
+    for (size_t i = 0; i < image.count; i++)
+        if (image.objects[i].kind == MGPU_CODE_PTX)
+            analyse_ptx(&table, &image.objects[i]);
     qsort(table.rows, table.count, sizeof *table.rows, compare_rows);
-    size_t without_ptx = 0;
+    size_t splittable = 0;
     printf("kernels: %zu\n", table.count);
     for (size_t i = 0; i < table.count; i++) {
         struct kernel_row *row = &table.rows[i];
@@ -170,19 +274,61 @@ static int list_file(const char *path)
         printf("  %s\n    %s; PTX: %s%s; machine code: %s%s\n", pretty ? pretty : row->name,
                row->name, row->ptx[0] ? "compute_" : "none", row->ptx,
                row->sass[0] ? "sm_" : "none", row->sass);
-        if (!row->ptx[0]) {
-            printf("    cannot be split: no PTX, machine code only\n");
-            without_ptx++;
-        }
+        print_verdict(row);
+        splittable += row->ptx[0] && row->analysed && !row->why;
         free(pretty);
         free(row->name);
     }
-    if (table.count > without_ptx)
-        printf("%zu kernel%s with PTX: mgpu can rewrite them; whether each can be split is\n"
-               "decided by the kernel analysis, which is not built yet\n",
-               table.count - without_ptx, table.count - without_ptx == 1 ? "" : "s");
+    printf("%zu of %zu kernel%s can be split\n", splittable, table.count,
+           table.count == 1 ? "" : "s");
     free(table.rows);
     mgpu_image_free(&image);
+    return 0;
+}
+
+static int rewrite_file(const char *in, const char *out, const char *pass_list)
+{
+    long passes = mgpu_ptx_parse_passes(pass_list);
+    if (passes < 0) {
+        fprintf(stderr,
+                "mgpu-ptx: unknown pass in '%s'; use all, none, or any of "
+                "block-offset,scope,device-ordinal,module-globals\n",
+                pass_list);
+        return EXIT_USAGE;
+    }
+    struct mapped_file f;
+    if (map_file(in, &f) != 0)
+        return 1;
+    if (!mgpu_ptx_is_text(f.data, f.size)) {
+        fprintf(stderr, "mgpu-ptx: %s is not PTX text; 'mgpu-ptx extract' gets the PTX out of a "
+                        "program, library or fatbin\n", in);
+        munmap(f.data, f.size);
+        return 1;
+    }
+    char err[512];
+    struct mgpu_ptx_rewrite rw;
+    int rc = mgpu_ptx_rewrite(f.data, f.size, (unsigned)passes, &rw, err, sizeof err);
+    munmap(f.data, f.size);
+    if (rc != 0) {
+        fprintf(stderr, "mgpu-ptx: cannot rewrite %s: %s\n", in, err);
+        return 1;
+    }
+    bool to_stdout = strcmp(out, "-") == 0;
+    FILE *o = to_stdout ? stdout : fopen(out, "wb");
+    if (o == NULL || fwrite(rw.ptx, 1, rw.size, o) != rw.size || (!to_stdout && fclose(o) != 0)) {
+        fprintf(stderr, "mgpu-ptx: cannot write %s: %s\n", out, strerror(errno));
+        mgpu_ptx_rewrite_free(&rw);
+        return 1;
+    }
+    if (!to_stdout) {
+        printf("%s: %zu bytes\n", out, rw.size);
+        for (size_t i = 0; i < rw.globals.nredirected; i++)
+            printf("  redirected to the home GPU: %s\n", rw.globals.redirected[i]);
+        for (size_t i = 0; i < rw.globals.nconstants; i++)
+            printf("  constant kept per GPU, refreshed from the home copy: %s (%zu bytes)\n",
+                   rw.globals.constants[i], rw.globals.constant_sizes[i]);
+    }
+    mgpu_ptx_rewrite_free(&rw);
     return 0;
 }
 
@@ -251,7 +397,28 @@ int main(int argc, char **argv)
         }
         return extract_file(argv[2], argv[4]);
     }
-    fprintf(stderr, "mgpu-ptx: unknown command '%s'; use list or extract (see mgpu-ptx --help)\n",
+    if (strcmp(command, "rewrite") == 0) {
+        const char *in = NULL, *out = NULL, *passes = "all";
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+                out = argv[++i];
+            else if (strcmp(argv[i], "--passes") == 0 && i + 1 < argc)
+                passes = argv[++i];
+            else if (strncmp(argv[i], "--passes=", 9) == 0)
+                passes = argv[i] + 9;
+            else if (argv[i][0] != '-' && in == NULL)
+                in = argv[i];
+            else
+                in = out = NULL, i = argc;
+        }
+        if (in == NULL || out == NULL) {
+            fprintf(stderr, "mgpu-ptx: usage: mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST]\n");
+            return EXIT_USAGE;
+        }
+        return rewrite_file(in, out, passes);
+    }
+    fprintf(stderr,
+            "mgpu-ptx: unknown command '%s'; use list, extract or rewrite (see mgpu-ptx --help)\n",
             command);
     return EXIT_USAGE;
 }

@@ -110,3 +110,29 @@ unsigned mgpu_ptx_target_arch(const char *text, size_t size)
     }
     return 0;
 }
+
+bool mgpu_ptx_version(const char *text, size_t size, unsigned *major, unsigned *minor)
+{
+    struct scanner s = {text, text + size};
+    const char *tok;
+    size_t len;
+    while ((len = next_token(&s, &tok)) > 0) {
+        if (!token_is(tok, len, ".version"))
+            continue;
+        /* "9.0" reads as one token: digits and '.' are identifier characters */
+        len = next_token(&s, &tok);
+        char number[16];
+        if (len == 0 || len >= sizeof number)
+            return false;
+        memcpy(number, tok, len);
+        number[len] = '\0';
+        char *dot;
+        unsigned long a = strtoul(number, &dot, 10);
+        if (*dot != '.')
+            return false;
+        *major = (unsigned)a;
+        *minor = (unsigned)strtoul(dot + 1, NULL, 10);
+        return true;
+    }
+    return false;
+}

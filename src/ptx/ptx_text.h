@@ -17,4 +17,7 @@ long mgpu_ptx_kernels(const char *text, size_t size, void (*fn)(const char *name
 /* The architecture of the .target directive (90 for sm_90), or 0. */
 unsigned mgpu_ptx_target_arch(const char *text, size_t size);
 
+/* The PTX ISA version of the .version directive. */
+bool mgpu_ptx_version(const char *text, size_t size, unsigned *major, unsigned *minor);
+
 #endif

@@ -1,0 +1,802 @@
+/* Owns the kernel analysis (see ptx_analysis.h). For each function, where
+ * every register's value may come from (which parameters, a module
+ * variable, shared or local memory, or somewhere unknown such as memory), as
+ * a flow-insensitive fixpoint over its instructions; then every global or
+ * generic memory access is charged to the parameters its address derives
+ * from. Device functions are summarised (what they do with each parameter,
+ * what makes them unsplittable) and the summaries applied at each call,
+ * iterating over the module until nothing changes, so recursion is handled
+ * too. */
+#include "ptx/ptx_analysis.h"
+#include "ptx/ptx_edit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Origins: bits 0..PARAM_BITS-1 the function's parameters (the last bit
+ * stands for it and every later one), then these. */
+enum {
+    PARAM_BITS = 56,
+    ORIGIN_GLOBAL_VAR = 56,
+    ORIGIN_ON_CHIP = 57, /* shared, local, const, the stack */
+    ORIGIN_UNKNOWN = 58,
+};
+#define BIT(n) ((uint64_t)1 << (n))
+#define PARAM_MASK (BIT(PARAM_BITS) - 1)
+
+static uint64_t param_bit(size_t i)
+{
+    return BIT(i < PARAM_BITS ? i : PARAM_BITS - 1);
+}
+
+/* --- what the module's functions do, as far as the fixpoint has got ------------ */
+
+struct summary {
+    unsigned *param_use; /* per parameter */
+    size_t nparams;
+    unsigned why, notes;
+    struct ptx_str detail;
+};
+
+enum flow { FLOW_NONE, FLOW_COPY, FLOW_UNKNOWN };
+enum {
+    CALL_NONE = -1,
+    CALL_INDIRECT = -2,
+    CALL_EXTERNAL = -3,
+};
+
+/* Registers and symbols an operand list names: node ids in the function's
+ * pool, and the origins of the symbols. */
+struct ref_list {
+    uint32_t first, count;
+    uint64_t constant;
+};
+
+/* One body statement, its names resolved once. */
+struct resolved {
+    enum flow flow;
+    struct ref_list dst, src;
+    unsigned access, access2; /* enum mgpu_param_use of a memory access, 0 if none */
+    struct ref_list addr, addr2;
+    long callee; /* top-level index of the function called, or CALL_* */
+    struct ptx_str callee_name;
+    uint32_t first_arg, nargs; /* into arg_lists */
+    struct ref_list rets;
+};
+
+struct function_view {
+    struct module_view *mv;
+    const struct ptx_function *f;
+    struct ptx_name_set nodes;
+    uint64_t *origin; /* per node */
+    uint32_t *pool;
+    size_t npool, cappool;
+    struct ref_list *arg_lists;
+    size_t nargs_total, capargs;
+    struct resolved *ins; /* one per body statement */
+    unsigned why, notes;  /* found in the function's own statements */
+    struct ptx_str detail;
+    bool failed;
+};
+
+struct module_view {
+    const struct ptx_module *m;
+    struct ptx_name_set symbols; /* variables and functions */
+    size_t *symbol_top;          /* per symbol, its top-level index */
+    struct summary *summaries;   /* per top-level statement */
+    struct function_view *views; /* per top-level statement */
+    unsigned module_why;         /* reasons that hold for every kernel */
+    struct ptx_str module_detail;
+};
+
+static bool pool_push(struct function_view *fv, uint32_t id)
+{
+    if (fv->npool == fv->cappool) {
+        size_t cap = fv->cappool ? fv->cappool * 2 : 1024;
+        uint32_t *grown = realloc(fv->pool, cap * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        fv->pool = grown;
+        fv->cappool = cap;
+    }
+    fv->pool[fv->npool++] = id;
+    return true;
+}
+
+static bool starts_with(struct ptx_str s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return s.n >= n && memcmp(s.p, prefix, n) == 0;
+}
+
+static bool strstr_n(struct ptx_str s, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= s.n; i++)
+        if (memcmp(s.p + i, needle, n) == 0)
+            return true;
+    return false;
+}
+
+static void set_reason(unsigned *why, struct ptx_str *detail, unsigned reason, struct ptx_str d)
+{
+    if (reason && !(*why & reason) && detail->n == 0)
+        *detail = d;
+    *why |= reason;
+}
+
+static void function_reason(struct function_view *fv, unsigned reason, struct ptx_str d)
+{
+    set_reason(&fv->why, &fv->detail, reason, d);
+}
+
+/* --- resolving names ----------------------------------------------------------- */
+
+struct collect {
+    struct function_view *fv;
+    struct ref_list *list;
+};
+
+static void collect_name(struct ptx_str name, void *ctx)
+{
+    struct collect *c = ctx;
+    struct function_view *fv = c->fv;
+    if (name.p[0] == '%') {
+        if (starts_with(name, "%envreg")) {
+            function_reason(fv, MGPU_WHY_GRID_SYNC, name);
+            return;
+        }
+        if (starts_with(name, "%cluster") || starts_with(name, "%ncluster") ||
+            ptx_str_is(name, "%is_explicit_cluster")) {
+            function_reason(fv, MGPU_WHY_CLUSTER, name);
+            return;
+        }
+        if (ptx_str_is(name, "%ctaid") || ptx_str_is(name, "%nctaid")) {
+            function_reason(fv, MGPU_WHY_GRID_VECTOR, name);
+            return;
+        }
+        if (starts_with(name, "%ctaid.") || starts_with(name, "%nctaid.")) {
+            fv->notes |= MGPU_NOTE_READS_GRID;
+            return;
+        }
+        if (ptx_str_is(name, "%SP") || ptx_str_is(name, "%SPL")) {
+            c->list->constant |= BIT(ORIGIN_ON_CHIP);
+            return;
+        }
+        if (memchr(name.p, '.', name.n) != NULL) /* %tid.x and the like */
+            return;
+    } else {
+        for (size_t i = 0; i < fv->f->nparams; i++)
+            if (ptx_str_equal(fv->f->params[i].name, name)) {
+                c->list->constant |= param_bit(i);
+                return;
+            }
+        long s = ptx_name_set_find(&fv->mv->symbols, name);
+        if (s >= 0) {
+            const struct ptx_stmt *st = fv->mv->m->top[fv->mv->symbol_top[s]];
+            if (st->kind == PTX_VARIABLE) {
+                enum ptx_space space = st->u.var.space;
+                bool literal = name.n >= 4 && memcmp(name.p, "$str", 4) == 0;
+                if (space == PTX_SPACE_CONST)
+                    fv->notes |= MGPU_NOTE_CONSTANTS;
+                if (space == PTX_SPACE_GLOBAL && !literal) {
+                    c->list->constant |= BIT(ORIGIN_GLOBAL_VAR);
+                    fv->notes |= MGPU_NOTE_GLOBALS;
+                } else if (space == PTX_SPACE_TEXTURE) {
+                    function_reason(fv, MGPU_WHY_TEXTURE, name);
+                } else {
+                    c->list->constant |= BIT(ORIGIN_ON_CHIP);
+                }
+            }
+            return; /* a function's address carries no data */
+        }
+        /* Other names (labels, '_', return parameters, a call's .param
+         * arguments) are nodes like registers; only those ever written
+         * carry an origin. */
+    }
+    long id = ptx_name_set_add(&fv->nodes, name);
+    if (id < 0 || !pool_push(fv, (uint32_t)id)) {
+        fv->failed = true;
+        return;
+    }
+    c->list->count++;
+}
+
+static void collect(struct function_view *fv, struct ref_list *list, const struct ptx_str *ops,
+                    uint32_t nops)
+{
+    list->first = (uint32_t)fv->npool;
+    list->count = 0;
+    list->constant = 0;
+    struct collect c = {fv, list};
+    for (uint32_t i = 0; i < nops; i++)
+        ptx_for_each_name(ops[i], collect_name, &c);
+}
+
+static bool opcode_in(struct ptx_str op, const char *const *list)
+{
+    for (; *list; list++)
+        if (ptx_str_is(op, *list))
+            return true;
+    return false;
+}
+
+static const char *const texture_opcodes[] = {"tex", "tld4", "txq",  "suld",    "sust",
+                                              "sured", "suq", "istypep", NULL};
+/* Results that are indices or flags, never addresses. */
+static const char *const non_address_opcodes[] = {
+    "mul", "mul24", "div", "rem", "shl", "shr", "cvt", "setp", "set", "popc", "clz",
+    "bfind", "brev", "bfe", "neg", "abs", "not", "cnot", "vote", "testp", "slct", NULL};
+/* Results that derive from their last operand only: mad's addend. */
+static const char *const addend_opcodes[] = {"mad", "mad24", "madc", NULL};
+
+/* The spaces named in a cp.* instruction's modifiers: destination first,
+ * then source. */
+static void copy_spaces(const struct ptx_instruction *ins, enum ptx_space *dst,
+                        enum ptx_space *src)
+{
+    *dst = *src = PTX_SPACE_NONE;
+    for (uint32_t i = 0; i < ins->nmods; i++) {
+        enum ptx_space s;
+        if (starts_with(ins->mods[i], "global"))
+            s = PTX_SPACE_GLOBAL;
+        else if (starts_with(ins->mods[i], "shared"))
+            s = PTX_SPACE_SHARED;
+        else
+            continue;
+        if (*dst == PTX_SPACE_NONE)
+            *dst = s;
+        else if (*src == PTX_SPACE_NONE)
+            *src = s;
+    }
+}
+
+static void resolve_call(struct function_view *fv, struct resolved *r,
+                         const struct ptx_instruction *ins)
+{
+    uint32_t k = 0;
+    if (k < ins->nops && ins->ops[k].p[0] == '(')
+        collect(fv, &r->rets, &ins->ops[k++], 1);
+    if (k >= ins->nops)
+        return;
+    struct ptx_str callee = ins->ops[k++];
+    r->first_arg = (uint32_t)fv->nargs_total;
+    if (k < ins->nops && ins->ops[k].p[0] == '(') {
+        struct ptx_str list = ins->ops[k];
+        const char *p = list.p + 1, *end = list.p + list.n - 1;
+        while (p < end) {
+            const char *comma = memchr(p, ',', (size_t)(end - p));
+            const char *stop = comma ? comma : end;
+            struct ptx_str arg = {p, (size_t)(stop - p)};
+            if (fv->nargs_total == fv->capargs) {
+                size_t cap = fv->capargs ? fv->capargs * 2 : 64;
+                struct ref_list *grown = realloc(fv->arg_lists, cap * sizeof *grown);
+                if (grown == NULL) {
+                    fv->failed = true;
+                    return;
+                }
+                fv->arg_lists = grown;
+                fv->capargs = cap;
+            }
+            collect(fv, &fv->arg_lists[fv->nargs_total++], &arg, 1);
+            r->nargs++;
+            p = stop + 1;
+        }
+    }
+    r->callee_name = callee;
+    if (callee.p[0] == '%') {
+        r->callee = CALL_INDIRECT;
+        return;
+    }
+    long s = ptx_name_set_find(&fv->mv->symbols, callee);
+    size_t top = s >= 0 ? fv->mv->symbol_top[s] : 0;
+    if (s >= 0 && fv->mv->m->top[top]->kind == PTX_FUNCTION &&
+        fv->mv->m->top[top]->u.func.has_body)
+        r->callee = (long)top;
+    else
+        r->callee = CALL_EXTERNAL;
+}
+
+static void resolve_instruction(struct function_view *fv, struct resolved *r,
+                                const struct ptx_stmt *s)
+{
+    memset(r, 0, sizeof *r);
+    r->callee = CALL_NONE;
+    if (s->kind == PTX_VERBATIM && s->unparsed) {
+        function_reason(fv, MGPU_WHY_UNPARSED, s->u.text);
+        return;
+    }
+    if (s->kind != PTX_INSTRUCTION)
+        return;
+    const struct ptx_instruction *ins = &s->u.ins;
+    struct ptx_str op = ins->opcode;
+    enum ptx_space space = ptx_instruction_space(ins);
+    bool global_or_generic = space == PTX_SPACE_NONE || space == PTX_SPACE_GLOBAL;
+    bool is_atom = ptx_str_is(op, "atom");
+
+    if (opcode_in(op, texture_opcodes))
+        function_reason(fv, MGPU_WHY_TEXTURE, op);
+    if (ptx_str_is(op, "griddepcontrol"))
+        function_reason(fv, MGPU_WHY_DEPENDENT_LAUNCH, op);
+    if (ptx_str_is(op, "mapa") || ptx_str_is(op, "getctarank") ||
+        (ptx_str_is(op, "barrier") && ptx_instruction_has_mod(ins, "cluster")))
+        function_reason(fv, MGPU_WHY_CLUSTER, op);
+    for (uint32_t i = 0; i < ins->nmods; i++)
+        if (ptx_str_is(ins->mods[i], "shared::cluster"))
+            function_reason(fv, MGPU_WHY_CLUSTER, ins->mods[i]);
+    if ((ptx_str_is(op, "membar") && ptx_instruction_has_mod(ins, "gl")) ||
+        (ptx_str_is(op, "fence") && ptx_instruction_has_mod(ins, "gpu")))
+        fv->notes |= MGPU_NOTE_SYNC_SCOPE;
+
+    if (ptx_str_is(op, "call")) {
+        resolve_call(fv, r, ins);
+        return;
+    }
+    if ((ptx_str_is(op, "ld") || ptx_str_is(op, "ldu")) && ins->nops >= 2) {
+        r->flow = space == PTX_SPACE_PARAM ? FLOW_COPY : FLOW_UNKNOWN;
+        collect(fv, &r->dst, &ins->ops[0], 1);
+        collect(fv, &r->src, &ins->ops[1], 1);
+        if (global_or_generic) {
+            r->access = MGPU_PARAM_LOAD;
+            r->addr = r->src;
+        }
+        return;
+    }
+    if (ptx_str_is(op, "st") && ins->nops >= 2) {
+        if (space == PTX_SPACE_PARAM) { /* an argument for a call, or a return value */
+            r->flow = FLOW_COPY;
+            collect(fv, &r->dst, &ins->ops[0], 1);
+            collect(fv, &r->src, &ins->ops[1], ins->nops - 1);
+        } else if (global_or_generic) {
+            r->access = MGPU_PARAM_STORE;
+            collect(fv, &r->addr, &ins->ops[0], 1);
+        }
+        return;
+    }
+    if ((is_atom || ptx_str_is(op, "red")) && ins->nops >= (is_atom ? 2u : 1u)) {
+        if (is_atom) {
+            r->flow = FLOW_UNKNOWN;
+            collect(fv, &r->dst, &ins->ops[0], 1);
+        }
+        if (global_or_generic) {
+            r->access = MGPU_PARAM_ATOMIC;
+            collect(fv, &r->addr, &ins->ops[is_atom ? 1 : 0], 1);
+            if (!ptx_instruction_has_mod(ins, "cta"))
+                fv->notes |= MGPU_NOTE_SYNC_SCOPE;
+        }
+        return;
+    }
+    if (ptx_str_is(op, "cp")) {
+        enum ptx_space dst, src;
+        copy_spaces(ins, &dst, &src);
+        if (ptx_instruction_has_mod(ins, "tensor")) { /* the addresses are in a tensor map */
+            fv->notes |= MGPU_NOTE_UNKNOWN_LOAD;
+            if (dst == PTX_SPACE_GLOBAL)
+                fv->notes |= MGPU_NOTE_UNKNOWN_STORE;
+            return;
+        }
+        if (dst == PTX_SPACE_GLOBAL && ins->nops >= 1) {
+            r->access = ptx_instruction_has_mod(ins, "reduce") ? MGPU_PARAM_ATOMIC
+                                                                : MGPU_PARAM_STORE;
+            collect(fv, &r->addr, &ins->ops[0], 1);
+        }
+        if (src == PTX_SPACE_GLOBAL && ins->nops >= 2) {
+            r->access2 = MGPU_PARAM_LOAD;
+            collect(fv, &r->addr2, &ins->ops[1], 1);
+        }
+        return;
+    }
+    if (ins->nops < 2 || ptx_str_is(op, "prefetch") || ptx_str_is(op, "prefetchu") ||
+        ptx_str_is(op, "bra") || ptx_str_is(op, "brx")) {
+        struct ref_list ignored; /* for the reasons its names bring */
+        collect(fv, &ignored, ins->ops, ins->nops);
+        return;
+    }
+    /* Everything else computes its first operand from the others. */
+    r->flow = FLOW_COPY;
+    collect(fv, &r->dst, &ins->ops[0], 1);
+    if (opcode_in(op, non_address_opcodes)) {
+        struct ref_list ignored;
+        collect(fv, &ignored, &ins->ops[1], ins->nops - 1);
+        r->flow = FLOW_NONE;
+    } else if (opcode_in(op, addend_opcodes)) {
+        struct ref_list ignored;
+        collect(fv, &ignored, &ins->ops[1], ins->nops - 2);
+        collect(fv, &r->src, &ins->ops[ins->nops - 1], 1);
+    } else {
+        collect(fv, &r->src, &ins->ops[1], ins->nops - 1);
+    }
+}
+
+static int resolve_function(struct module_view *mv, size_t top)
+{
+    struct function_view *fv = &mv->views[top];
+    fv->mv = mv;
+    fv->f = &mv->m->top[top]->u.func;
+    fv->ins = calloc(fv->f->nbody + 1, sizeof *fv->ins);
+    if (fv->ins == NULL)
+        return -1;
+    for (size_t i = 0; i < fv->f->nbody; i++)
+        resolve_instruction(fv, &fv->ins[i], fv->f->body[i]);
+    if (fv->f->is_entry && (strstr_n(fv->f->tail, ".reqnctapercluster") ||
+                            strstr_n(fv->f->tail, ".explicitcluster") ||
+                            strstr_n(fv->f->tail, ".maxclusterrank")))
+        function_reason(fv, MGPU_WHY_CLUSTER, fv->f->tail);
+    fv->origin = calloc(fv->nodes.count + 1, sizeof *fv->origin);
+    return fv->failed || fv->origin == NULL ? -1 : 0;
+}
+
+/* --- the fixpoint -------------------------------------------------------------- */
+
+static uint64_t origin_of(const struct function_view *fv, const struct ref_list *l)
+{
+    uint64_t o = l->constant;
+    for (uint32_t i = 0; i < l->count; i++)
+        o |= fv->origin[fv->pool[l->first + i]];
+    return o;
+}
+
+static bool add_origin(struct function_view *fv, const struct ref_list *l, uint64_t o)
+{
+    bool changed = false;
+    for (uint32_t i = 0; i < l->count; i++) {
+        uint64_t *slot = &fv->origin[fv->pool[l->first + i]];
+        if ((*slot | o) != *slot) {
+            *slot |= o;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+/* Where each register's value may come from. */
+static void propagate(struct function_view *fv)
+{
+    enum { MAX_ROUNDS = 100 };
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        bool changed = false;
+        for (size_t i = 0; i < fv->f->nbody; i++) {
+            const struct resolved *r = &fv->ins[i];
+            if (r->flow == FLOW_COPY)
+                changed |= add_origin(fv, &r->dst, origin_of(fv, &r->src));
+            else if (r->flow == FLOW_UNKNOWN)
+                changed |= add_origin(fv, &r->dst, BIT(ORIGIN_UNKNOWN));
+            if (r->callee != CALL_NONE)
+                changed |= add_origin(fv, &r->rets, BIT(ORIGIN_UNKNOWN));
+        }
+        if (!changed)
+            return;
+    }
+    /* Not settled: assume anything may come from anywhere. */
+    for (size_t i = 0; i < fv->nodes.count; i++)
+        fv->origin[i] = PARAM_MASK | BIT(ORIGIN_UNKNOWN);
+}
+
+struct effect {
+    unsigned *param_use;
+    size_t nparams;
+    unsigned notes;
+};
+
+/* Charges a use of memory to the parameters its address derives from. */
+static void charge(struct effect *e, uint64_t origin, unsigned use)
+{
+    for (size_t i = 0; i < e->nparams; i++)
+        if (origin & param_bit(i))
+            e->param_use[i] |= use;
+    if (origin == BIT(ORIGIN_ON_CHIP))
+        return; /* shared or local memory through a generic address */
+    if ((origin & BIT(ORIGIN_UNKNOWN)) || origin == 0) {
+        if (use & MGPU_PARAM_LOAD)
+            e->notes |= MGPU_NOTE_UNKNOWN_LOAD;
+        if (use & (MGPU_PARAM_STORE | MGPU_PARAM_ATOMIC))
+            e->notes |= MGPU_NOTE_UNKNOWN_STORE;
+    }
+}
+
+enum { ALL_USES = MGPU_PARAM_LOAD | MGPU_PARAM_STORE | MGPU_PARAM_ATOMIC };
+
+/* What a call to a function defined elsewhere does. */
+static unsigned external_call(struct ptx_str n, struct summary *sum)
+{
+    if (ptx_str_is(n, "vprintf")) {
+        sum->notes |= MGPU_NOTE_PRINTF;
+        return MGPU_PARAM_LOAD;
+    }
+    if (ptx_str_is(n, "__assertfail") || ptx_str_is(n, "__assert_fail"))
+        return MGPU_PARAM_LOAD;
+    unsigned why = MGPU_WHY_EXTERNAL_CALL;
+    if (ptx_str_is(n, "malloc") || ptx_str_is(n, "free") ||
+        ptx_str_is(n, "__nv_aligned_device_malloc"))
+        why = MGPU_WHY_DEVICE_MALLOC;
+    else if (starts_with(n, "cudaLaunchDevice") || starts_with(n, "cudaGetParameterBuffer") ||
+             starts_with(n, "cudaStreamCreateWithFlags") || starts_with(n, "cudaDeviceSynchronize"))
+        why = MGPU_WHY_DEVICE_LAUNCH;
+    else if (starts_with(n, "cudaCG"))
+        why = MGPU_WHY_GRID_SYNC;
+    set_reason(&sum->why, &sum->detail, why, n);
+    return ALL_USES;
+}
+
+static void merge_callee(struct summary *sum, const struct summary *callee)
+{
+    set_reason(&sum->why, &sum->detail, callee->why & ~sum->why, callee->detail);
+    sum->notes |= callee->notes;
+}
+
+/* The function's summary from its registers' origins and its callees'
+ * current summaries. */
+static void summarise(struct module_view *mv, size_t top, struct summary *sum)
+{
+    struct function_view *fv = &mv->views[top];
+    memset(sum->param_use, 0, sum->nparams * sizeof *sum->param_use);
+    sum->why = 0;
+    sum->notes = 0;
+    sum->detail.n = 0;
+    set_reason(&sum->why, &sum->detail, fv->why, fv->detail);
+    struct effect e = {sum->param_use, sum->nparams, fv->notes};
+    for (size_t i = 0; i < fv->f->nbody; i++) {
+        const struct resolved *r = &fv->ins[i];
+        if (r->access)
+            charge(&e, origin_of(fv, &r->addr), r->access);
+        if (r->access2)
+            charge(&e, origin_of(fv, &r->addr2), r->access2);
+        if (r->callee == CALL_NONE)
+            continue;
+        const struct summary *callee = NULL;
+        unsigned uniform_use = 0;
+        if (r->callee >= 0) {
+            callee = &mv->summaries[r->callee];
+            merge_callee(sum, callee);
+        } else if (r->callee == CALL_INDIRECT) {
+            /* Any function of the module may be the target. */
+            for (size_t t = 0; t < mv->m->ntop; t++)
+                if (mv->views[t].f != NULL)
+                    merge_callee(sum, &mv->summaries[t]);
+            uniform_use = ALL_USES;
+        } else {
+            uniform_use = external_call(r->callee_name, sum);
+        }
+        for (uint32_t k = 0; k < r->nargs; k++) {
+            unsigned use = uniform_use;
+            if (callee != NULL)
+                use = k < callee->nparams ? callee->param_use[k] : 0;
+            if (use)
+                charge(&e, origin_of(fv, &fv->arg_lists[r->first_arg + k]), use);
+        }
+    }
+    sum->notes |= e.notes;
+}
+
+static bool summaries_equal(const struct summary *a, const struct summary *b)
+{
+    return a->why == b->why && a->notes == b->notes && a->nparams == b->nparams &&
+           memcmp(a->param_use, b->param_use, a->nparams * sizeof *a->param_use) == 0;
+}
+
+/* --- the module ---------------------------------------------------------------- */
+
+static void free_view(struct function_view *fv)
+{
+    ptx_name_set_free(&fv->nodes);
+    free(fv->origin);
+    free(fv->pool);
+    free(fv->arg_lists);
+    free(fv->ins);
+}
+
+static char *copy_str(struct ptx_str s)
+{
+    char *d = malloc(s.n + 1);
+    if (d) {
+        memcpy(d, s.p, s.n);
+        d[s.n] = '\0';
+    }
+    return d;
+}
+
+/* The first line of a detail, short enough for a report. */
+static char *detail_text(struct ptx_str s)
+{
+    size_t n = 0;
+    while (n < s.n && n < 80 && s.p[n] != '\n')
+        n++;
+    struct ptx_str line = {s.p, n};
+    return copy_str(line);
+}
+
+static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
+                       const struct summary *sum, const struct module_view *mv)
+{
+    k->name = copy_str(f->name);
+    k->why = sum->why | mv->module_why;
+    k->notes = sum->notes;
+    struct ptx_str detail = sum->why ? sum->detail : mv->module_detail;
+    k->detail = k->why ? detail_text(detail) : NULL;
+    k->params = calloc(f->nparams + 1, sizeof *k->params);
+    if (k->name == NULL || k->params == NULL || (k->why && k->detail == NULL))
+        return -1;
+    k->nparams = f->nparams;
+    for (size_t i = 0; i < f->nparams; i++) {
+        struct mgpu_kernel_param *p = &k->params[i];
+        p->name = copy_str(f->params[i].name);
+        if (p->name == NULL)
+            return -1;
+        p->size = f->params[i].size;
+        p->aggregate = f->params[i].aggregate;
+        p->floating = f->params[i].floating;
+        p->use = sum->param_use[i];
+    }
+    return 0;
+}
+
+int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
+{
+    memset(out, 0, sizeof *out);
+    struct module_view mv;
+    memset(&mv, 0, sizeof mv);
+    mv.m = m;
+    int rc = -1;
+    mv.symbol_top = calloc(m->ntop + 1, sizeof *mv.symbol_top);
+    mv.summaries = calloc(m->ntop + 1, sizeof *mv.summaries);
+    mv.views = calloc(m->ntop + 1, sizeof *mv.views);
+    struct summary scratch = {NULL, 0, 0, 0, {NULL, 0}};
+    size_t max_params = 0;
+    if (mv.symbol_top == NULL || mv.summaries == NULL || mv.views == NULL)
+        goto out;
+    for (size_t t = 0; t < m->ntop; t++) {
+        const struct ptx_stmt *s = m->top[t];
+        if (s->unparsed)
+            set_reason(&mv.module_why, &mv.module_detail, MGPU_WHY_UNPARSED, s->u.text);
+        struct ptx_str name = {NULL, 0};
+        if (s->kind == PTX_VARIABLE)
+            name = s->u.var.name;
+        else if (s->kind == PTX_FUNCTION)
+            name = s->u.func.name;
+        if (name.n == 0)
+            continue;
+        long id = ptx_name_set_add(&mv.symbols, name);
+        if (id < 0)
+            goto out;
+        /* A definition wins over a declaration of the same name. */
+        if ((size_t)id + 1 == mv.symbols.count || s->kind != PTX_FUNCTION || s->u.func.has_body)
+            mv.symbol_top[id] = t;
+    }
+    for (size_t t = 0; t < m->ntop; t++) {
+        const struct ptx_stmt *s = m->top[t];
+        if (s->kind != PTX_FUNCTION || !s->u.func.has_body)
+            continue;
+        if (resolve_function(&mv, t) != 0)
+            goto out;
+        struct summary *sum = &mv.summaries[t];
+        sum->nparams = s->u.func.nparams;
+        sum->param_use = calloc(sum->nparams + 1, sizeof *sum->param_use);
+        if (sum->param_use == NULL)
+            goto out;
+        if (sum->nparams > max_params)
+            max_params = sum->nparams;
+        propagate(&mv.views[t]);
+    }
+    scratch.param_use = calloc(max_params + 1, sizeof *scratch.param_use);
+    if (scratch.param_use == NULL)
+        goto out;
+    /* Summaries only grow, so this settles; the bound is for safety. */
+    for (int round = 0; round < 64; round++) {
+        bool changed = false;
+        for (size_t t = 0; t < m->ntop; t++) {
+            if (mv.views[t].f == NULL)
+                continue;
+            scratch.nparams = mv.summaries[t].nparams;
+            summarise(&mv, t, &scratch);
+            if (!summaries_equal(&scratch, &mv.summaries[t])) {
+                changed = true;
+                unsigned *keep = mv.summaries[t].param_use;
+                memcpy(keep, scratch.param_use, scratch.nparams * sizeof *keep);
+                mv.summaries[t].why = scratch.why;
+                mv.summaries[t].notes = scratch.notes;
+                mv.summaries[t].detail = scratch.detail;
+            }
+        }
+        if (!changed)
+            break;
+    }
+    for (size_t t = 0; t < m->ntop; t++)
+        out->nkernels += mv.views[t].f != NULL && mv.views[t].f->is_entry;
+    out->kernels = calloc(out->nkernels + 1, sizeof *out->kernels);
+    if (out->kernels == NULL)
+        goto out;
+    size_t k = 0;
+    for (size_t t = 0; t < m->ntop; t++)
+        if (mv.views[t].f != NULL && mv.views[t].f->is_entry)
+            if (fill_kernel(&out->kernels[k++], mv.views[t].f, &mv.summaries[t], &mv) != 0)
+                goto out;
+    rc = 0;
+out:
+    for (size_t t = 0; mv.views && t < m->ntop; t++)
+        free_view(&mv.views[t]);
+    for (size_t t = 0; mv.summaries && t < m->ntop; t++)
+        free(mv.summaries[t].param_use);
+    free(scratch.param_use);
+    free(mv.views);
+    free(mv.summaries);
+    free(mv.symbol_top);
+    ptx_name_set_free(&mv.symbols);
+    if (rc != 0)
+        mgpu_ptx_analysis_free(out);
+    return rc;
+}
+
+void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a)
+{
+    for (size_t i = 0; a->kernels && i < a->nkernels; i++) {
+        struct mgpu_kernel_info *k = &a->kernels[i];
+        for (size_t j = 0; k->params && j < k->nparams; j++)
+            free(k->params[j].name);
+        free(k->params);
+        free(k->name);
+        free(k->detail);
+    }
+    free(a->kernels);
+    memset(a, 0, sizeof *a);
+}
+
+const char *mgpu_unsplittable_text(unsigned bit)
+{
+    switch (bit) {
+    case MGPU_WHY_GRID_SYNC:
+        return "synchronises the whole grid (cooperative groups)";
+    case MGPU_WHY_CLUSTER:
+        return "uses thread-block clusters";
+    case MGPU_WHY_TEXTURE:
+        return "uses texture or surface objects, valid only in the context that made them";
+    case MGPU_WHY_DEVICE_LAUNCH:
+        return "launches kernels from the device";
+    case MGPU_WHY_DEVICE_MALLOC:
+        return "allocates from the device heap, which each GPU has its own of";
+    case MGPU_WHY_EXTERNAL_CALL:
+        return "calls a function defined in another module";
+    case MGPU_WHY_UNPARSED:
+        return "contains PTX that mgpu does not parse";
+    case MGPU_WHY_GRID_VECTOR:
+        return "reads %ctaid or %nctaid as a whole vector";
+    case MGPU_WHY_DEPENDENT_LAUNCH:
+        return "uses programmatic dependent launch (griddepcontrol)";
+    case MGPU_WHY_REWRITE:
+        return "its module cannot be rewritten";
+    }
+    return "unknown reason";
+}
+
+const char *mgpu_kernel_note_text(unsigned bit)
+{
+    switch (bit) {
+    case MGPU_NOTE_UNKNOWN_STORE:
+        return "stores through pointers of unknown origin";
+    case MGPU_NOTE_UNKNOWN_LOAD:
+        return "loads through pointers of unknown origin";
+    case MGPU_NOTE_GLOBALS:
+        return "uses __device__ variables (kept on the home GPU)";
+    case MGPU_NOTE_PRINTF:
+        return "calls printf";
+    case MGPU_NOTE_SYNC_SCOPE:
+        return "GPU-scope fences or atomics (made system scope)";
+    case MGPU_NOTE_READS_GRID:
+        return "reads its block index or the grid size";
+    case MGPU_NOTE_CONSTANTS:
+        return "reads __constant__ variables (copied to every GPU)";
+    }
+    return "unknown note";
+}
+
+const char *mgpu_param_use_text(unsigned use)
+{
+    static const char *const text[8] = {"unused",
+                                        "load",
+                                        "store",
+                                        "load, store",
+                                        "atomic",
+                                        "load, atomic",
+                                        "store, atomic",
+                                        "load, store, atomic"};
+    return text[use & 7];
+}

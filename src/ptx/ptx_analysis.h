@@ -1,0 +1,76 @@
+/* The kernel analysis: for each kernel of a PTX module, what it does with
+ * the memory its pointer parameters lead to, and whether mgpu can split its
+ * grid across GPUs (and, if not, why, in words). */
+#ifndef MGPU_PTX_ANALYSIS_H
+#define MGPU_PTX_ANALYSIS_H
+
+#include "ptx/ptx_module.h"
+
+/* How a kernel uses the memory derived from a parameter. */
+enum mgpu_param_use {
+    MGPU_PARAM_LOAD = 1,
+    MGPU_PARAM_STORE = 2,
+    MGPU_PARAM_ATOMIC = 4,
+};
+
+/* Why a kernel cannot be split. */
+enum mgpu_unsplittable {
+    MGPU_WHY_GRID_SYNC = 1u << 0,
+    MGPU_WHY_CLUSTER = 1u << 1,
+    MGPU_WHY_TEXTURE = 1u << 2,
+    MGPU_WHY_DEVICE_LAUNCH = 1u << 3,
+    MGPU_WHY_DEVICE_MALLOC = 1u << 4,
+    MGPU_WHY_EXTERNAL_CALL = 1u << 5,
+    MGPU_WHY_UNPARSED = 1u << 6,
+    MGPU_WHY_GRID_VECTOR = 1u << 7,
+    MGPU_WHY_DEPENDENT_LAUNCH = 1u << 8,
+    MGPU_WHY_REWRITE = 1u << 9, /* set by callers when the rewrite of the module fails */
+    MGPU_WHY_COUNT = 10,
+};
+
+/* What is worth knowing about a kernel that can be split. */
+enum mgpu_kernel_note {
+    MGPU_NOTE_UNKNOWN_STORE = 1u << 0, /* stores through a pointer of unknown origin */
+    MGPU_NOTE_UNKNOWN_LOAD = 1u << 1,
+    MGPU_NOTE_GLOBALS = 1u << 2,     /* uses module (__device__) variables */
+    MGPU_NOTE_PRINTF = 1u << 3,
+    MGPU_NOTE_SYNC_SCOPE = 1u << 4,  /* GPU-scope fences or atomics (made system scope) */
+    MGPU_NOTE_READS_GRID = 1u << 5,  /* reads %ctaid or %nctaid */
+    MGPU_NOTE_CONSTANTS = 1u << 6,   /* reads __constant__ variables */
+    MGPU_NOTE_COUNT = 7,
+};
+
+struct mgpu_kernel_param {
+    char *name;
+    size_t size;    /* bytes; 0 when unknown */
+    bool aggregate; /* a struct passed by value: uses cover every pointer in it */
+    bool floating;  /* a floating-point value, never a pointer */
+    unsigned use;   /* enum mgpu_param_use */
+};
+
+struct mgpu_kernel_info {
+    char *name;
+    unsigned why;   /* enum mgpu_unsplittable; 0 when it can be split */
+    unsigned notes; /* enum mgpu_kernel_note */
+    char *detail;   /* the external function, unparsed statement, ... the reason names */
+    struct mgpu_kernel_param *params;
+    size_t nparams;
+};
+
+struct mgpu_ptx_analysis {
+    struct mgpu_kernel_info *kernels;
+    size_t nkernels;
+};
+
+/* Analyses every kernel of a parsed module. Returns 0, or -1 when memory
+ * runs out. */
+int mgpu_ptx_analyze(const struct ptx_module *module, struct mgpu_ptx_analysis *out);
+void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a);
+
+/* The words for one reason or note bit. */
+const char *mgpu_unsplittable_text(unsigned bit);
+const char *mgpu_kernel_note_text(unsigned bit);
+/* "load, store" for a use mask; "unused" for 0. */
+const char *mgpu_param_use_text(unsigned use);
+
+#endif

@@ -1,0 +1,131 @@
+/* Owns the memory of a parsed PTX module (an arena freed at once) and the
+ * small queries passes share: names, modifiers, state spaces, lookups. */
+#include "ptx/ptx_module.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ptx_arena {
+    struct ptx_arena *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+enum { ARENA_CHUNK = 1 << 20 };
+
+void *ptx_alloc(struct ptx_module *module, size_t size)
+{
+    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    struct ptx_arena *a = module->arena;
+    if (a == NULL || a->size - a->used < size) {
+        size_t chunk = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
+        struct ptx_arena *fresh = malloc(sizeof *fresh + chunk);
+        if (fresh == NULL)
+            return NULL;
+        fresh->used = 0;
+        fresh->size = chunk;
+        if (a != NULL && size > ARENA_CHUNK / 4) {
+            /* A large block gets its own chunk behind the current one, so the
+             * current chunk's free space is not thrown away. */
+            fresh->next = a->next;
+            a->next = fresh;
+        } else {
+            fresh->next = a;
+            module->arena = fresh;
+        }
+        a = fresh;
+    }
+    void *p = (char *)a->data + a->used;
+    a->used += size;
+    return p;
+}
+
+char *ptx_format(struct ptx_module *module, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *s = ptx_alloc(module, (size_t)n + 1);
+    if (s == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void ptx_module_free(struct ptx_module *module)
+{
+    struct ptx_arena *a = module->arena;
+    while (a != NULL) {
+        struct ptx_arena *next = a->next;
+        free(a);
+        a = next;
+    }
+    memset(module, 0, sizeof *module);
+}
+
+bool ptx_str_equal(struct ptx_str a, struct ptx_str b)
+{
+    return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
+}
+
+bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod)
+{
+    for (uint32_t i = 0; i < ins->nmods; i++)
+        if (ptx_str_is(ins->mods[i], mod))
+            return true;
+    return false;
+}
+
+static bool starts_with(struct ptx_str s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return s.n >= n && memcmp(s.p, prefix, n) == 0;
+}
+
+enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins)
+{
+    for (uint32_t i = 0; i < ins->nmods; i++) {
+        struct ptx_str m = ins->mods[i];
+        /* "shared::cta", "shared::cluster", "global", ... */
+        if (starts_with(m, "global"))
+            return PTX_SPACE_GLOBAL;
+        if (starts_with(m, "shared"))
+            return PTX_SPACE_SHARED;
+        if (ptx_str_is(m, "local"))
+            return PTX_SPACE_LOCAL;
+        if (starts_with(m, "const"))
+            return PTX_SPACE_CONST;
+        if (starts_with(m, "param"))
+            return PTX_SPACE_PARAM;
+    }
+    return PTX_SPACE_NONE;
+}
+
+struct ptx_function *ptx_find_function(struct ptx_module *module, struct ptx_str name)
+{
+    struct ptx_function *declared = NULL;
+    for (size_t i = 0; i < module->ntop; i++) {
+        struct ptx_function *f = &module->top[i]->u.func;
+        if (module->top[i]->kind == PTX_FUNCTION && ptx_str_equal(f->name, name)) {
+            if (f->has_body)
+                return f;
+            declared = f;
+        }
+    }
+    return declared;
+}
+
+struct ptx_variable *ptx_find_variable(struct ptx_module *module, struct ptx_str name)
+{
+    for (size_t i = 0; i < module->ntop; i++)
+        if (module->top[i]->kind == PTX_VARIABLE && ptx_str_equal(module->top[i]->u.var.name, name))
+            return &module->top[i]->u.var;
+    return NULL;
+}

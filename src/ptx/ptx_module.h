@@ -1,0 +1,153 @@
+/* A parsed PTX module: the structure the parser builds, the passes walk and
+ * edit, and the printer writes back. Text is held as slices of the source
+ * (which must outlive the module) or of the module's arena; whatever the
+ * parser does not understand is kept verbatim. */
+#ifndef MGPU_PTX_MODULE_H
+#define MGPU_PTX_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ptx_str {
+    const char *p;
+    size_t n;
+};
+
+enum ptx_stmt_kind {
+    PTX_VERBATIM,    /* text mgpu keeps as it is: top-level directives, unparsed statements */
+    PTX_DIRECTIVE,   /* in a body: .reg, .local, .shared, .param, .pragma, .loc, ... */
+    PTX_VARIABLE,    /* top level: a variable declaration or definition */
+    PTX_FUNCTION,    /* top level: .entry or .func, declared or defined */
+    PTX_LABEL,       /* in a body */
+    PTX_INSTRUCTION, /* in a body */
+    PTX_BLOCK_OPEN,  /* in a body: '{' */
+    PTX_BLOCK_CLOSE, /* in a body: '}' */
+};
+
+enum ptx_space {
+    PTX_SPACE_NONE,
+    PTX_SPACE_GLOBAL,
+    PTX_SPACE_CONST,
+    PTX_SPACE_SHARED,
+    PTX_SPACE_LOCAL,
+    PTX_SPACE_PARAM,
+    PTX_SPACE_TEXTURE, /* .tex, .texref, .surfref, .samplerref */
+};
+
+struct ptx_variable {
+    struct ptx_str text; /* the whole declaration, ';' included */
+    struct ptx_str name;
+    enum ptx_space space;
+    bool external;    /* .extern: defined in another module */
+    bool initialized; /* has '= ...' */
+    size_t size;      /* bytes, 0 when unknown */
+};
+
+struct ptx_param {
+    struct ptx_str text; /* ".param .u64 name" */
+    struct ptx_str name;
+    size_t size;     /* bytes, 0 when unknown */
+    bool aggregate;  /* a .b8 array: a struct passed by value */
+    bool floating;   /* of a floating-point type: never a pointer */
+};
+
+struct ptx_stmt;
+
+struct ptx_function {
+    struct ptx_str head; /* from the first linkage word through the name */
+    struct ptx_str name;
+    bool is_entry;
+    bool has_param_list;
+    bool has_body; /* false for a prototype (ending in ';') */
+    struct ptx_param *params;
+    size_t nparams;
+    struct ptx_str tail; /* performance directives between ')' and '{' */
+    struct ptx_stmt **body;
+    size_t nbody;
+};
+
+struct ptx_instruction {
+    struct ptx_str guard;  /* "%p1" or "!%p1" (no '@'); empty when unguarded */
+    struct ptx_str opcode; /* "ld" */
+    struct ptx_str *mods;  /* "global", "nc", "f32": the dot-separated parts after the opcode */
+    uint32_t nmods;
+    uint32_t nops;
+    struct ptx_str *ops; /* operands, trimmed, as written */
+};
+
+struct ptx_stmt {
+    enum ptx_stmt_kind kind;
+    bool unparsed; /* PTX_VERBATIM in a body: a statement the parser did not understand */
+    union {
+        struct ptx_str text; /* VERBATIM, DIRECTIVE (whole text, terminator included), LABEL name */
+        struct ptx_variable var;
+        struct ptx_function func;
+        struct ptx_instruction ins;
+    } u;
+    struct ptx_str word; /* DIRECTIVE and top-level VERBATIM: ".reg", ".version", ... */
+};
+
+struct ptx_arena;
+
+struct ptx_module {
+    const char *source;
+    size_t source_size;
+    struct ptx_stmt **top;
+    size_t ntop;
+    unsigned target_arch; /* from .target, 0 when absent */
+    struct ptx_arena *arena;
+};
+
+/* Parses PTX text. Never fails on malformed text (it is kept verbatim and
+ * marked unparsed); returns -1 only when memory runs out. The text must
+ * outlive the module. */
+int ptx_parse(const char *text, size_t size, struct ptx_module *module);
+
+/* Parses body statements (instructions, directives, labels, '{', '}') out
+ * of text the module's arena owns; for passes that add code. A block may
+ * open in one call and close in another. Returns 0, or -1 when memory runs
+ * out or the text has a statement the parser does not understand. */
+int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx_stmt ***out,
+                         size_t *count);
+
+/* Prints the module. Returns a malloc'd NUL-terminated string and its
+ * length, or NULL when memory runs out. */
+char *ptx_print(const struct ptx_module *module, size_t *length);
+
+void ptx_module_free(struct ptx_module *module);
+
+/* Memory that lives as long as the module. */
+void *ptx_alloc(struct ptx_module *module, size_t size);
+/* printf into the module's arena; NULL when memory runs out. */
+char *ptx_format(struct ptx_module *module, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Helpers for passes. */
+static inline bool ptx_str_is(struct ptx_str s, const char *word)
+{
+    size_t i = 0;
+    for (; i < s.n; i++)
+        if (word[i] != s.p[i])
+            return false;
+    return word[i] == '\0';
+}
+static inline struct ptx_str ptx_str_of(const char *s)
+{
+    struct ptx_str r = {s, 0};
+    while (s[r.n])
+        r.n++;
+    return r;
+}
+bool ptx_str_equal(struct ptx_str a, struct ptx_str b);
+bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod);
+/* The state space an instruction's modifiers name (ld.global, atom.shared::cta),
+ * PTX_SPACE_NONE for generic addressing. */
+enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins);
+
+/* The function called `name`, or NULL. */
+struct ptx_function *ptx_find_function(struct ptx_module *module, struct ptx_str name);
+/* The top-level variable called `name`, or NULL. */
+struct ptx_variable *ptx_find_variable(struct ptx_module *module, struct ptx_str name);
+
+#endif

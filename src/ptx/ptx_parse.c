@@ -1,0 +1,811 @@
+/* Owns parsing PTX text into a ptx_module: top-level directives, variables
+ * and functions; in function bodies, declarations, labels, blocks and
+ * instructions (guard, opcode, modifiers, operands). One pass over the text,
+ * slices instead of copies, so that megabytes of PTX parse in milliseconds.
+ * What it does not recognise it keeps verbatim. */
+#include "ptx/ptx_module.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct parser {
+    struct ptx_module *m;
+    const char *p, *end;
+    bool out_of_memory;
+};
+
+/* A growable array of statement pointers, malloc'd while it grows and
+ * copied into the arena when done. */
+struct stmt_list {
+    struct ptx_stmt **items;
+    size_t count, cap;
+};
+
+static bool list_push(struct parser *ps, struct stmt_list *l, struct ptx_stmt *s)
+{
+    if (s == NULL)
+        return false;
+    if (l->count == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        struct ptx_stmt **grown = realloc(l->items, cap * sizeof *grown);
+        if (grown == NULL) {
+            ps->out_of_memory = true;
+            return false;
+        }
+        l->items = grown;
+        l->cap = cap;
+    }
+    l->items[l->count++] = s;
+    return true;
+}
+
+static struct ptx_stmt **list_finish(struct parser *ps, struct stmt_list *l, size_t *count)
+{
+    *count = l->count;
+    struct ptx_stmt **items = ptx_alloc(ps->m, (l->count ? l->count : 1) * sizeof *items);
+    if (items == NULL)
+        ps->out_of_memory = true;
+    else if (l->count)
+        memcpy(items, l->items, l->count * sizeof *items);
+    l->count = 0;
+    return items;
+}
+
+static struct ptx_stmt *new_stmt(struct parser *ps, enum ptx_stmt_kind kind)
+{
+    struct ptx_stmt *s = ptx_alloc(ps->m, sizeof *s);
+    if (s == NULL) {
+        ps->out_of_memory = true;
+        return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    return s;
+}
+
+static struct ptx_str slice(const char *from, const char *to)
+{
+    struct ptx_str s = {from, (size_t)(to - from)};
+    return s;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool is_ident_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' || c == '%';
+}
+
+static bool is_ident_char(char c)
+{
+    return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* Past a comment starting at p (which must start one), or p itself. */
+static const char *skip_comment(const char *p, const char *end)
+{
+    if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        return nl ? nl + 1 : end;
+    }
+    if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+        for (const char *q = p + 2; q + 1 < end; q++)
+            if (q[0] == '*' && q[1] == '/')
+                return q + 2;
+        return end;
+    }
+    return p;
+}
+
+static const char *skip_space_at(const char *p, const char *end)
+{
+    for (;;) {
+        while (p < end && is_space(*p))
+            p++;
+        const char *q = skip_comment(p, end);
+        if (q == p)
+            return p;
+        p = q;
+    }
+}
+
+static void skip_space(struct parser *ps)
+{
+    ps->p = skip_space_at(ps->p, ps->end);
+}
+
+/* Past a string literal starting at p. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end && *p != '"'; p++)
+        if (*p == '\\' && p + 1 < end)
+            p++;
+    return p < end ? p + 1 : end;
+}
+
+/* The ';' that ends the statement starting at p, outside strings, comments
+ * and brackets; `end` when there is none. With stop_at_close, an unmatched
+ * '}' ends the search too (an instruction missing its ';' before a block's
+ * end). */
+static const char *find_semicolon(const char *p, const char *end, bool stop_at_close)
+{
+    int depth = 0;
+    while (p < end) {
+        char c = *p;
+        if (c == ';' && depth <= 0)
+            return p;
+        if (c == '"') {
+            p = skip_string(p, end);
+            continue;
+        }
+        if (c == '/') {
+            const char *q = skip_comment(p, end);
+            if (q != p) {
+                p = q;
+                continue;
+            }
+        }
+        if (c == '{' || c == '(' || c == '[')
+            depth++;
+        else if (c == '}' || c == ')' || c == ']') {
+            if (c == '}' && depth <= 0 && stop_at_close)
+                return p;
+            depth--;
+        }
+        p++;
+    }
+    return end;
+}
+
+/* Past the bracket matching the one at p. */
+static const char *skip_balanced(const char *p, const char *end)
+{
+    int depth = 0;
+    while (p < end) {
+        char c = *p;
+        if (c == '"') {
+            p = skip_string(p, end);
+            continue;
+        }
+        if (c == '/') {
+            const char *q = skip_comment(p, end);
+            if (q != p) {
+                p = q;
+                continue;
+            }
+        }
+        if (c == '(' || c == '[' || c == '{')
+            depth++;
+        else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
+            return p + 1;
+        p++;
+    }
+    return end;
+}
+
+static const char *line_end(const char *p, const char *end)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    return nl ? nl : end;
+}
+
+/* A directive word at ps->p ('.' then letters, digits, '_'); empty if none. */
+static struct ptx_str read_directive(struct parser *ps)
+{
+    const char *s = ps->p;
+    if (s >= ps->end || *s != '.')
+        return slice(s, s);
+    const char *q = s + 1;
+    while (q < ps->end && (is_ident_char(*q) && *q != '%' && *q != '$'))
+        q++;
+    ps->p = q;
+    return slice(s, q);
+}
+
+static struct ptx_str read_ident(struct parser *ps)
+{
+    const char *s = ps->p;
+    if (s < ps->end && is_ident_start(*s)) {
+        const char *q = s + 1;
+        while (q < ps->end && is_ident_char(*q))
+            q++;
+        ps->p = q;
+    }
+    return slice(s, ps->p);
+}
+
+static struct ptx_str trim(struct ptx_str s)
+{
+    while (s.n && is_space(s.p[0])) {
+        s.p++;
+        s.n--;
+    }
+    while (s.n && is_space(s.p[s.n - 1]))
+        s.n--;
+    return s;
+}
+
+/* A slice without its comments (copied into the arena only when it has
+ * any), trimmed. */
+static struct ptx_str strip_comments(struct parser *ps, struct ptx_str s)
+{
+    if (memchr(s.p, '/', s.n) == NULL)
+        return trim(s);
+    char *copy = ptx_alloc(ps->m, s.n + 1);
+    if (copy == NULL) {
+        ps->out_of_memory = true;
+        return trim(s);
+    }
+    size_t n = 0;
+    const char *p = s.p, *end = s.p + s.n;
+    while (p < end) {
+        const char *q = skip_comment(p, end);
+        if (q != p) {
+            copy[n++] = ' ';
+            p = q;
+        } else if (*p == '"') {
+            q = skip_string(p, end);
+            memcpy(copy + n, p, (size_t)(q - p));
+            n += (size_t)(q - p);
+            p = q;
+        } else {
+            copy[n++] = *p++;
+        }
+    }
+    copy[n] = '\0';
+    return trim(slice(copy, copy + n));
+}
+
+/* Splits [p, end) at commas outside brackets into trimmed parts. Returns the
+ * number of parts, or -1 when there are more than max. */
+static long split_commas(struct parser *ps, const char *p, const char *end, struct ptx_str *parts,
+                         size_t max)
+{
+    struct ptx_str whole = trim(slice(p, end));
+    if (whole.n == 0)
+        return 0;
+    size_t n = 0;
+    int depth = 0;
+    const char *start = p;
+    for (const char *q = p; q <= end; q++) {
+        if (q < end) {
+            char c = *q;
+            if (c == '"') {
+                q = skip_string(q, end) - 1;
+                continue;
+            }
+            if (c == '/') {
+                const char *after = skip_comment(q, end);
+                if (after != q) {
+                    q = after - 1;
+                    continue;
+                }
+            }
+            if (c == '(' || c == '[' || c == '{')
+                depth++;
+            else if (c == ')' || c == ']' || c == '}')
+                depth--;
+            if (c != ',' || depth > 0)
+                continue;
+        }
+        if (n == max)
+            return -1;
+        parts[n++] = strip_comments(ps, slice(start, q));
+        start = q + 1;
+    }
+    return (long)n;
+}
+
+/* Bytes of a PTX fundamental type (".u64" → 8), 0 when it is not one. */
+static size_t type_size(struct ptx_str t)
+{
+    if (t.n < 3 || t.p[0] != '.')
+        return 0;
+    char k = t.p[1];
+    if (k != 'b' && k != 'u' && k != 's' && k != 'f')
+        return 0;
+    size_t bits = 0;
+    size_t i = 2;
+    for (; i < t.n && is_digit(t.p[i]); i++)
+        bits = bits * 10 + (size_t)(t.p[i] - '0');
+    if (i + 2 == t.n && t.p[i] == 'x' && t.p[i + 1] == '2') /* .f16x2, .bf16x2 */
+        bits *= 2;
+    else if (i != t.n)
+        return 0;
+    return bits % 8 == 0 ? bits / 8 : 0;
+}
+
+/* The name and size of a declaration's declarator: `.align 8 .b8 name[16]`,
+ * `.v4 .f32 v`, `.u64 .ptr .global .align 16 p`. Reads from p up to end. */
+static void read_declarator(const char *p, const char *end, struct ptx_str *name, size_t *size,
+                            bool *aggregate, bool *floating)
+{
+    size_t elem = 0, vec = 1, count = 1;
+    bool array = false, unknown = false;
+    name->p = NULL;
+    name->n = 0;
+    while (p < end) {
+        p = skip_space_at(p, end);
+        if (p >= end || *p == '=' || *p == ';' || *p == ',')
+            break;
+        if (*p == '.') {
+            const char *q = p + 1;
+            while (q < end && is_ident_char(*q) && *q != '%' && *q != '$')
+                q++;
+            struct ptx_str w = slice(p, q);
+            if (ptx_str_is(w, ".v2"))
+                vec = 2;
+            else if (ptx_str_is(w, ".v4"))
+                vec = 4;
+            else if (ptx_str_is(w, ".v8"))
+                vec = 8;
+            else if (type_size(w)) {
+                elem = type_size(w);
+                if (floating)
+                    *floating = w.p[1] == 'f';
+            }
+            p = q;
+            if (ptx_str_is(w, ".attribute")) { /* .attribute(.managed) */
+                p = skip_space_at(p, end);
+                if (p < end && *p == '(')
+                    p = skip_balanced(p, end);
+            }
+            if (ptx_str_is(w, ".align")) {
+                p = skip_space_at(p, end);
+                while (p < end && is_digit(*p))
+                    p++;
+            }
+            continue;
+        }
+        if (is_ident_start(*p) && name->p == NULL) {
+            const char *q = p + 1;
+            while (q < end && is_ident_char(*q))
+                q++;
+            *name = slice(p, q);
+            p = q;
+            continue;
+        }
+        if (*p == '[' && name->p != NULL) {
+            array = true;
+            const char *q = p + 1;
+            size_t dim = 0;
+            bool digits = false;
+            while (q < end && is_digit(*q)) {
+                dim = dim * 10 + (size_t)(*q - '0');
+                digits = true;
+                q++;
+            }
+            if (!digits)
+                unknown = true;
+            count *= dim;
+            p = skip_balanced(p, end);
+            continue;
+        }
+        if (*p == '<' && name->p != NULL) { /* %r<10>: a register range */
+            p = skip_balanced(p, end);
+            while (p < end && *p != '>')
+                p++;
+            p++;
+            continue;
+        }
+        p++;
+    }
+    *size = unknown ? 0 : elem * vec * count;
+    if (aggregate)
+        *aggregate = array && elem == 1;
+}
+
+static struct ptx_stmt *verbatim(struct parser *ps, const char *from, const char *to, bool unparsed)
+{
+    struct ptx_stmt *s = new_stmt(ps, PTX_VERBATIM);
+    if (s) {
+        s->u.text = slice(from, to);
+        s->unparsed = unparsed;
+    }
+    return s;
+}
+
+/* A statement up to and including its ';' (or up to `end`). */
+static const char *through_semicolon(struct parser *ps, bool stop_at_close)
+{
+    const char *semi = find_semicolon(ps->p, ps->end, stop_at_close);
+    return semi < ps->end && *semi == ';' ? semi + 1 : semi;
+}
+
+static bool word_in(struct ptx_str w, const char *const *words)
+{
+    for (; *words; words++)
+        if (ptx_str_is(w, *words))
+            return true;
+    return false;
+}
+
+static const char *const linkage_words[] = {".visible", ".extern", ".weak", ".common", NULL};
+static const char *const line_directives[] = {".version", ".target", ".address_size", ".file",
+                                              ".loc", NULL};
+
+static enum ptx_space space_of(struct ptx_str w)
+{
+    if (ptx_str_is(w, ".global"))
+        return PTX_SPACE_GLOBAL;
+    if (ptx_str_is(w, ".const"))
+        return PTX_SPACE_CONST;
+    if (ptx_str_is(w, ".shared"))
+        return PTX_SPACE_SHARED;
+    if (ptx_str_is(w, ".local"))
+        return PTX_SPACE_LOCAL;
+    if (ptx_str_is(w, ".param"))
+        return PTX_SPACE_PARAM;
+    if (ptx_str_is(w, ".tex") || ptx_str_is(w, ".texref") || ptx_str_is(w, ".surfref") ||
+        ptx_str_is(w, ".samplerref"))
+        return PTX_SPACE_TEXTURE;
+    return PTX_SPACE_NONE;
+}
+
+/* --- function bodies ---------------------------------------------------------- */
+
+enum { MAX_PARTS = 64 };
+
+static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
+{
+    const char *start = ps->p;
+    struct ptx_instruction ins;
+    memset(&ins, 0, sizeof ins);
+    if (*ps->p == '@') {
+        const char *g = ++ps->p;
+        while (ps->p < ps->end && !is_space(*ps->p) && *ps->p != ';')
+            ps->p++;
+        ins.guard = slice(g, ps->p);
+        skip_space(ps);
+    }
+    const char *op = ps->p;
+    if (op >= ps->end || !((*op >= 'a' && *op <= 'z') || (*op >= 'A' && *op <= 'Z'))) {
+        ps->p = start;
+        const char *to = through_semicolon(ps, stop_at_close);
+        ps->p = to;
+        return verbatim(ps, start, to, true);
+    }
+    while (ps->p < ps->end && (is_ident_char(*ps->p) || *ps->p == '.' || *ps->p == ':') &&
+           *ps->p != '%')
+        ps->p++;
+    struct ptx_str mods[MAX_PARTS];
+    size_t nmods = 0;
+    const char *part = op;
+    bool too_many = false;
+    for (const char *q = op; q <= ps->p; q++) {
+        if (q < ps->p && *q != '.')
+            continue;
+        if (part == op)
+            ins.opcode = slice(op, q);
+        else if (nmods < MAX_PARTS)
+            mods[nmods++] = slice(part, q);
+        else
+            too_many = true;
+        part = q + 1;
+    }
+    const char *semi = find_semicolon(ps->p, ps->end, stop_at_close);
+    struct ptx_str ops[MAX_PARTS];
+    long nops = split_commas(ps, ps->p, semi, ops, MAX_PARTS);
+    if (semi >= ps->end || *semi != ';' || nops < 0 || too_many || ins.opcode.n == 0) {
+        const char *to = semi < ps->end && *semi == ';' ? semi + 1 : semi;
+        ps->p = to;
+        return verbatim(ps, start, to, true);
+    }
+    ps->p = semi + 1;
+    struct ptx_stmt *s = new_stmt(ps, PTX_INSTRUCTION);
+    if (s == NULL)
+        return NULL;
+    ins.nmods = (uint32_t)nmods;
+    ins.nops = (uint32_t)nops;
+    ins.mods = ptx_alloc(ps->m, (nmods + (size_t)nops + 1) * sizeof(struct ptx_str));
+    if (ins.mods == NULL) {
+        ps->out_of_memory = true;
+        return NULL;
+    }
+    ins.ops = ins.mods + nmods;
+    memcpy(ins.mods, mods, nmods * sizeof *mods);
+    memcpy(ins.ops, ops, (size_t)nops * sizeof *ops);
+    s->u.ins = ins;
+    return s;
+}
+
+/* One body statement at ps->p (which is not space). depth is the block
+ * nesting inside the function; a '}' at depth 0 is the function's end and is
+ * not consumed. Returns NULL only when memory runs out. */
+static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool stop_at_close)
+{
+    const char *start = ps->p;
+    char c = *start;
+    if (c == '{') {
+        ps->p++;
+        ++*depth;
+        return new_stmt(ps, PTX_BLOCK_OPEN);
+    }
+    if (c == '}') {
+        ps->p++;
+        --*depth;
+        return new_stmt(ps, PTX_BLOCK_CLOSE);
+    }
+    if (c == '.') {
+        struct ptx_str word = read_directive(ps);
+        const char *to = word_in(word, line_directives) ? line_end(ps->p, ps->end)
+                                                        : through_semicolon(ps, stop_at_close);
+        ps->p = to;
+        struct ptx_stmt *s = new_stmt(ps, PTX_DIRECTIVE);
+        if (s) {
+            s->u.text = trim(slice(start, to));
+            s->word = word;
+        }
+        return s;
+    }
+    if (c != '@' && c != '%' && is_ident_start(c)) {
+        struct ptx_str name = read_ident(ps);
+        const char *q = ps->p;
+        while (q < ps->end && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q < ps->end && *q == ':' && (q + 1 >= ps->end || q[1] != ':')) {
+            ps->p = q + 1;
+            struct ptx_stmt *s = new_stmt(ps, PTX_LABEL);
+            if (s)
+                s->u.text = name;
+            return s;
+        }
+        ps->p = start;
+    }
+    return parse_instruction(ps, stop_at_close);
+}
+
+/* The body after '{' up to its matching '}' (consumed). */
+static void parse_body(struct parser *ps, struct ptx_function *f, struct stmt_list *scratch)
+{
+    int depth = 0;
+    for (;;) {
+        skip_space(ps);
+        if (ps->p >= ps->end)
+            break;
+        if (*ps->p == '}' && depth == 0) {
+            ps->p++;
+            break;
+        }
+        if (!list_push(ps, scratch, parse_body_statement(ps, &depth, true)))
+            break;
+    }
+    f->body = list_finish(ps, scratch, &f->nbody);
+}
+
+int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx_stmt ***out,
+                         size_t *count)
+{
+    struct parser ps = {module, text, text + strlen(text), false};
+    struct stmt_list list = {NULL, 0, 0};
+    int depth = 0;
+    bool unparsed = false;
+    for (;;) {
+        skip_space(&ps);
+        if (ps.p >= ps.end)
+            break;
+        struct ptx_stmt *s = parse_body_statement(&ps, &depth, false);
+        if (!list_push(&ps, &list, s))
+            break;
+        unparsed |= s->unparsed;
+    }
+    *out = list_finish(&ps, &list, count);
+    free(list.items);
+    /* Blocks may open in one call and close in a later one. */
+    return ps.out_of_memory || unparsed ? -1 : 0;
+}
+
+/* --- top level ---------------------------------------------------------------- */
+
+static void parse_params(struct parser *ps, struct ptx_function *f, const char *open,
+                         const char *close)
+{
+    struct ptx_str parts[MAX_PARTS];
+    struct ptx_str *list = parts;
+    size_t max = MAX_PARTS;
+    long n = split_commas(ps, open + 1, close - 1, parts, max);
+    if (n < 0) { /* a long parameter list: count commas for the real bound */
+        max = 1;
+        for (const char *q = open; q < close; q++)
+            max += *q == ',';
+        list = ptx_alloc(ps->m, max * sizeof *list);
+        if (list == NULL) {
+            ps->out_of_memory = true;
+            return;
+        }
+        n = split_commas(ps, open + 1, close - 1, list, max);
+        if (n < 0)
+            n = 0;
+    }
+    f->nparams = (size_t)n;
+    f->params = ptx_alloc(ps->m, ((size_t)n + 1) * sizeof *f->params);
+    if (f->params == NULL) {
+        ps->out_of_memory = true;
+        f->nparams = 0;
+        return;
+    }
+    for (long i = 0; i < n; i++) {
+        struct ptx_param *p = &f->params[i];
+        p->text = list[i];
+        read_declarator(list[i].p, list[i].p + list[i].n, &p->name, &p->size, &p->aggregate,
+                        &p->floating);
+        if (p->name.p == NULL)
+            p->name = list[i];
+    }
+}
+
+static struct ptx_stmt *parse_function(struct parser *ps, const char *start, bool is_entry,
+                                       struct stmt_list *scratch)
+{
+    struct ptx_function f;
+    memset(&f, 0, sizeof f);
+    f.is_entry = is_entry;
+    for (;;) {
+        skip_space(ps);
+        if (ps->p >= ps->end)
+            break;
+        char c = *ps->p;
+        if (c == '.') {
+            struct ptx_str w = read_directive(ps);
+            if (w.n <= 1)
+                break;
+            if (ptx_str_is(w, ".attribute")) {
+                skip_space(ps);
+                if (ps->p < ps->end && *ps->p == '(')
+                    ps->p = skip_balanced(ps->p, ps->end);
+            }
+        } else if (c == '(') {
+            ps->p = skip_balanced(ps->p, ps->end);
+        } else if (is_ident_start(c) && c != '%') {
+            f.name = read_ident(ps);
+            break;
+        } else {
+            break;
+        }
+    }
+    if (f.name.n == 0) {
+        ps->p = start;
+        const char *to = through_semicolon(ps, false);
+        ps->p = to;
+        return verbatim(ps, start, to, true);
+    }
+    f.head = slice(start, f.name.p + f.name.n);
+    skip_space(ps);
+    if (ps->p < ps->end && *ps->p == '(') {
+        const char *open = ps->p;
+        ps->p = skip_balanced(ps->p, ps->end);
+        f.has_param_list = true;
+        parse_params(ps, &f, open, ps->p);
+    }
+    const char *tail = ps->p;
+    while (ps->p < ps->end && *ps->p != '{' && *ps->p != ';') {
+        const char *q = skip_comment(ps->p, ps->end);
+        ps->p = q != ps->p ? q : ps->p + 1;
+    }
+    f.tail = strip_comments(ps, slice(tail, ps->p));
+    struct ptx_stmt *s = new_stmt(ps, PTX_FUNCTION);
+    if (s == NULL)
+        return NULL;
+    if (ps->p < ps->end && *ps->p == '{') {
+        ps->p++;
+        f.has_body = true;
+        parse_body(ps, &f, scratch);
+    } else if (ps->p < ps->end) {
+        ps->p++; /* the prototype's ';' */
+    }
+    s->u.func = f;
+    return s;
+}
+
+static struct ptx_stmt *parse_variable(struct parser *ps, const char *start, enum ptx_space space,
+                                       bool external)
+{
+    const char *decl = ps->p;
+    const char *to = through_semicolon(ps, false);
+    ps->p = to;
+    struct ptx_stmt *s = new_stmt(ps, PTX_VARIABLE);
+    if (s == NULL)
+        return NULL;
+    struct ptx_variable *v = &s->u.var;
+    v->text = slice(start, to);
+    v->space = space;
+    v->external = external;
+    read_declarator(decl, to, &v->name, &v->size, NULL, NULL);
+    const char *eq = memchr(decl, '=', (size_t)(to - decl));
+    v->initialized = eq != NULL;
+    if (v->name.p == NULL)
+        s->unparsed = true;
+    return s;
+}
+
+static unsigned arch_of_target(struct ptx_str text)
+{
+    const char *p = text.p, *end = text.p + text.n;
+    for (; p + 3 < end; p++)
+        if (p[0] == 's' && p[1] == 'm' && p[2] == '_' && is_digit(p[3])) {
+            unsigned arch = 0;
+            for (p += 3; p < end && is_digit(*p); p++)
+                arch = arch * 10 + (unsigned)(*p - '0');
+            return arch;
+        }
+    return 0;
+}
+
+static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list *scratch)
+{
+    const char *start = ps->p;
+    if (*start != '.') {
+        const char *to = through_semicolon(ps, false);
+        ps->p = to;
+        return verbatim(ps, start, to, true);
+    }
+    struct ptx_str word = read_directive(ps);
+    if (word_in(word, line_directives)) {
+        const char *to = line_end(ps->p, ps->end);
+        ps->p = to;
+        struct ptx_stmt *s = verbatim(ps, start, to, false);
+        if (s)
+            s->word = word;
+        if (ptx_str_is(word, ".target"))
+            ps->m->target_arch = arch_of_target(slice(start, to));
+        return s;
+    }
+    if (ptx_str_is(word, ".section")) {
+        const char *open = memchr(ps->p, '{', (size_t)(ps->end - ps->p));
+        const char *to = open ? skip_balanced(open, ps->end) : ps->end;
+        ps->p = to;
+        struct ptx_stmt *s = verbatim(ps, start, to, false);
+        if (s)
+            s->word = word;
+        return s;
+    }
+    bool external = false;
+    while (word_in(word, linkage_words)) {
+        external |= ptx_str_is(word, ".extern");
+        skip_space(ps);
+        word = read_directive(ps);
+    }
+    if (ptx_str_is(word, ".entry") || ptx_str_is(word, ".func"))
+        return parse_function(ps, start, ptx_str_is(word, ".entry"), scratch);
+    enum ptx_space space = space_of(word);
+    if (space != PTX_SPACE_NONE)
+        return parse_variable(ps, start, space, external);
+    const char *to = through_semicolon(ps, false);
+    ps->p = to;
+    struct ptx_stmt *s = verbatim(ps, start, to, false);
+    if (s)
+        s->word = word;
+    return s;
+}
+
+int ptx_parse(const char *text, size_t size, struct ptx_module *module)
+{
+    memset(module, 0, sizeof *module);
+    module->source = text;
+    module->source_size = size;
+    struct parser ps = {module, text, text + size, false};
+    struct stmt_list top = {NULL, 0, 0}, body = {NULL, 0, 0};
+    for (;;) {
+        skip_space(&ps);
+        if (ps.p >= ps.end || *ps.p == '\0')
+            break;
+        if (!list_push(&ps, &top, parse_top_statement(&ps, &body)))
+            break;
+    }
+    module->top = list_finish(&ps, &top, &module->ntop);
+    free(top.items);
+    free(body.items);
+    if (ps.out_of_memory) {
+        ptx_module_free(module);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,37 @@
+/* The rewriting passes that make a module runnable as one slice of a grid
+ * per GPU, and the names they add, which the runtime that loads the
+ * rewritten modules relies on. Each pass returns 0, or -1 with a one-line
+ * reason in err. */
+#ifndef MGPU_PTX_PASSES_H
+#define MGPU_PTX_PASSES_H
+
+#include "ptx/ptx_module.h"
+
+/* The parameter every rewritten kernel takes after its own: six u32, the
+ * slice's first block (x, y, z) and the full grid (x, y, z). */
+#define MGPU_PTX_GRID_PARAM "__mgpu_grid"
+#define MGPU_PTX_GRID_PARAM_SIZE 24
+/* Where kernels leave __mgpu_grid for device functions. */
+#define MGPU_PTX_GRID_SHARED "__mgpu_grid_shared"
+/* A u32 the runtime sets to the GPU's ordinal when it loads the module. */
+#define MGPU_PTX_DEVICE_ORDINAL "__mgpu_device_ordinal"
+/* u64 addresses of the home module's globals, filled by the runtime. */
+#define MGPU_PTX_GLOBALS_TABLE "__mgpu_globals"
+
+int ptx_pass_block_offset(struct ptx_module *m);
+int ptx_pass_scope(struct ptx_module *m);
+int ptx_pass_device_ordinal(struct ptx_module *m);
+
+/* What the module-globals pass leaves for the runtime. */
+struct ptx_globals_plan {
+    char **redirected; /* __mgpu_globals[i] must hold the home address of redirected[i] */
+    size_t nredirected;
+    char **constants; /* .const variables kept per GPU: refresh from the home copy */
+    size_t *constant_sizes;
+    size_t nconstants;
+};
+int ptx_pass_module_globals(struct ptx_module *m, struct ptx_globals_plan *plan, char *err,
+                            size_t errlen);
+void ptx_globals_plan_free(struct ptx_globals_plan *plan);
+
+#endif

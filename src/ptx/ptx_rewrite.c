@@ -1,0 +1,82 @@
+/* Owns running the rewriting passes over PTX text, in a fixed order, and
+ * naming them. */
+#include "ptx/ptx_rewrite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    unsigned pass;
+} pass_names[] = {
+    {"block-offset", MGPU_PASS_BLOCK_OFFSET},
+    {"scope", MGPU_PASS_SCOPE},
+    {"device-ordinal", MGPU_PASS_DEVICE_ORDINAL},
+    {"module-globals", MGPU_PASS_MODULE_GLOBALS},
+};
+
+long mgpu_ptx_parse_passes(const char *list)
+{
+    if (strcmp(list, "all") == 0)
+        return MGPU_PASS_ALL;
+    if (strcmp(list, "none") == 0)
+        return 0;
+    long passes = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        size_t i;
+        for (i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
+            if (strlen(pass_names[i].name) == n && strncmp(p, pass_names[i].name, n) == 0)
+                break;
+        if (i == sizeof pass_names / sizeof pass_names[0])
+            return -1;
+        passes |= pass_names[i].pass;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return passes;
+}
+
+int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_ptx_rewrite *out,
+                     char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->passes = passes;
+    struct ptx_module m;
+    if (ptx_parse(ptx, size, &m) != 0) {
+        snprintf(err, errlen, "out of memory parsing %zu bytes of PTX", size);
+        return -1;
+    }
+    int rc = -1;
+    /* Globals first: the block-offset pass wraps instructions in blocks and
+     * the globals pass must see the program's own instructions. */
+    if ((passes & MGPU_PASS_MODULE_GLOBALS) &&
+        ptx_pass_module_globals(&m, &out->globals, err, errlen) != 0)
+        goto out;
+    snprintf(err, errlen, "out of memory rewriting PTX");
+    if ((passes & MGPU_PASS_BLOCK_OFFSET) && ptx_pass_block_offset(&m) != 0)
+        goto out;
+    if ((passes & MGPU_PASS_SCOPE) && ptx_pass_scope(&m) != 0)
+        goto out;
+    if ((passes & MGPU_PASS_DEVICE_ORDINAL) && ptx_pass_device_ordinal(&m) != 0)
+        goto out;
+    out->ptx = ptx_print(&m, &out->size);
+    if (out->ptx == NULL)
+        goto out;
+    rc = 0;
+out:
+    ptx_module_free(&m);
+    if (rc != 0)
+        mgpu_ptx_rewrite_free(out);
+    return rc;
+}
+
+void mgpu_ptx_rewrite_free(struct mgpu_ptx_rewrite *r)
+{
+    free(r->ptx);
+    ptx_globals_plan_free(&r->globals);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,40 @@
+/* Rewriting a PTX module for split launches: parse, run the passes, print.
+ * This is what the runtime and `mgpu-ptx rewrite` call. */
+#ifndef MGPU_PTX_REWRITE_H
+#define MGPU_PTX_REWRITE_H
+
+#include "ptx/ptx_passes.h"
+
+#include <stddef.h>
+
+/* Bumped whenever a pass changes what it emits: part of the cache key of
+ * compiled modules. */
+#define MGPU_PTX_PASS_VERSION 1
+
+enum mgpu_ptx_pass {
+    MGPU_PASS_BLOCK_OFFSET = 1,
+    MGPU_PASS_SCOPE = 2,
+    MGPU_PASS_DEVICE_ORDINAL = 4,
+    MGPU_PASS_MODULE_GLOBALS = 8,
+    MGPU_PASS_ALL = 15,
+};
+
+struct mgpu_ptx_rewrite {
+    char *ptx; /* NUL-terminated */
+    size_t size;
+    unsigned passes;
+    struct ptx_globals_plan globals; /* from the module-globals pass */
+};
+
+/* Rewrites PTX text with the given passes (0: parse and print only).
+ * Returns 0, or -1 with a one-line reason in err. */
+int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_ptx_rewrite *out,
+                     char *err, size_t errlen);
+void mgpu_ptx_rewrite_free(struct mgpu_ptx_rewrite *r);
+
+/* Parses "all", "none" or a comma-separated list of pass names
+ * (block-offset, scope, device-ordinal, module-globals). Returns -1 for an
+ * unknown name. */
+long mgpu_ptx_parse_passes(const char *list);
+
+#endif
