@@ -201,8 +201,7 @@ static void analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o
         row->analysed_arch = o->arch;
         row->why = k->why | (rewrites ? 0 : MGPU_WHY_REWRITE);
         row->notes = k->notes;
-        snprintf(row->detail, sizeof row->detail, "%s",
-                 k->why ? k->detail : rewrites ? "" : err);
+        snprintf(row->detail, sizeof row->detail, "%s", k->why ? k->detail : rewrites ? "" : err);
         describe_pointers(k, row->pointers, sizeof row->pointers);
     }
     mgpu_ptx_analysis_free(&a);
@@ -300,8 +299,10 @@ static int rewrite_file(const char *in, const char *out, const char *pass_list)
     if (map_file(in, &f) != 0)
         return 1;
     if (!mgpu_ptx_is_text(f.data, f.size)) {
-        fprintf(stderr, "mgpu-ptx: %s is not PTX text; 'mgpu-ptx extract' gets the PTX out of a "
-                        "program, library or fatbin\n", in);
+        fprintf(stderr,
+                "mgpu-ptx: %s is not PTX text; 'mgpu-ptx extract' gets the PTX out of a "
+                "program, library or fatbin\n",
+                in);
         munmap(f.data, f.size);
         return 1;
     }
@@ -412,7 +413,8 @@ int main(int argc, char **argv)
                 in = out = NULL, i = argc;
         }
         if (in == NULL || out == NULL) {
-            fprintf(stderr, "mgpu-ptx: usage: mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST]\n");
+            fprintf(stderr,
+                    "mgpu-ptx: usage: mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST]\n");
             return EXIT_USAGE;
         }
         return rewrite_file(in, out, passes);

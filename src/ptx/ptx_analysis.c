@@ -221,19 +221,18 @@ static bool opcode_in(struct ptx_str op, const char *const *list)
     return false;
 }
 
-static const char *const texture_opcodes[] = {"tex", "tld4", "txq",  "suld",    "sust",
-                                              "sured", "suq", "istypep", NULL};
+static const char *const texture_opcodes[] = {"tex",   "tld4", "txq",     "suld", "sust",
+                                              "sured", "suq",  "istypep", NULL};
 /* Results that are indices or flags, never addresses. */
 static const char *const non_address_opcodes[] = {
-    "mul", "mul24", "div", "rem", "shl", "shr", "cvt", "setp", "set", "popc", "clz",
-    "bfind", "brev", "bfe", "neg", "abs", "not", "cnot", "vote", "testp", "slct", NULL};
+    "mul",   "mul24", "div", "rem", "shl", "shr", "cvt",  "setp", "set",   "popc", "clz",
+    "bfind", "brev",  "bfe", "neg", "abs", "not", "cnot", "vote", "testp", "slct", NULL};
 /* Results that derive from their last operand only: mad's addend. */
 static const char *const addend_opcodes[] = {"mad", "mad24", "madc", NULL};
 
 /* The spaces named in a cp.* instruction's modifiers: destination first,
  * then source. */
-static void copy_spaces(const struct ptx_instruction *ins, enum ptx_space *dst,
-                        enum ptx_space *src)
+static void copy_spaces(const struct ptx_instruction *ins, enum ptx_space *dst, enum ptx_space *src)
 {
     *dst = *src = PTX_SPACE_NONE;
     for (uint32_t i = 0; i < ins->nmods; i++) {
@@ -290,8 +289,7 @@ static void resolve_call(struct function_view *fv, struct resolved *r,
     }
     long s = ptx_name_set_find(&fv->mv->symbols, callee);
     size_t top = s >= 0 ? fv->mv->symbol_top[s] : 0;
-    if (s >= 0 && fv->mv->m->top[top]->kind == PTX_FUNCTION &&
-        fv->mv->m->top[top]->u.func.has_body)
+    if (s >= 0 && fv->mv->m->top[top]->kind == PTX_FUNCTION && fv->mv->m->top[top]->u.func.has_body)
         r->callee = (long)top;
     else
         r->callee = CALL_EXTERNAL;
@@ -376,8 +374,8 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
             return;
         }
         if (dst == PTX_SPACE_GLOBAL && ins->nops >= 1) {
-            r->access = ptx_instruction_has_mod(ins, "reduce") ? MGPU_PARAM_ATOMIC
-                                                                : MGPU_PARAM_STORE;
+            r->access =
+                ptx_instruction_has_mod(ins, "reduce") ? MGPU_PARAM_ATOMIC : MGPU_PARAM_STORE;
             collect(fv, &r->addr, &ins->ops[0], 1);
         }
         if (src == PTX_SPACE_GLOBAL && ins->nops >= 2) {
@@ -418,9 +416,9 @@ static int resolve_function(struct module_view *mv, size_t top)
         return -1;
     for (size_t i = 0; i < fv->f->nbody; i++)
         resolve_instruction(fv, &fv->ins[i], fv->f->body[i]);
-    if (fv->f->is_entry && (strstr_n(fv->f->tail, ".reqnctapercluster") ||
-                            strstr_n(fv->f->tail, ".explicitcluster") ||
-                            strstr_n(fv->f->tail, ".maxclusterrank")))
+    if (fv->f->is_entry &&
+        (strstr_n(fv->f->tail, ".reqnctapercluster") || strstr_n(fv->f->tail, ".explicitcluster") ||
+         strstr_n(fv->f->tail, ".maxclusterrank")))
         function_reason(fv, MGPU_WHY_CLUSTER, fv->f->tail);
     fv->origin = calloc(fv->nodes.count + 1, sizeof *fv->origin);
     return fv->failed || fv->origin == NULL ? -1 : 0;
@@ -790,13 +788,8 @@ const char *mgpu_kernel_note_text(unsigned bit)
 
 const char *mgpu_param_use_text(unsigned use)
 {
-    static const char *const text[8] = {"unused",
-                                        "load",
-                                        "store",
-                                        "load, store",
-                                        "atomic",
-                                        "load, atomic",
-                                        "store, atomic",
-                                        "load, store, atomic"};
+    static const char *const text[8] = {
+        "unused", "load",         "store",         "load, store",
+        "atomic", "load, atomic", "store, atomic", "load, store, atomic"};
     return text[use & 7];
 }

@@ -32,11 +32,11 @@ enum mgpu_unsplittable {
 enum mgpu_kernel_note {
     MGPU_NOTE_UNKNOWN_STORE = 1u << 0, /* stores through a pointer of unknown origin */
     MGPU_NOTE_UNKNOWN_LOAD = 1u << 1,
-    MGPU_NOTE_GLOBALS = 1u << 2,     /* uses module (__device__) variables */
+    MGPU_NOTE_GLOBALS = 1u << 2, /* uses module (__device__) variables */
     MGPU_NOTE_PRINTF = 1u << 3,
-    MGPU_NOTE_SYNC_SCOPE = 1u << 4,  /* GPU-scope fences or atomics (made system scope) */
-    MGPU_NOTE_READS_GRID = 1u << 5,  /* reads %ctaid or %nctaid */
-    MGPU_NOTE_CONSTANTS = 1u << 6,   /* reads __constant__ variables */
+    MGPU_NOTE_SYNC_SCOPE = 1u << 4, /* GPU-scope fences or atomics (made system scope) */
+    MGPU_NOTE_READS_GRID = 1u << 5, /* reads %ctaid or %nctaid */
+    MGPU_NOTE_CONSTANTS = 1u << 6,  /* reads __constant__ variables */
     MGPU_NOTE_COUNT = 7,
 };
 

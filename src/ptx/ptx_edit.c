@@ -51,7 +51,8 @@ int ptx_builder_finish(struct ptx_body_builder *b, struct ptx_function *f)
     if (!b->failed) {
         struct ptx_stmt **body = ptx_alloc(b->module, (b->count + 1) * sizeof *body);
         if (body != NULL) {
-            memcpy(body, b->items, b->count * sizeof *body);
+            if (b->count)
+                memcpy(body, b->items, b->count * sizeof *body);
             f->body = body;
             f->nbody = b->count;
             rc = 0;
@@ -74,8 +75,10 @@ struct ptx_stmt *ptx_copy_instruction(struct ptx_module *module, const struct pt
     struct ptx_str *parts = ptx_alloc(module, (n + 1) * sizeof *parts);
     if (parts == NULL)
         return NULL;
-    memcpy(parts, ins->mods, ins->nmods * sizeof *parts);
-    memcpy(parts + ins->nmods, ins->ops, ins->nops * sizeof *parts);
+    if (ins->nmods)
+        memcpy(parts, ins->mods, ins->nmods * sizeof *parts);
+    if (ins->nops)
+        memcpy(parts + ins->nmods, ins->ops, ins->nops * sizeof *parts);
     copy->u.ins.mods = parts;
     copy->u.ins.ops = parts + ins->nmods;
     return copy;
@@ -89,9 +92,11 @@ int ptx_insert_mod(struct ptx_module *module, struct ptx_instruction *ins, uint3
         return -1;
     if (at > ins->nmods)
         at = ins->nmods;
-    memcpy(mods, ins->mods, at * sizeof *mods);
+    if (at)
+        memcpy(mods, ins->mods, at * sizeof *mods);
     mods[at] = ptx_str_of(mod);
-    memcpy(mods + at + 1, ins->mods + at, (ins->nmods - at) * sizeof *mods);
+    if (ins->nmods > at)
+        memcpy(mods + at + 1, ins->mods + at, (ins->nmods - at) * sizeof *mods);
     ins->mods = mods;
     ins->nmods++;
     return 0;
@@ -99,8 +104,8 @@ int ptx_insert_mod(struct ptx_module *module, struct ptx_instruction *ins, uint3
 
 static bool word_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c == '%';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$' || c == '%';
 }
 
 /* The next whole-word occurrence of token in [p, end), or NULL. A '.'
@@ -125,8 +130,8 @@ bool ptx_has_token(struct ptx_str text, const char *token)
     return find_token(text.p, text.p + text.n, token, strlen(token)) != NULL;
 }
 
-struct ptx_str ptx_replace_token(struct ptx_module *module, struct ptx_str text, struct ptx_str token,
-                                 const char *replacement)
+struct ptx_str ptx_replace_token(struct ptx_module *module, struct ptx_str text,
+                                 struct ptx_str token, const char *replacement)
 {
     size_t rn = strlen(replacement);
     size_t hits = 0;

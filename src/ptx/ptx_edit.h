@@ -33,8 +33,8 @@ int ptx_insert_mod(struct ptx_module *module, struct ptx_instruction *ins, uint3
  * "%ctaid.xy", "buf" is not in "buf2"). */
 bool ptx_has_token(struct ptx_str text, const char *token);
 /* text with every whole-word `token` replaced. */
-struct ptx_str ptx_replace_token(struct ptx_module *module, struct ptx_str text, struct ptx_str token,
-                                 const char *replacement);
+struct ptx_str ptx_replace_token(struct ptx_module *module, struct ptx_str text,
+                                 struct ptx_str token, const char *replacement);
 
 /* Calls fn for every name (identifier, register or symbol, not a number or
  * a modifier) in an operand. */

@@ -13,20 +13,25 @@ struct ptx_arena {
     max_align_t data[];
 };
 
-enum { ARENA_CHUNK = 1 << 20 };
+/* Chunks start small (most modules are) and double up to a limit. */
+enum { ARENA_FIRST_CHUNK = 64 << 10, ARENA_CHUNK = 4 << 20 };
 
 void *ptx_alloc(struct ptx_module *module, size_t size)
 {
     size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
     struct ptx_arena *a = module->arena;
     if (a == NULL || a->size - a->used < size) {
-        size_t chunk = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
+        size_t chunk = a == NULL               ? ARENA_FIRST_CHUNK
+                       : a->size < ARENA_CHUNK ? a->size * 2
+                                               : ARENA_CHUNK;
+        if (size > chunk / 4)
+            chunk = size;
         struct ptx_arena *fresh = malloc(sizeof *fresh + chunk);
         if (fresh == NULL)
             return NULL;
         fresh->used = 0;
         fresh->size = chunk;
-        if (a != NULL && size > ARENA_CHUNK / 4) {
+        if (a != NULL && chunk == size) {
             /* A large block gets its own chunk behind the current one, so the
              * current chunk's free space is not thrown away. */
             fresh->next = a->next;

@@ -47,9 +47,9 @@ struct ptx_variable {
 struct ptx_param {
     struct ptx_str text; /* ".param .u64 name" */
     struct ptx_str name;
-    size_t size;     /* bytes, 0 when unknown */
-    bool aggregate;  /* a .b8 array: a struct passed by value */
-    bool floating;   /* of a floating-point type: never a pointer */
+    size_t size;    /* bytes, 0 when unknown */
+    bool aggregate; /* a .b8 array: a struct passed by value */
+    bool floating;  /* of a floating-point type: never a pointer */
 };
 
 struct ptx_stmt;
@@ -78,7 +78,8 @@ struct ptx_instruction {
 
 struct ptx_stmt {
     enum ptx_stmt_kind kind;
-    bool unparsed; /* PTX_VERBATIM in a body: a statement the parser did not understand */
+    bool unparsed;   /* PTX_VERBATIM in a body: a statement the parser did not understand */
+    const char *pos; /* where it starts in the text it was parsed from */
     union {
         struct ptx_str text; /* VERBATIM, DIRECTIVE (whole text, terminator included), LABEL name */
         struct ptx_variable var;
@@ -111,8 +112,11 @@ int ptx_parse(const char *text, size_t size, struct ptx_module *module);
 int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx_stmt ***out,
                          size_t *count);
 
-/* Prints the module. Returns a malloc'd NUL-terminated string and its
- * length, or NULL when memory runs out. */
+/* Prints the module. Statements read from the module's source start on
+ * the line they were on there (blank lines fill the gaps), because ptxas
+ * names some symbols after source lines: printed unchanged, a module
+ * assembles to the same cubin as its source. Returns a malloc'd
+ * NUL-terminated string and its length, or NULL when memory runs out. */
 char *ptx_print(const struct ptx_module *module, size_t *length);
 
 void ptx_module_free(struct ptx_module *module);

@@ -11,6 +11,7 @@
 struct parser {
     struct ptx_module *m;
     const char *p, *end;
+    const char *stmt_start; /* of the statement being parsed */
     bool out_of_memory;
 };
 
@@ -60,6 +61,7 @@ static struct ptx_stmt *new_stmt(struct parser *ps, enum ptx_stmt_kind kind)
     }
     memset(s, 0, sizeof *s);
     s->kind = kind;
+    s->pos = ps->stmt_start;
     return s;
 }
 
@@ -332,6 +334,8 @@ static void read_declarator(const char *p, const char *end, struct ptx_str *name
     bool array = false, unknown = false;
     name->p = NULL;
     name->n = 0;
+    if (floating)
+        *floating = false;
     while (p < end) {
         p = skip_space_at(p, end);
         if (p >= end || *p == '=' || *p == ';' || *p == ',')
@@ -429,8 +433,8 @@ static bool word_in(struct ptx_str w, const char *const *words)
 }
 
 static const char *const linkage_words[] = {".visible", ".extern", ".weak", ".common", NULL};
-static const char *const line_directives[] = {".version", ".target", ".address_size", ".file",
-                                              ".loc", NULL};
+static const char *const line_directives[] = {".version", ".target", ".address_size",
+                                              ".file",    ".loc",    NULL};
 
 static enum ptx_space space_of(struct ptx_str w)
 {
@@ -511,8 +515,10 @@ static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
         return NULL;
     }
     ins.ops = ins.mods + nmods;
-    memcpy(ins.mods, mods, nmods * sizeof *mods);
-    memcpy(ins.ops, ops, (size_t)nops * sizeof *ops);
+    if (nmods)
+        memcpy(ins.mods, mods, nmods * sizeof *mods);
+    if (nops)
+        memcpy(ins.ops, ops, (size_t)nops * sizeof *ops);
     s->u.ins = ins;
     return s;
 }
@@ -523,6 +529,7 @@ static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
 static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool stop_at_close)
 {
     const char *start = ps->p;
+    ps->stmt_start = start;
     char c = *start;
     if (c == '{') {
         ps->p++;
@@ -584,7 +591,7 @@ static void parse_body(struct parser *ps, struct ptx_function *f, struct stmt_li
 int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx_stmt ***out,
                          size_t *count)
 {
-    struct parser ps = {module, text, text + strlen(text), false};
+    struct parser ps = {module, text, text + strlen(text), text, false};
     struct stmt_list list = {NULL, 0, 0};
     int depth = 0;
     bool unparsed = false;
@@ -632,6 +639,7 @@ static void parse_params(struct parser *ps, struct ptx_function *f, const char *
         f->nparams = 0;
         return;
     }
+    memset(f->params, 0, ((size_t)n + 1) * sizeof *f->params);
     for (long i = 0; i < n; i++) {
         struct ptx_param *p = &f->params[i];
         p->text = list[i];
@@ -742,6 +750,7 @@ static unsigned arch_of_target(struct ptx_str text)
 static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list *scratch)
 {
     const char *start = ps->p;
+    ps->stmt_start = start;
     if (*start != '.') {
         const char *to = through_semicolon(ps, false);
         ps->p = to;
@@ -791,7 +800,7 @@ int ptx_parse(const char *text, size_t size, struct ptx_module *module)
     memset(module, 0, sizeof *module);
     module->source = text;
     module->source_size = size;
-    struct parser ps = {module, text, text + size, false};
+    struct parser ps = {module, text, text + size, text, false};
     struct stmt_list top = {NULL, 0, 0}, body = {NULL, 0, 0};
     for (;;) {
         skip_space(&ps);

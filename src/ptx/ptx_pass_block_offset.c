@@ -41,12 +41,11 @@ static bool function_reads_grid(const struct ptx_function *f)
 
 /* The instruction in a block that first computes the registers it reads:
  * { .reg .b32 %__mgpu_ctaid_x; ld...; add...; instruction }. */
-static void rewrite_instruction(struct ptx_body_builder *b, const struct ptx_stmt *s,
-                                unsigned mask, bool in_kernel)
+static void rewrite_instruction(struct ptx_body_builder *b, const struct ptx_stmt *s, unsigned mask,
+                                bool in_kernel)
 {
-    static const char *const temp[6] = {"%__mgpu_ctaid_x",  "%__mgpu_ctaid_y",
-                                        "%__mgpu_ctaid_z",  "%__mgpu_nctaid_x",
-                                        "%__mgpu_nctaid_y", "%__mgpu_nctaid_z"};
+    static const char *const temp[6] = {"%__mgpu_ctaid_x",  "%__mgpu_ctaid_y",  "%__mgpu_ctaid_z",
+                                        "%__mgpu_nctaid_x", "%__mgpu_nctaid_y", "%__mgpu_nctaid_z"};
     struct ptx_module *m = b->module;
     char prefix[1024];
     size_t len = (size_t)snprintf(prefix, sizeof prefix, "{\n");
@@ -75,9 +74,8 @@ static void rewrite_instruction(struct ptx_body_builder *b, const struct ptx_stm
         for (uint32_t i = 0; i < copy->u.ins.nops; i++)
             for (unsigned r = 0; r < 6; r++)
                 if (mask & (1u << r))
-                    copy->u.ins.ops[i] = ptx_replace_token(m, copy->u.ins.ops[i],
-                                                           ptx_str_of(special_registers[r]),
-                                                           temp[r]);
+                    copy->u.ins.ops[i] = ptx_replace_token(
+                        m, copy->u.ins.ops[i], ptx_str_of(special_registers[r]), temp[r]);
     for (uint32_t i = 0; copy != NULL && i < copy->u.ins.nops; i++)
         if (copy->u.ins.ops[i].p == NULL)
             copy = NULL;
@@ -90,7 +88,8 @@ static int add_grid_param(struct ptx_module *m, struct ptx_function *f)
     struct ptx_param *params = ptx_alloc(m, (f->nparams + 1) * sizeof *params);
     if (params == NULL)
         return -1;
-    memcpy(params, f->params, f->nparams * sizeof *params);
+    if (f->nparams)
+        memcpy(params, f->params, f->nparams * sizeof *params);
     struct ptx_param *p = &params[f->nparams];
     memset(p, 0, sizeof *p);
     p->text = ptx_str_of(".param .align 4 .b8 " MGPU_PTX_GRID_PARAM "[24]");

@@ -88,17 +88,17 @@ static int redirect_instruction(struct ptx_body_builder *b, const struct ptx_stm
         token[name.n] = '\0';
         long slot = table_index[found->found[k]];
         const char *temp = ptx_format(m, "%%__mgpu_global_%ld", slot);
-        ptx_builder_add_text(b, ptx_format(m,
-                                           ".reg .b64 %s;\nld.const.u64 %s, [" MGPU_PTX_GLOBALS_TABLE
-                                           "+%ld];",
-                                           temp, temp, 8 * slot));
+        ptx_builder_add_text(
+            b, ptx_format(m, ".reg .b64 %s;\nld.const.u64 %s, [" MGPU_PTX_GLOBALS_TABLE "+%ld];",
+                          temp, temp, 8 * slot));
         for (uint32_t i = 0; i < copy->u.ins.nops; i++) {
             struct ptx_str op = copy->u.ins.ops[i];
             if (!ptx_has_token(op, token))
                 continue;
             if (!supported_use(op, name)) {
-                snprintf(err, errlen, "'%.*s' uses the address of %.*s in a way mgpu cannot redirect",
-                         (int)op.n, op.p, (int)name.n, name.p);
+                snprintf(err, errlen,
+                         "'%.*s' uses the address of %.*s in a way mgpu cannot redirect", (int)op.n,
+                         op.p, (int)name.n, name.p);
                 return -1;
             }
             copy->u.ins.ops[i] = ptx_replace_token(m, op, name, temp ? temp : "");
@@ -238,8 +238,8 @@ int ptx_pass_module_globals(struct ptx_module *m, struct ptx_globals_plan *plan,
         if (ptx_builder_finish(&b, f) != 0)
             goto out;
     }
-    if (ptx_add_declaration(m, ptx_format(m, ".const .align 8 .u64 " MGPU_PTX_GLOBALS_TABLE "[%zu];",
-                                          slots)) != 0)
+    if (ptx_add_declaration(
+            m, ptx_format(m, ".const .align 8 .u64 " MGPU_PTX_GLOBALS_TABLE "[%zu];", slots)) != 0)
         goto out;
     rc = 0;
 out:

@@ -8,8 +8,8 @@
 
 static bool is_semantics(struct ptx_str mod)
 {
-    return ptx_str_is(mod, "relaxed") || ptx_str_is(mod, "acquire") ||
-           ptx_str_is(mod, "release") || ptx_str_is(mod, "acq_rel") || ptx_str_is(mod, "sc");
+    return ptx_str_is(mod, "relaxed") || ptx_str_is(mod, "acquire") || ptx_str_is(mod, "release") ||
+           ptx_str_is(mod, "acq_rel") || ptx_str_is(mod, "sc");
 }
 
 static bool has_scope(const struct ptx_instruction *ins)

@@ -10,6 +10,10 @@ struct out {
     char *buf;
     size_t len, cap;
     bool failed;
+    size_t line; /* of the output, from 0 */
+    /* The module's source, and how far its lines have been counted. */
+    const char *source, *source_end, *cursor;
+    size_t source_line;
 };
 
 static void put(struct out *o, const char *s, size_t n)
@@ -30,6 +34,25 @@ static void put(struct out *o, const char *s, size_t n)
     }
     memcpy(o->buf + o->len, s, n);
     o->len += n;
+    for (const char *nl = s; (nl = memchr(nl, '\n', (size_t)(s + n - nl))) != NULL; nl++)
+        o->line++;
+}
+
+/* Blank lines until the output is on the source line of `pos`. */
+static void align_to_source(struct out *o, const char *pos)
+{
+    if (pos == NULL || pos < o->cursor || pos >= o->source_end)
+        return;
+    for (const char *nl = o->cursor; (nl = memchr(nl, '\n', (size_t)(pos - nl))) != NULL; nl++)
+        o->source_line++;
+    o->cursor = pos;
+    static const char blank[] = "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
+    while (o->line < o->source_line) {
+        size_t gap = o->source_line - o->line;
+        put(o, blank, gap < sizeof blank - 1 ? gap : sizeof blank - 1);
+        if (o->failed)
+            return;
+    }
 }
 
 static void put_str(struct out *o, struct ptx_str s)
@@ -64,6 +87,7 @@ static void print_instruction(struct out *o, const struct ptx_instruction *ins)
 
 static void print_statement(struct out *o, const struct ptx_stmt *s)
 {
+    align_to_source(o, s->pos);
     switch (s->kind) {
     case PTX_INSTRUCTION:
         print_instruction(o, &s->u.ins);
@@ -121,7 +145,9 @@ static void print_statement(struct out *o, const struct ptx_stmt *s)
 
 char *ptx_print(const struct ptx_module *module, size_t *length)
 {
-    struct out o = {NULL, 0, 0, false};
+    struct out o = {
+        NULL,           0, 0, false, 0, module->source, module->source + module->source_size,
+        module->source, 0};
     for (size_t i = 0; i < module->ntop; i++)
         print_statement(&o, module->top[i]);
     put(&o, "", 0);

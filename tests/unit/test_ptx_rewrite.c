@@ -1,0 +1,374 @@
+/* Unit tests of the PTX parser, printer, passes and analysis on PTX written
+ * here: tricky syntax parses and prints back to the same structure, each
+ * pass changes exactly what it should, the analysis charges memory uses to
+ * the right parameters through calls, and every truncation and thousands of
+ * corruptions of a module parse, print, analyse and rewrite without a read
+ * outside the text (run under AddressSanitizer in CI). */
+#include "check.h"
+#include "ptx/ptx_analysis.h"
+#include "ptx/ptx_module.h"
+#include "ptx/ptx_rewrite.h"
+
+#include <stdlib.h>
+
+/* Syntax nvcc and hand-written PTX use: comments everywhere, strings with
+ * ';' and '}', a call prototype, guards, vectors, nested blocks, .loc. */
+static const char sample[] =
+    "//\n// a header comment; with { braces }\n//\n"
+    ".version 8.5\n.target sm_90\n.address_size 64\n"
+    ".file 1 \"/tmp/a;b}.cu\"\n"
+    ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 p0, .param .b64 p1);\n"
+    ".global .align 4 .u32 counter;\n"
+    ".global .align 8 .u64 table[4];\n"
+    ".const .align 4 .b8 coeff[32];\n"
+    ".global .align 1 .b8 $str[4] = {97, 59, 125, 0};\n"
+    ".shared .align 4 .b8 tile[128];\n"
+    "/* a block comment\n   over lines */\n"
+    ".func (.param .b32 ret) helper(.param .b64 helper_p0, .param .b64 helper_p1)\n"
+    "{\n"
+    "  .reg .b32 %r<4>; .reg .b64 %rd<4>;\n"
+    "  ld.param.u64 %rd1, [helper_p0];\n"
+    "  ld.param.u64 %rd2, [helper_p1];\n"
+    "  ld.global.u32 %r1, [%rd1+4]; // load through the first\n"
+    "  mov.u32 %r2, %ctaid.y;\n"
+    "  st.global.u32 [%rd2], %r1;\n"
+    "  st.param.b32 [ret+0], %r2;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry kern(\n"
+    "  .param .u64 kern_param_0, // in\n"
+    "  .param .u64 kern_param_1,\n"
+    "  .param .f64 kern_param_2,\n"
+    "  .param .align 8 .b8 kern_param_3[16]\n"
+    ")\n"
+    ".maxntid 256, 1, 1\n"
+    "{\n"
+    "  .reg .pred %p<3>;\n  .reg .b32 %r<20>;\n  .reg .b64 %rd<20>;\n  .reg .f32 %f<4>;\n"
+    "  .loc 1 10 3\n"
+    "  ld.param.u64 %rd1, [kern_param_0];\n"
+    "  ld.param.u64 %rd2, [kern_param_1];\n"
+    "  ld.param.u64 %rd3, [kern_param_3+8];\n"
+    "  cvta.to.global.u64 %rd4, %rd1;\n"
+    "  mov.u32 %r1, %ctaid.x;\n"
+    "  mov.u32 %r2, %nctaid.x;\n"
+    "  mad.lo.s32 %r3, %r1, %r2, %ctaid.z;\n"
+    "  mul.wide.u32 %rd5, %r3, 4;\n"
+    "  add.s64 %rd6, %rd4, %rd5;\n"
+    "  setp.lt.u32 %p1|%p2, %r3, 100;\n"
+    "  @!%p1 bra $L__BB1_2;\n"
+    "  ld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd6];\n"
+    "  atom.global.add.u32 %r4, [%rd3], 1;\n"
+    "  red.global.add.u32 [counter], 1;\n"
+    "  atom.shared.add.u32 %r5, [tile+4], 1;\n"
+    "  atom.relaxed.gpu.global.add.u32 %r6, [%rd6], 1;\n"
+    "  atom.acquire.cta.global.add.u32 %r7, [%rd6], 1;\n"
+    "  membar.gl;\n  membar.cta;\n  fence.acq_rel.gpu;\n  fence.proxy.async;\n"
+    "  ld.acquire.gpu.u32 %r8, [%rd6];\n"
+    "  mov.u64 %rd7, table;\n"
+    "  ld.global.u64 %rd8, [table+8];\n"
+    "  ld.const.f32 %f1, [coeff+4];\n"
+    "$L__BB1_2:\n"
+    "  { // callseq 0\n"
+    "  .reg .b32 temp_param_reg;\n"
+    "  .param .b64 param0;\n  st.param.b64 [param0+0], %rd2;\n"
+    "  .param .b64 param1;\n  st.param.b64 [param1+0], %rd8;\n"
+    "  .param .b32 retval0;\n"
+    "  call.uni (retval0), \n  helper, \n  (\n  param0, \n  param1\n  );\n"
+    "  ld.param.b32 %r9, [retval0+0];\n"
+    "  }\n"
+    "  prototype_0 : .callprototype (.param .b32 _) _ (.param .b64 _);\n"
+    "  .pragma \"nounroll; }\";\n"
+    "  ret;\n"
+    "}\n";
+
+static struct ptx_function *function_named(struct ptx_module *m, const char *name)
+{
+    struct ptx_str n = {name, strlen(name)};
+    return ptx_find_function(m, n);
+}
+
+static size_t count_kind(const struct ptx_function *f, enum ptx_stmt_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->nbody; i++)
+        n += f->body[i]->kind == kind;
+    return n;
+}
+
+static void test_parse_structure(void)
+{
+    struct ptx_module m;
+    CHECK(ptx_parse(sample, sizeof sample - 1, &m) == 0);
+    CHECK(m.target_arch == 90);
+    struct ptx_function *k = function_named(&m, "kern");
+    struct ptx_function *h = function_named(&m, "helper");
+    CHECK(k != NULL && h != NULL && function_named(&m, "vprintf") != NULL);
+    if (k == NULL || h == NULL) {
+        ptx_module_free(&m);
+        return;
+    }
+    CHECK(k->is_entry && !h->is_entry && k->has_body && !function_named(&m, "vprintf")->has_body);
+    CHECK(k->nparams == 4);
+    CHECK(k->params[2].floating && !k->params[0].floating && k->params[0].size == 8);
+    CHECK(k->params[3].aggregate && k->params[3].size == 16);
+    CHECK(ptx_str_is(k->params[3].name, "kern_param_3"));
+    CHECK(count_kind(k, PTX_LABEL) == 2); /* $L__BB1_2 and prototype_0 */
+    CHECK(count_kind(k, PTX_BLOCK_OPEN) == 1 && count_kind(k, PTX_BLOCK_CLOSE) == 1);
+    for (size_t i = 0; i < k->nbody; i++)
+        CHECK(!k->body[i]->unparsed);
+    /* the guarded branch, the vector load and the call */
+    bool saw_guard = false, saw_vector = false, saw_call = false;
+    for (size_t i = 0; i < k->nbody; i++) {
+        const struct ptx_stmt *s = k->body[i];
+        if (s->kind != PTX_INSTRUCTION)
+            continue;
+        const struct ptx_instruction *ins = &s->u.ins;
+        if (ptx_str_is(ins->opcode, "bra")) {
+            saw_guard = ptx_str_is(ins->guard, "!%p1") && ins->nops == 1;
+        } else if (ptx_str_is(ins->opcode, "ld") && ins->nmods == 4) {
+            saw_vector = ptx_str_is(ins->mods[2], "v4") && ins->nops == 2 &&
+                         ptx_str_is(ins->ops[0], "{%f1, %f2, %f3, %f4}");
+        } else if (ptx_str_is(ins->opcode, "call")) {
+            saw_call = ins->nops == 3 && ptx_str_is(ins->ops[1], "helper");
+        }
+    }
+    CHECK(saw_guard && saw_vector && saw_call);
+    struct ptx_variable *v = ptx_find_variable(&m, ptx_str_of("$str"));
+    CHECK(v != NULL && v->initialized && v->size == 4 && v->space == PTX_SPACE_GLOBAL);
+    v = ptx_find_variable(&m, ptx_str_of("table"));
+    CHECK(v != NULL && v->size == 32 && !v->initialized);
+
+    /* Printing is stable: what the printer writes parses to the same text. */
+    size_t n1, n2;
+    char *once = ptx_print(&m, &n1);
+    struct ptx_module again;
+    CHECK(once != NULL && ptx_parse(once, n1, &again) == 0);
+    char *twice = ptx_print(&again, &n2);
+    CHECK_STR(once, twice);
+    CHECK_CONTAINS(once, ".pragma \"nounroll; }\";");
+    CHECK_CONTAINS(once, ".file 1 \"/tmp/a;b}.cu\"");
+    CHECK(strstr(once, "a header comment") == NULL);
+    free(once);
+    free(twice);
+    ptx_module_free(&again);
+    ptx_module_free(&m);
+}
+
+static char *rewrite(const char *ptx, unsigned passes, struct mgpu_ptx_rewrite *rw)
+{
+    char err[256];
+    if (mgpu_ptx_rewrite(ptx, strlen(ptx), passes, rw, err, sizeof err) != 0) {
+        fprintf(stderr, "rewrite: %s\n", err);
+        return NULL;
+    }
+    return rw->ptx;
+}
+
+static void test_scope_pass(void)
+{
+    struct mgpu_ptx_rewrite rw;
+    const char *out = rewrite(sample, MGPU_PASS_SCOPE, &rw);
+    CHECK_CONTAINS(out, "atom.sys.global.add.u32 \t%r4, [%rd3], 1;");
+    CHECK_CONTAINS(out, "red.sys.global.add.u32 \t[counter], 1;");
+    CHECK_CONTAINS(out, "atom.shared.add.u32 \t%r5"); /* shared: unchanged */
+    CHECK_CONTAINS(out, "atom.relaxed.sys.global.add.u32");
+    CHECK_CONTAINS(out, "atom.acquire.cta.global.add.u32"); /* CTA scope: unchanged */
+    CHECK_CONTAINS(out, "membar.sys;");
+    CHECK_CONTAINS(out, "membar.cta;");
+    CHECK_CONTAINS(out, "fence.acq_rel.sys;");
+    CHECK_CONTAINS(out, "fence.proxy.async;");
+    CHECK_CONTAINS(out, "ld.acquire.sys.u32");
+    CHECK(out && strstr(out, ".gpu") == NULL && strstr(out, "membar.gl") == NULL);
+    CHECK(out && strstr(out, "__mgpu") == NULL); /* no other pass ran */
+    mgpu_ptx_rewrite_free(&rw);
+}
+
+static void test_block_offset_pass(void)
+{
+    struct mgpu_ptx_rewrite rw;
+    const char *out = rewrite(sample, MGPU_PASS_BLOCK_OFFSET, &rw);
+    CHECK_CONTAINS(out, "\t.param .align 4 .b8 __mgpu_grid[24]\n)");
+    /* the kernel reads its own registers from the parameter... */
+    CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_ctaid_x_offset, [__mgpu_grid+0];");
+    CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_nctaid_x, [__mgpu_grid+12];");
+    CHECK_CONTAINS(out, "mad.lo.s32 \t%r3, %r1, %r2, %__mgpu_ctaid_z;");
+    /* ...and, since it calls a function that reads %ctaid.y, copies it to
+     * shared memory, where the function reads it. */
+    CHECK_CONTAINS(out, ".shared .align 4 .b8 __mgpu_grid_shared[24];");
+    CHECK_CONTAINS(out, "st.shared.u32 \t[__mgpu_grid_shared+20], %__mgpu_grid_word;");
+    CHECK_CONTAINS(out, "ld.shared.u32 \t%__mgpu_ctaid_y_offset, [__mgpu_grid_shared+4];");
+    mgpu_ptx_rewrite_free(&rw);
+
+    /* Without such a function, no shared copy. */
+    static const char plain[] = ".version 8.5\n.target sm_90\n.address_size 64\n"
+                                ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<3>;\n"
+                                "mov.u32 %r1, %ctaid.x;\nret;\n}\n";
+    out = rewrite(plain, MGPU_PASS_ALL, &rw);
+    CHECK(out != NULL && strstr(out, "__mgpu_grid_shared") == NULL);
+    CHECK_CONTAINS(out, "__mgpu_grid[24]");
+    CHECK_CONTAINS(out, ".visible .const .align 4 .u32 __mgpu_device_ordinal;");
+    CHECK(rw.globals.nredirected == 0 && rw.globals.nconstants == 0);
+    mgpu_ptx_rewrite_free(&rw);
+}
+
+static void test_module_globals_pass(void)
+{
+    struct mgpu_ptx_rewrite rw;
+    const char *out = rewrite(sample, MGPU_PASS_MODULE_GLOBALS, &rw);
+    CHECK(rw.globals.nredirected == 2);
+    if (rw.globals.nredirected == 2) {
+        CHECK_STR(rw.globals.redirected[0], "counter");
+        CHECK_STR(rw.globals.redirected[1], "table");
+    }
+    CHECK(rw.globals.nconstants == 1 && rw.globals.constant_sizes[0] == 32);
+    CHECK_CONTAINS(out, ".const .align 8 .u64 __mgpu_globals[2];");
+    CHECK_CONTAINS(out, "red.global.add.u32 \t[%__mgpu_global_0], 1;");
+    CHECK_CONTAINS(out, "mov.u64 \t%rd7, %__mgpu_global_1;");
+    CHECK_CONTAINS(out, "ld.global.u64 \t%rd8, [%__mgpu_global_1+8];");
+    CHECK_CONTAINS(out, "ld.const.u64 \t%__mgpu_global_1, [__mgpu_globals+8];");
+    CHECK_CONTAINS(out, "ld.const.f32 \t%f1, [coeff+4];"); /* constants stay */
+    CHECK_CONTAINS(out, "[%rd6]"); /* string literals and other operands stay */
+    mgpu_ptx_rewrite_free(&rw);
+
+    char err[256];
+    static const char in_initializer[] = ".version 8.5\n.target sm_90\n.address_size 64\n"
+                                         ".global .u32 x;\n.global .u64 p = generic(x);\n";
+    CHECK(mgpu_ptx_rewrite(in_initializer, sizeof in_initializer - 1, MGPU_PASS_ALL, &rw, err,
+                           sizeof err) == -1);
+    CHECK_CONTAINS(err, "the initializer of p holds the address of x");
+    static const char offset_operand[] = ".version 8.5\n.target sm_90\n.address_size 64\n"
+                                         ".global .u32 x[4];\n.visible .entry k()\n{\n"
+                                         ".reg .b64 %rd<2>;\nmov.u64 %rd1, x+4;\nret;\n}\n";
+    CHECK(mgpu_ptx_rewrite(offset_operand, sizeof offset_operand - 1, MGPU_PASS_ALL, &rw, err,
+                           sizeof err) == -1);
+    CHECK_CONTAINS(err, "uses the address of x in a way mgpu cannot redirect");
+}
+
+static const struct mgpu_kernel_info *analyse(const char *ptx, struct ptx_module *m,
+                                              struct mgpu_ptx_analysis *a)
+{
+    CHECK(ptx_parse(ptx, strlen(ptx), m) == 0);
+    CHECK(mgpu_ptx_analyze(m, a) == 0);
+    return a->nkernels ? &a->kernels[0] : NULL;
+}
+
+static void test_analysis(void)
+{
+    struct ptx_module m;
+    struct mgpu_ptx_analysis a;
+    const struct mgpu_kernel_info *k = analyse(sample, &m, &a);
+    CHECK(k != NULL && a.nkernels == 1);
+    if (k != NULL && k->nparams == 4) {
+        CHECK_STR(k->name, "kern");
+        CHECK(k->why == 0);
+        /* param 0: loads and atomics; param 1: passed to helper as its
+         * first argument, which it loads through; param 3 (a struct): an
+         * atomic through the pointer at offset 8 */
+        CHECK(k->params[0].use == (MGPU_PARAM_LOAD | MGPU_PARAM_ATOMIC));
+        CHECK(k->params[1].use == MGPU_PARAM_LOAD);
+        CHECK(k->params[2].use == 0 && k->params[2].floating);
+        CHECK(k->params[3].use == MGPU_PARAM_ATOMIC && k->params[3].aggregate);
+        /* helper stores through its second argument, a pointer the kernel
+         * read from `table`: of unknown origin */
+        CHECK(k->notes & MGPU_NOTE_UNKNOWN_STORE);
+        CHECK(!(k->notes & MGPU_NOTE_UNKNOWN_LOAD));
+        CHECK(k->notes & MGPU_NOTE_GLOBALS);
+        CHECK(k->notes & MGPU_NOTE_CONSTANTS);
+        CHECK(k->notes & MGPU_NOTE_READS_GRID);
+        CHECK(k->notes & MGPU_NOTE_SYNC_SCOPE);
+    }
+    mgpu_ptx_analysis_free(&a);
+    ptx_module_free(&m);
+
+    /* Recursion settles; a device-side launch and an external call are
+     * reasons; %ctaid as a vector is one. */
+    static const char recursive[] =
+        ".version 8.5\n.target sm_90\n.address_size 64\n"
+        ".extern .func (.param .b32 r) cudaLaunchDeviceV2(.param .b64 a, .param .b64 b);\n"
+        ".func walk(.param .b64 walk_p)\n{\n.reg .b64 %rd<3>;\n"
+        "ld.param.u64 %rd1, [walk_p];\nst.global.u32 [%rd1], 0;\n"
+        "{\n.param .b64 param0;\nst.param.b64 [param0+0], %rd1;\ncall.uni walk, (param0);\n}\n"
+        "ret;\n}\n"
+        ".visible .entry k(.param .u64 k_p, .param .u64 k_q)\n{\n.reg .b64 %rd<3>;\n"
+        "ld.param.u64 %rd1, [k_p];\n"
+        "{\n.param .b64 param0;\nst.param.b64 [param0+0], %rd1;\ncall.uni walk, (param0);\n}\n"
+        "ret;\n}\n"
+        ".visible .entry launcher(.param .u64 l_p)\n{\n.reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
+        "{\n.param .b64 param0;\n.param .b64 param1;\n.param .b32 retval0;\n"
+        "call.uni (retval0), cudaLaunchDeviceV2, (param0, param1);\n}\n"
+        "mov.v4.u32 {%r1, %r1, %r1, %r1}, %ctaid;\nret;\n}\n";
+    k = analyse(recursive, &m, &a);
+    CHECK(a.nkernels == 2);
+    if (a.nkernels == 2) {
+        CHECK(a.kernels[0].why == 0 && a.kernels[0].params[0].use == MGPU_PARAM_STORE);
+        CHECK(a.kernels[0].params[1].use == 0);
+        CHECK(a.kernels[1].why == (MGPU_WHY_DEVICE_LAUNCH | MGPU_WHY_GRID_VECTOR));
+        CHECK(a.kernels[1].detail != NULL);
+    }
+    mgpu_ptx_analysis_free(&a);
+    ptx_module_free(&m);
+
+    static const char unparsed[] = ".version 8.5\n.target sm_90\n.address_size 64\n"
+                                   ".visible .entry k()\n{\n@ 12 garbage here;\nret;\n}\n";
+    k = analyse(unparsed, &m, &a);
+    CHECK(k != NULL && k->why == MGPU_WHY_UNPARSED);
+    mgpu_ptx_analysis_free(&a);
+    ptx_module_free(&m);
+}
+
+/* Parses, prints, analyses and rewrites; whatever the text, no crash. */
+static void exercise(const char *text, size_t size)
+{
+    char *copy = malloc(size + 1); /* exactly the bytes, so ASan sees any overrun */
+    if (copy == NULL)
+        return;
+    memcpy(copy, text, size);
+    copy[size] = '\0';
+    struct ptx_module m;
+    if (ptx_parse(copy, size, &m) == 0) {
+        size_t n;
+        free(ptx_print(&m, &n));
+        struct mgpu_ptx_analysis a;
+        if (mgpu_ptx_analyze(&m, &a) == 0)
+            mgpu_ptx_analysis_free(&a);
+        ptx_module_free(&m);
+    }
+    struct mgpu_ptx_rewrite rw;
+    char err[256];
+    if (mgpu_ptx_rewrite(copy, size, MGPU_PASS_ALL, &rw, err, sizeof err) == 0)
+        mgpu_ptx_rewrite_free(&rw);
+    free(copy);
+}
+
+static void test_robustness(void)
+{
+    size_t size = sizeof sample - 1;
+    for (size_t cut = 0; cut <= size; cut++)
+        exercise(sample, cut);
+    static const char noise[] = "{}()[];:.,@!%$\"/*\n \t0x_aZ<>=+-|";
+    char *mutated = malloc(size);
+    srand(12345);
+    for (int round = 0; round < 5000 && mutated; round++) {
+        memcpy(mutated, sample, size);
+        int edits = 1 + rand() % 8;
+        for (int e = 0; e < edits; e++)
+            mutated[rand() % size] = noise[rand() % (sizeof noise - 1)];
+        exercise(mutated, size);
+    }
+    free(mutated);
+    exercise("", 0);
+    exercise("}}}}", 4);
+    exercise(".entry", 6);
+    exercise(".visible .func (", 16);
+}
+
+int main(void)
+{
+    test_parse_structure();
+    test_scope_pass();
+    test_block_offset_pass();
+    test_module_globals_pass();
+    test_analysis();
+    test_robustness();
+    CHECK_DONE();
+}
