@@ -60,6 +60,28 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuFuncGetName", (void **)&mgpu_drv.cuFuncGetName},
         {"cuKernelGetName", (void **)&mgpu_drv.cuKernelGetName},
     };
+    /* For per-GPU modules; where a driver lacks one, mgpu does not split. */
+    struct {
+        const char *name;
+        void **slot;
+    } optional[] = {
+        {"cuCtxPushCurrent_v2", (void **)&mgpu_drv.cuCtxPushCurrent},
+        {"cuCtxPopCurrent_v2", (void **)&mgpu_drv.cuCtxPopCurrent},
+        {"cuCtxGetDevice", (void **)&mgpu_drv.cuCtxGetDevice},
+        {"cuModuleLoadData", (void **)&mgpu_drv.cuModuleLoadData},
+        {"cuModuleUnload", (void **)&mgpu_drv.cuModuleUnload},
+        {"cuModuleGetFunction", (void **)&mgpu_drv.cuModuleGetFunction},
+        {"cuModuleGetGlobal_v2", (void **)&mgpu_drv.cuModuleGetGlobal},
+        {"cuFuncGetParamInfo", (void **)&mgpu_drv.cuFuncGetParamInfo},
+        {"cuMemcpyHtoD_v2", (void **)&mgpu_drv.cuMemcpyHtoD},
+        {"cuMemcpyDtoD_v2", (void **)&mgpu_drv.cuMemcpyDtoD},
+        {"cuLinkCreate_v2", (void **)&mgpu_drv.cuLinkCreate},
+        {"cuLinkAddData_v2", (void **)&mgpu_drv.cuLinkAddData},
+        {"cuLinkComplete", (void **)&mgpu_drv.cuLinkComplete},
+        {"cuLinkDestroy", (void **)&mgpu_drv.cuLinkDestroy},
+        {"cuMemAlloc_v2", (void **)&mgpu_drv.cuMemAlloc},
+        {"cuMemFree_v2", (void **)&mgpu_drv.cuMemFree},
+    };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         *wanted[i].slot = dlsym(h, wanted[i].name);
         if (*wanted[i].slot == NULL) {
@@ -71,6 +93,8 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
             return -1;
         }
     }
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+        *optional[i].slot = dlsym(h, optional[i].name);
     snprintf(driver_path, sizeof driver_path, "%s", path);
     driver_handle = h;
     return 0;

@@ -29,6 +29,23 @@ struct mgpu_driver_api {
     PFN_cuEventDestroy_v4000 cuEventDestroy;
     PFN_cuFuncGetName_v12030 cuFuncGetName;
     PFN_cuKernelGetName_v12030 cuKernelGetName;
+    /* per-GPU modules */
+    PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent;
+    PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent;
+    PFN_cuCtxGetDevice_v2000 cuCtxGetDevice;
+    PFN_cuModuleLoadData_v2000 cuModuleLoadData;
+    PFN_cuModuleUnload_v2000 cuModuleUnload;
+    PFN_cuModuleGetFunction_v2000 cuModuleGetFunction;
+    PFN_cuModuleGetGlobal_v3020 cuModuleGetGlobal;
+    PFN_cuFuncGetParamInfo_v12040 cuFuncGetParamInfo;
+    PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD;
+    PFN_cuMemcpyDtoD_v3020 cuMemcpyDtoD;
+    PFN_cuLinkCreate_v6050 cuLinkCreate;
+    PFN_cuLinkAddData_v6050 cuLinkAddData;
+    PFN_cuLinkComplete_v5050 cuLinkComplete;
+    PFN_cuLinkDestroy_v5050 cuLinkDestroy;
+    PFN_cuMemAlloc_v3020 cuMemAlloc;
+    PFN_cuMemFree_v3020 cuMemFree;
 };
 
 extern struct mgpu_driver_api mgpu_drv;

@@ -1,0 +1,407 @@
+/* Owns loading a rewritten module on every selected GPU (see
+ * module_copies.h): the compile through the driver's JIT linker, the disk
+ * cache of compiled images (keyed by the rewritten PTX, the architecture
+ * and the pass version), and setting each copy's per-module data. All
+ * driver calls go to the real driver. */
+#include "module_copies.h"
+
+#include "real_driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool mgpu_module_cache_dir(char *out, size_t len)
+{
+    const char *dir = getenv("MGPU_CACHE_DIR");
+    if (dir != NULL && strcmp(dir, "off") == 0)
+        return false;
+    if (dir != NULL && dir[0])
+        snprintf(out, len, "%s", dir);
+    else if ((dir = getenv("XDG_CACHE_HOME")) != NULL && dir[0])
+        snprintf(out, len, "%s/mgpu", dir);
+    else if ((dir = getenv("HOME")) != NULL && dir[0])
+        snprintf(out, len, "%s/.cache/mgpu", dir);
+    else
+        return false;
+    return true;
+}
+
+/* Two independent 64-bit FNV-1a hashes: 128 bits of key. */
+static void hash_key(const char *data, size_t size, unsigned arch, uint64_t key[2])
+{
+    uint64_t a = 1469598103934665603u, b = 0x9ae16a3b2f90404fu;
+    char prefix[64];
+    int n = snprintf(prefix, sizeof prefix, "mgpu-pass-%d-sm_%u:", MGPU_PTX_PASS_VERSION, arch);
+    for (int i = 0; i < n; i++) {
+        a = (a ^ (unsigned char)prefix[i]) * 1099511628211u;
+        b = (b ^ (unsigned char)prefix[i]) * 0x100000001b3u + 0x632be59bd9b4e019u;
+    }
+    for (size_t i = 0; i < size; i++) {
+        a = (a ^ (unsigned char)data[i]) * 1099511628211u;
+        b = (b ^ (unsigned char)data[i]) * 0x100000001b3u + 0x632be59bd9b4e019u;
+    }
+    key[0] = a;
+    key[1] = b;
+}
+
+static void cache_path(const char *dir, const uint64_t key[2], char *out, size_t len)
+{
+    snprintf(out, len, "%s/%016llx%016llx.cubin", dir, (unsigned long long)key[0],
+             (unsigned long long)key[1]);
+}
+
+static void *read_cached(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    void *data = NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0) {
+        data = malloc((size_t)st.st_size);
+        if (data != NULL && fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+            free(data);
+            data = NULL;
+        }
+        *size = (size_t)st.st_size;
+    }
+    fclose(f);
+    return data;
+}
+
+/* Writes through a temporary file and a rename, so that concurrent
+ * processes never read half a file. A cache that cannot be written is not
+ * an error: the next run compiles again. */
+static void write_cached(const char *dir, const char *path, const void *data, size_t size)
+{
+    char tmp[4400];
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", dir);
+        char *slash = strrchr(parent, '/');
+        if (slash == NULL)
+            return;
+        *slash = '\0';
+        mkdir(parent, 0777);
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return;
+    }
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return;
+    bool ok = write(fd, data, size) == (ssize_t)size;
+    ok &= close(fd) == 0;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+/* Compiles PTX for the current context's GPU with the driver's JIT linker.
+ * Returns a malloc'd cubin, or NULL with a reason in err. */
+static void *compile(const char *ptx, size_t size, size_t *cubin_size, char *err, size_t errlen)
+{
+    char log[4096] = "";
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {log, (void *)(uintptr_t)sizeof log};
+    CUlinkState link;
+    CUresult r = mgpu_drv.cuLinkCreate(2, options, values, &link);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "cuLinkCreate: %s", mgpu_cu_error_name(r));
+        return NULL;
+    }
+    void *copy = NULL;
+    r = mgpu_drv.cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, size, "mgpu-rewritten.ptx", 0,
+                               NULL, NULL);
+    void *cubin = NULL;
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuLinkComplete(link, &cubin, cubin_size);
+    if (r != CUDA_SUCCESS) {
+        char *nl = strchr(log, '\n');
+        if (nl)
+            *nl = '\0';
+        snprintf(err, errlen, "the JIT compiler refuses the rewritten PTX: %s%s%s",
+                 mgpu_cu_error_name(r), log[0] ? ": " : "", log);
+    } else if ((copy = malloc(*cubin_size)) != NULL) {
+        memcpy(copy, cubin, *cubin_size);
+    } else {
+        snprintf(err, errlen, "out of memory");
+    }
+    mgpu_drv.cuLinkDestroy(link);
+    return copy;
+}
+
+static bool driver_has_module_calls(void)
+{
+    return mgpu_drv.cuCtxPushCurrent && mgpu_drv.cuCtxPopCurrent && mgpu_drv.cuCtxGetDevice &&
+           mgpu_drv.cuModuleLoadData && mgpu_drv.cuModuleUnload && mgpu_drv.cuModuleGetFunction &&
+           mgpu_drv.cuModuleGetGlobal && mgpu_drv.cuFuncGetParamInfo && mgpu_drv.cuMemcpyHtoD &&
+           mgpu_drv.cuMemcpyDtoD && mgpu_drv.cuLinkCreate && mgpu_drv.cuLinkAddData &&
+           mgpu_drv.cuLinkComplete && mgpu_drv.cuLinkDestroy && mgpu_drv.cuMemAlloc &&
+           mgpu_drv.cuMemFree;
+}
+
+static unsigned context_arch(void)
+{
+    CUdevice dev;
+    int major = 0, minor = 0;
+    if (mgpu_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+        mgpu_drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        mgpu_drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+        return 0;
+    return (unsigned)(major * 10 + minor);
+}
+
+/* In the current context: the compiled image for its architecture, from
+ * the cache or the compiler (reusing `last` when the architecture is the
+ * one compiled for just before). */
+struct compiled {
+    unsigned arch;
+    void *cubin;
+    size_t size;
+};
+
+static int image_for_context(struct mgpu_module_copies *mc, const char *ptx, size_t size,
+                             struct compiled *last, char *err, size_t errlen)
+{
+    unsigned arch = context_arch();
+    if (last->cubin != NULL && last->arch == arch)
+        return 0;
+    free(last->cubin);
+    last->cubin = NULL;
+    last->arch = arch;
+    char dir[4096], path[4200];
+    uint64_t key[2];
+    bool cached = mgpu_module_cache_dir(dir, sizeof dir);
+    if (cached) {
+        hash_key(ptx, size, arch, key);
+        cache_path(dir, key, path, sizeof path);
+        last->cubin = read_cached(path, &last->size);
+        if (last->cubin != NULL)
+            return 0;
+    }
+    last->cubin = compile(ptx, size, &last->size, err, errlen);
+    if (last->cubin == NULL)
+        return -1;
+    mc->compiled = true;
+    if (cached)
+        write_cached(dir, path, last->cubin, last->size);
+    return 0;
+}
+
+/* Fills a copy's per-module data; the copy's context is current. */
+static int set_module_data(struct mgpu_module_copies *mc, int gpu, char *err, size_t errlen)
+{
+    CUmodule m = mc->modules[gpu];
+    CUdeviceptr where;
+    size_t bytes;
+    unsigned ordinal = (unsigned)gpu;
+    CUresult r = mgpu_drv.cuModuleGetGlobal(&where, &bytes, m, MGPU_PTX_DEVICE_ORDINAL);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuMemcpyHtoD(where, &ordinal, sizeof ordinal);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "setting %s: %s", MGPU_PTX_DEVICE_ORDINAL, mgpu_cu_error_name(r));
+        return -1;
+    }
+    size_t n = mc->globals.nredirected;
+    if (n == 0)
+        return 0;
+    r = mgpu_drv.cuModuleGetGlobal(&where, &bytes, m, MGPU_PTX_GLOBALS_TABLE);
+    if (r == CUDA_SUCCESS && bytes != n * sizeof *mc->storage)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuMemcpyHtoD(where, mc->storage, n * sizeof *mc->storage);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "filling %s: %s", MGPU_PTX_GLOBALS_TABLE, mgpu_cu_error_name(r));
+        return -1;
+    }
+    return 0;
+}
+
+/* One allocation per redirected variable, in the home context, holding
+ * what the home module's variable holds now. */
+static int make_storage(struct mgpu_module_copies *mc, char *err, size_t errlen)
+{
+    size_t n = mc->globals.nredirected;
+    if (n == 0)
+        return 0;
+    mc->storage = calloc(n, sizeof *mc->storage);
+    mc->storage_size = calloc(n, sizeof *mc->storage_size);
+    if (mc->storage == NULL || mc->storage_size == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    CUresult r = mgpu_drv.cuCtxPushCurrent(mc->contexts[0]);
+    for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        CUdeviceptr home;
+        const char *name = mc->globals.redirected[i];
+        r = mgpu_drv.cuModuleGetGlobal(&home, &mc->storage_size[i], mc->home, name);
+        if (r != CUDA_SUCCESS) {
+            snprintf(err, errlen, "the home module has no variable %s: %s", name,
+                     mgpu_cu_error_name(r));
+            break;
+        }
+        r = mgpu_drv.cuMemAlloc(&mc->storage[i], mc->storage_size[i]);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuMemcpyDtoD(mc->storage[i], home, mc->storage_size[i]);
+        if (r != CUDA_SUCCESS)
+            snprintf(err, errlen, "storage for the variable %s: %s", name, mgpu_cu_error_name(r));
+    }
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *name,
+                              CUdeviceptr *where, size_t *bytes, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < mc->globals.nredirected; i++)
+        if (strcmp(mc->globals.redirected[i], name) == 0) {
+            *where = mc->storage[i];
+            *bytes = mc->storage_size[i];
+            return 0;
+        }
+    CUresult r = mgpu_drv.cuModuleGetGlobal(where, bytes, mc->home, name);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "no module variable %s: %s", name, mgpu_cu_error_name(r));
+        return -1;
+    }
+    return 0;
+}
+
+int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size_t size,
+                            CUmodule home, int ngpus, const CUcontext *contexts, char *err,
+                            size_t errlen)
+{
+    memset(mc, 0, sizeof *mc);
+    if (!driver_has_module_calls()) {
+        snprintf(err, errlen, "the CUDA driver lacks the module calls mgpu needs (driver 550+)");
+        return -1;
+    }
+    if (ngpus < 1 || ngpus > MGPU_MAX_GPUS) {
+        snprintf(err, errlen, "%d GPUs: mgpu handles 1 to %d", ngpus, MGPU_MAX_GPUS);
+        return -1;
+    }
+    struct mgpu_ptx_rewrite rw;
+    if (mgpu_ptx_rewrite(ptx, size, MGPU_PASS_ALL, &rw, err, errlen) != 0)
+        return -1;
+    mc->globals = rw.globals;
+    memset(&rw.globals, 0, sizeof rw.globals);
+    mc->home = home;
+    mc->ngpus = ngpus;
+    struct compiled image = {0, NULL, 0};
+    for (int g = 0; g < ngpus; g++)
+        mc->contexts[g] = contexts[g];
+    int rc = make_storage(mc, err, errlen);
+    for (int g = 0; g < ngpus && rc == 0; g++) {
+        CUresult r = mgpu_drv.cuCtxPushCurrent(contexts[g]);
+        if (r != CUDA_SUCCESS) {
+            snprintf(err, errlen, "GPU %d's context: %s", g, mgpu_cu_error_name(r));
+            rc = -1;
+            break;
+        }
+        rc = image_for_context(mc, rw.ptx, rw.size, &image, err, errlen);
+        if (rc == 0 &&
+            (r = mgpu_drv.cuModuleLoadData(&mc->modules[g], image.cubin)) != CUDA_SUCCESS) {
+            snprintf(err, errlen, "loading the rewritten module on GPU %d: %s", g,
+                     mgpu_cu_error_name(r));
+            rc = -1;
+        }
+        if (rc == 0)
+            rc = set_module_data(mc, g, err, errlen);
+        CUcontext popped;
+        mgpu_drv.cuCtxPopCurrent(&popped);
+    }
+    free(image.cubin);
+    mgpu_ptx_rewrite_free(&rw);
+    if (rc == 0)
+        rc = mgpu_module_copies_refresh_constants(mc, err, errlen);
+    if (rc != 0)
+        mgpu_module_copies_unload(mc);
+    return rc;
+}
+
+int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, const char *name,
+                                CUfunction *fn, size_t *grid_param_offset, char *err, size_t errlen)
+{
+    if (gpu < 0 || gpu >= mc->ngpus || mc->modules[gpu] == NULL) {
+        snprintf(err, errlen, "no module copy on GPU %d", gpu);
+        return -1;
+    }
+    CUresult r = mgpu_drv.cuModuleGetFunction(fn, mc->modules[gpu], name);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "kernel %s on GPU %d: %s", name, gpu, mgpu_cu_error_name(r));
+        return -1;
+    }
+    /* __mgpu_grid is the last parameter: find it by walking the list. */
+    size_t offset = 0, bytes = 0, index = 0, last_offset = 0, last_size = 0;
+    while (mgpu_drv.cuFuncGetParamInfo(*fn, index, &offset, &bytes) == CUDA_SUCCESS) {
+        last_offset = offset;
+        last_size = bytes;
+        index++;
+    }
+    if (index == 0 || last_size != MGPU_PTX_GRID_PARAM_SIZE) {
+        snprintf(err, errlen, "kernel %s on GPU %d has no %s parameter", name, gpu,
+                 MGPU_PTX_GRID_PARAM);
+        return -1;
+    }
+    *grid_param_offset = last_offset;
+    return 0;
+}
+
+int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, char *err,
+                                         size_t errlen)
+{
+    for (size_t i = 0; i < mc->globals.nconstants; i++) {
+        const char *name = mc->globals.constants[i];
+        CUdeviceptr from, to;
+        size_t bytes, copy_bytes;
+        CUresult r = mgpu_drv.cuModuleGetGlobal(&from, &bytes, mc->home, name);
+        for (int g = 0; g < mc->ngpus && r == CUDA_SUCCESS; g++) {
+            r = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]);
+            if (r != CUDA_SUCCESS)
+                break;
+            r = mgpu_drv.cuModuleGetGlobal(&to, &copy_bytes, mc->modules[g], name);
+            if (r == CUDA_SUCCESS && copy_bytes != bytes)
+                r = CUDA_ERROR_INVALID_VALUE;
+            if (r == CUDA_SUCCESS)
+                r = mgpu_drv.cuMemcpyDtoD(to, from, bytes);
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+        if (r != CUDA_SUCCESS) {
+            snprintf(err, errlen, "copying __constant__ %s to the GPUs: %s", name,
+                     mgpu_cu_error_name(r));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void mgpu_module_copies_unload(struct mgpu_module_copies *mc)
+{
+    for (int g = 0; g < mc->ngpus; g++)
+        if (mc->modules[g] != NULL && mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) == CUDA_SUCCESS) {
+            mgpu_drv.cuModuleUnload(mc->modules[g]);
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+    if (mc->storage != NULL && mgpu_drv.cuCtxPushCurrent(mc->contexts[0]) == CUDA_SUCCESS) {
+        for (size_t i = 0; i < mc->globals.nredirected; i++)
+            if (mc->storage[i])
+                mgpu_drv.cuMemFree(mc->storage[i]);
+        CUcontext popped;
+        mgpu_drv.cuCtxPopCurrent(&popped);
+    }
+    free(mc->storage);
+    free(mc->storage_size);
+    ptx_globals_plan_free(&mc->globals);
+    memset(mc, 0, sizeof *mc);
+}

@@ -1,0 +1,69 @@
+/* A module rewritten for split launches and loaded once per selected GPU:
+ * compiled once per architecture (or read from the disk cache), loaded in
+ * each GPU's context, its device ordinal set, its constants copied from the
+ * home module's (the program's own, in the home GPU's context).
+ *
+ * Writable module variables (__device__) live in one allocation per
+ * variable that every GPU can reach, made in the home context and filled
+ * from the home module's variable at load; every copy's table of globals
+ * points there. The home module's own storage cannot be that place: on
+ * 2 x H200 a kernel on GPU 1 that touches a module variable of GPU 0's
+ * context faults (CUDA_ERROR_ILLEGAL_ADDRESS) even with peer access
+ * enabled, which covers allocations, not module memory. So once a module has
+ * copies, the program's view of its variables (cuModuleGetGlobal,
+ * cuLibraryGetGlobal) must be this storage, and all its kernels must run
+ * from the copies (unsplit ones from the home GPU's copy). The caller
+ * enables peer access among the contexts first. */
+#ifndef MGPU_MODULE_COPIES_H
+#define MGPU_MODULE_COPIES_H
+
+#include "ptx/ptx_rewrite.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+
+#define MGPU_MAX_GPUS 64
+
+struct mgpu_module_copies {
+    int ngpus;
+    CUcontext contexts[MGPU_MAX_GPUS];
+    CUmodule modules[MGPU_MAX_GPUS];
+    CUmodule home;
+    struct ptx_globals_plan globals;
+    CUdeviceptr *storage; /* per redirected variable */
+    size_t *storage_size;
+    bool compiled; /* false when every copy came from the disk cache */
+};
+
+/* Rewrites `ptx` (the home module's PTX) and loads a copy on each of the
+ * `ngpus` contexts. Returns 0, or -1 with a one-line reason in err (nothing
+ * stays loaded then). */
+int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size_t size,
+                            CUmodule home, int ngpus, const CUcontext *contexts, char *err,
+                            size_t errlen);
+
+/* The rewritten kernel on GPU `gpu`, and where its __mgpu_grid parameter
+ * goes in the parameter buffer. Returns 0, or -1 with a reason in err. */
+int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, const char *name,
+                                CUfunction *fn, size_t *grid_param_offset, char *err,
+                                size_t errlen);
+
+/* Where a module variable lives for the program: the shared storage of a
+ * redirected variable, else the home module's. Returns 0, or -1 with a
+ * reason in err. */
+int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *name,
+                              CUdeviceptr *where, size_t *bytes, char *err, size_t errlen);
+
+/* Copies the home module's __constant__ variables to every copy, after the
+ * program has written them. Returns 0, or -1 with a reason in err. */
+int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, char *err,
+                                         size_t errlen);
+
+void mgpu_module_copies_unload(struct mgpu_module_copies *mc);
+
+/* Where compiled modules are kept: $MGPU_CACHE_DIR, else
+ * $XDG_CACHE_HOME/mgpu, else ~/.cache/mgpu. "off" in MGPU_CACHE_DIR turns
+ * the cache off. Writes the directory into out; returns false when off. */
+bool mgpu_module_cache_dir(char *out, size_t len);
+
+#endif
