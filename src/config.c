@@ -27,6 +27,8 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_PASSTHROUGH", "lib1,lib2",
      "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
     {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
+    {"MGPU_CACHE_DIR", "DIR|off",
+     "compiled per-GPU modules (default $XDG_CACHE_HOME/mgpu or ~/.cache/mgpu)"},
     {NULL, NULL, NULL},
 };
 
