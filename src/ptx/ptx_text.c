@@ -1,5 +1,6 @@
 /* Owns scanning PTX text for directives with a small tokenizer that skips
- * comments and strings. The full parser comes with the rewriting passes. */
+ * comments and strings: the kernels, target and version of a PTX object,
+ * cheaply, without the full parser (ptx_parse.c). */
 #include "ptx/ptx_text.h"
 
 #include <ctype.h>
