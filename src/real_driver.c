@@ -35,7 +35,7 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
                  dlerror());
         return -1;
     }
-    struct {
+    struct symbol {
         const char *name;
         void **slot;
     } wanted[] = {
@@ -61,10 +61,7 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuKernelGetName", (void **)&mgpu_drv.cuKernelGetName},
     };
     /* For per-GPU modules; where a driver lacks one, mgpu does not split. */
-    struct {
-        const char *name;
-        void **slot;
-    } optional[] = {
+    struct symbol optional[] = {
         {"cuCtxPushCurrent_v2", (void **)&mgpu_drv.cuCtxPushCurrent},
         {"cuCtxPopCurrent_v2", (void **)&mgpu_drv.cuCtxPopCurrent},
         {"cuCtxGetDevice", (void **)&mgpu_drv.cuCtxGetDevice},

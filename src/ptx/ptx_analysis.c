@@ -103,12 +103,6 @@ static bool pool_push(struct function_view *fv, uint32_t id)
     return true;
 }
 
-static bool starts_with(struct ptx_str s, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    return s.n >= n && memcmp(s.p, prefix, n) == 0;
-}
-
 static bool strstr_n(struct ptx_str s, const char *needle)
 {
     size_t n = strlen(needle);
@@ -142,11 +136,11 @@ static void collect_name(struct ptx_str name, void *ctx)
     struct collect *c = ctx;
     struct function_view *fv = c->fv;
     if (name.p[0] == '%') {
-        if (starts_with(name, "%envreg")) {
+        if (ptx_str_starts_with(name, "%envreg")) {
             function_reason(fv, MGPU_WHY_GRID_SYNC, name);
             return;
         }
-        if (starts_with(name, "%cluster") || starts_with(name, "%ncluster") ||
+        if (ptx_str_starts_with(name, "%cluster") || ptx_str_starts_with(name, "%ncluster") ||
             ptx_str_is(name, "%is_explicit_cluster")) {
             function_reason(fv, MGPU_WHY_CLUSTER, name);
             return;
@@ -155,7 +149,7 @@ static void collect_name(struct ptx_str name, void *ctx)
             function_reason(fv, MGPU_WHY_GRID_VECTOR, name);
             return;
         }
-        if (starts_with(name, "%ctaid.") || starts_with(name, "%nctaid.")) {
+        if (ptx_str_starts_with(name, "%ctaid.") || ptx_str_starts_with(name, "%nctaid.")) {
             fv->notes |= MGPU_NOTE_READS_GRID;
             return;
         }
@@ -176,10 +170,9 @@ static void collect_name(struct ptx_str name, void *ctx)
             const struct ptx_stmt *st = fv->mv->m->top[fv->mv->symbol_top[s]];
             if (st->kind == PTX_VARIABLE) {
                 enum ptx_space space = st->u.var.space;
-                bool literal = name.n >= 4 && memcmp(name.p, "$str", 4) == 0;
                 if (space == PTX_SPACE_CONST)
                     fv->notes |= MGPU_NOTE_CONSTANTS;
-                if (space == PTX_SPACE_GLOBAL && !literal) {
+                if (space == PTX_SPACE_GLOBAL && !ptx_is_string_literal(name)) {
                     c->list->constant |= BIT(ORIGIN_GLOBAL_VAR);
                     fv->notes |= MGPU_NOTE_GLOBALS;
                 } else if (space == PTX_SPACE_TEXTURE) {
@@ -237,9 +230,9 @@ static void copy_spaces(const struct ptx_instruction *ins, enum ptx_space *dst, 
     *dst = *src = PTX_SPACE_NONE;
     for (uint32_t i = 0; i < ins->nmods; i++) {
         enum ptx_space s;
-        if (starts_with(ins->mods[i], "global"))
+        if (ptx_str_starts_with(ins->mods[i], "global"))
             s = PTX_SPACE_GLOBAL;
-        else if (starts_with(ins->mods[i], "shared"))
+        else if (ptx_str_starts_with(ins->mods[i], "shared"))
             s = PTX_SPACE_SHARED;
         else
             continue;
@@ -507,10 +500,12 @@ static unsigned external_call(struct ptx_str n, struct summary *sum)
     if (ptx_str_is(n, "malloc") || ptx_str_is(n, "free") ||
         ptx_str_is(n, "__nv_aligned_device_malloc"))
         why = MGPU_WHY_DEVICE_MALLOC;
-    else if (starts_with(n, "cudaLaunchDevice") || starts_with(n, "cudaGetParameterBuffer") ||
-             starts_with(n, "cudaStreamCreateWithFlags") || starts_with(n, "cudaDeviceSynchronize"))
+    else if (ptx_str_starts_with(n, "cudaLaunchDevice") ||
+             ptx_str_starts_with(n, "cudaGetParameterBuffer") ||
+             ptx_str_starts_with(n, "cudaStreamCreateWithFlags") ||
+             ptx_str_starts_with(n, "cudaDeviceSynchronize"))
         why = MGPU_WHY_DEVICE_LAUNCH;
-    else if (starts_with(n, "cudaCG"))
+    else if (ptx_str_starts_with(n, "cudaCG"))
         why = MGPU_WHY_GRID_SYNC;
     set_reason(&sum->why, &sum->detail, why, n);
     return ALL_USES;
@@ -583,16 +578,6 @@ static void free_view(struct function_view *fv)
     free(fv->ins);
 }
 
-static char *copy_str(struct ptx_str s)
-{
-    char *d = malloc(s.n + 1);
-    if (d) {
-        memcpy(d, s.p, s.n);
-        d[s.n] = '\0';
-    }
-    return d;
-}
-
 /* The first line of a detail, short enough for a report. */
 static char *detail_text(struct ptx_str s)
 {
@@ -600,13 +585,13 @@ static char *detail_text(struct ptx_str s)
     while (n < s.n && n < 80 && s.p[n] != '\n')
         n++;
     struct ptx_str line = {s.p, n};
-    return copy_str(line);
+    return ptx_str_dup(line);
 }
 
 static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
                        const struct summary *sum, const struct module_view *mv)
 {
-    k->name = copy_str(f->name);
+    k->name = ptx_str_dup(f->name);
     k->why = sum->why | mv->module_why;
     k->notes = sum->notes;
     struct ptx_str detail = sum->why ? sum->detail : mv->module_detail;
@@ -617,7 +602,7 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
     k->nparams = f->nparams;
     for (size_t i = 0; i < f->nparams; i++) {
         struct mgpu_kernel_param *p = &k->params[i];
-        p->name = copy_str(f->params[i].name);
+        p->name = ptx_str_dup(f->params[i].name);
         if (p->name == NULL)
             return -1;
         p->size = f->params[i].size;

@@ -88,10 +88,26 @@ bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod)
     return false;
 }
 
-static bool starts_with(struct ptx_str s, const char *prefix)
+bool ptx_str_starts_with(struct ptx_str s, const char *prefix)
 {
     size_t n = strlen(prefix);
     return s.n >= n && memcmp(s.p, prefix, n) == 0;
+}
+
+char *ptx_str_dup(struct ptx_str s)
+{
+    char *d = malloc(s.n + 1);
+    if (d) {
+        if (s.n)
+            memcpy(d, s.p, s.n);
+        d[s.n] = '\0';
+    }
+    return d;
+}
+
+bool ptx_is_string_literal(struct ptx_str name)
+{
+    return ptx_str_starts_with(name, "$str");
 }
 
 enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins)
@@ -99,15 +115,15 @@ enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins)
     for (uint32_t i = 0; i < ins->nmods; i++) {
         struct ptx_str m = ins->mods[i];
         /* "shared::cta", "shared::cluster", "global", ... */
-        if (starts_with(m, "global"))
+        if (ptx_str_starts_with(m, "global"))
             return PTX_SPACE_GLOBAL;
-        if (starts_with(m, "shared"))
+        if (ptx_str_starts_with(m, "shared"))
             return PTX_SPACE_SHARED;
         if (ptx_str_is(m, "local"))
             return PTX_SPACE_LOCAL;
-        if (starts_with(m, "const"))
+        if (ptx_str_starts_with(m, "const"))
             return PTX_SPACE_CONST;
-        if (starts_with(m, "param"))
+        if (ptx_str_starts_with(m, "param"))
             return PTX_SPACE_PARAM;
     }
     return PTX_SPACE_NONE;

@@ -144,6 +144,12 @@ static inline struct ptx_str ptx_str_of(const char *s)
     return r;
 }
 bool ptx_str_equal(struct ptx_str a, struct ptx_str b);
+bool ptx_str_starts_with(struct ptx_str s, const char *prefix);
+/* A malloc'd NUL-terminated copy; NULL when memory runs out. */
+char *ptx_str_dup(struct ptx_str s);
+/* Whether a variable is one of the compiler's string literals ($str,
+ * $str$1, ...): immutable, and never named by the host. */
+bool ptx_is_string_literal(struct ptx_str name);
 bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod);
 /* The state space an instruction's modifiers name (ld.global, atom.shared::cta),
  * PTX_SPACE_NONE for generic addressing. */

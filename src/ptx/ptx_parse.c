@@ -133,6 +133,12 @@ static const char *skip_string(const char *p, const char *end)
     return p < end ? p + 1 : end;
 }
 
+/* Past a string or comment starting at p, or p itself when none does. */
+static const char *skip_literal(const char *p, const char *end)
+{
+    return *p == '"' ? skip_string(p, end) : skip_comment(p, end);
+}
+
 /* The ';' that ends the statement starting at p, outside strings, comments
  * and brackets; `end` when there is none. With stop_at_close, an unmatched
  * '}' ends the search too (an instruction missing its ';' before a block's
@@ -144,16 +150,10 @@ static const char *find_semicolon(const char *p, const char *end, bool stop_at_c
         char c = *p;
         if (c == ';' && depth <= 0)
             return p;
-        if (c == '"') {
-            p = skip_string(p, end);
+        const char *q = skip_literal(p, end);
+        if (q != p) {
+            p = q;
             continue;
-        }
-        if (c == '/') {
-            const char *q = skip_comment(p, end);
-            if (q != p) {
-                p = q;
-                continue;
-            }
         }
         if (c == '{' || c == '(' || c == '[')
             depth++;
@@ -173,16 +173,10 @@ static const char *skip_balanced(const char *p, const char *end)
     int depth = 0;
     while (p < end) {
         char c = *p;
-        if (c == '"') {
-            p = skip_string(p, end);
+        const char *q = skip_literal(p, end);
+        if (q != p) {
+            p = q;
             continue;
-        }
-        if (c == '/') {
-            const char *q = skip_comment(p, end);
-            if (q != p) {
-                p = q;
-                continue;
-            }
         }
         if (c == '(' || c == '[' || c == '{')
             depth++;
@@ -280,16 +274,10 @@ static long split_commas(struct parser *ps, const char *p, const char *end, stru
     for (const char *q = p; q <= end; q++) {
         if (q < end) {
             char c = *q;
-            if (c == '"') {
-                q = skip_string(q, end) - 1;
+            const char *after = skip_literal(q, end);
+            if (after != q) {
+                q = after - 1;
                 continue;
-            }
-            if (c == '/') {
-                const char *after = skip_comment(q, end);
-                if (after != q) {
-                    q = after - 1;
-                    continue;
-                }
             }
             if (c == '(' || c == '[' || c == '{')
                 depth++;

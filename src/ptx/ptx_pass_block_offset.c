@@ -140,17 +140,18 @@ static struct ptx_str callee_of(const struct ptx_instruction *ins)
     return none;
 }
 
-/* Marks, by top-level index, the device functions that read the grid
- * registers or call one that does, and the kernels that call one; an
- * indirect call may reach any of them. Returns whether any device function
- * reads them. */
-static bool mark_grid_readers(struct ptx_module *m, bool *reads)
+/* Marks, by top-level index, the functions that read the grid registers
+ * themselves (direct), and (reads) the device functions that read them or
+ * call one that does, and the kernels that call one; an indirect call may
+ * reach any of them. Returns whether any device function reads them. */
+static bool mark_grid_readers(struct ptx_module *m, bool *direct, bool *reads)
 {
     bool any_function = false;
     for (size_t t = 0; t < m->ntop; t++) {
         struct ptx_stmt *s = m->top[t];
-        reads[t] = s->kind == PTX_FUNCTION && s->u.func.has_body && !s->u.func.is_entry &&
-                   function_reads_grid(&s->u.func);
+        direct[t] =
+            s->kind == PTX_FUNCTION && s->u.func.has_body && function_reads_grid(&s->u.func);
+        reads[t] = direct[t] && !s->u.func.is_entry;
         any_function |= reads[t];
     }
     if (!any_function)
@@ -184,11 +185,12 @@ static bool mark_grid_readers(struct ptx_module *m, bool *reads)
 
 int ptx_pass_block_offset(struct ptx_module *m)
 {
-    bool *reads = calloc(m->ntop + 1, sizeof *reads);
-    if (reads == NULL)
+    bool *direct = calloc(2 * (m->ntop + 1), sizeof *direct);
+    if (direct == NULL)
         return -1;
+    bool *reads = direct + m->ntop + 1;
     int rc = -1;
-    bool functions_read = mark_grid_readers(m, reads);
+    bool functions_read = mark_grid_readers(m, direct, reads);
     /* Adding the declaration replaces m->top; the old array stays valid. */
     struct ptx_stmt **top = m->top;
     size_t ntop = m->ntop;
@@ -202,12 +204,12 @@ int ptx_pass_block_offset(struct ptx_module *m)
         struct ptx_function *f = &s->u.func;
         if (f->is_entry && add_grid_param(m, f) != 0)
             goto out;
-        if (reads[i] || function_reads_grid(f))
-            if (rewrite_function(m, f, f->is_entry && reads[i]) != 0)
-                goto out;
+        bool copy_to_shared = f->is_entry && reads[i];
+        if ((direct[i] || copy_to_shared) && rewrite_function(m, f, copy_to_shared) != 0)
+            goto out;
     }
     rc = 0;
 out:
-    free(reads);
+    free(direct);
     return rc;
 }

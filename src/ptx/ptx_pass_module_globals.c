@@ -40,18 +40,7 @@ static void note_name(struct ptx_str name, void *ctx)
 
 static bool redirectable(const struct ptx_variable *v)
 {
-    return v->space == PTX_SPACE_GLOBAL && v->name.n > 0 &&
-           !(v->name.n >= 4 && memcmp(v->name.p, "$str", 4) == 0);
-}
-
-static char *dup_name(struct ptx_str s)
-{
-    char *d = malloc(s.n + 1);
-    if (d) {
-        memcpy(d, s.p, s.n);
-        d[s.n] = '\0';
-    }
-    return d;
+    return v->space == PTX_SPACE_GLOBAL && v->name.n > 0 && !ptx_is_string_literal(v->name);
 }
 
 /* Whether a use of `name` in an operand is one the pass can redirect: inside
@@ -135,7 +124,7 @@ static int plan_constants(struct ptx_module *m, struct ptx_globals_plan *plan)
         if (m->top[i]->kind != PTX_VARIABLE || v->space != PTX_SPACE_CONST || v->external ||
             v->name.n == 0)
             continue;
-        if ((plan->constants[plan->nconstants] = dup_name(v->name)) == NULL)
+        if ((plan->constants[plan->nconstants] = ptx_str_dup(v->name)) == NULL)
             return -1;
         plan->constant_sizes[plan->nconstants++] = v->size;
     }
@@ -210,7 +199,7 @@ int ptx_pass_module_globals(struct ptx_module *m, struct ptx_globals_plan *plan,
         goto out;
     for (size_t i = 0; i < candidates.count; i++)
         if (referenced[i]) {
-            if ((plan->redirected[plan->nredirected] = dup_name(candidates.names[i])) == NULL)
+            if ((plan->redirected[plan->nredirected] = ptx_str_dup(candidates.names[i])) == NULL)
                 goto out;
             plan->nredirected++;
         }
