@@ -27,6 +27,8 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_PASSTHROUGH", "lib1,lib2",
      "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
     {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
+    {"MGPU_SPLIT", "auto|always|never",
+     "never: run the program's own modules untouched, as with one GPU (default auto)"},
     {"MGPU_CACHE_DIR", "DIR|off",
      "compiled per-GPU modules (default $XDG_CACHE_HOME/mgpu or ~/.cache/mgpu)"},
     {NULL, NULL, NULL},
@@ -190,6 +192,18 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->device_count = choice == 0 ? MGPU_DEVICE_COUNT_ALL : MGPU_DEVICE_COUNT_ONE;
+
+    v = get("MGPU_SPLIT");
+    if (v && *v) {
+        static const char *const modes[] = {"auto", "always", "never"};
+        size_t i = 0;
+        while (i < 3 && strcmp(v, modes[i]) != 0)
+            i++;
+        if (i == 3)
+            return fail(err, errlen,
+                        "MGPU_SPLIT=%s is not valid; use MGPU_SPLIT=auto, always or never", v);
+        cfg->split = (enum mgpu_split_mode)i;
+    }
 
     v = get("MGPU_PASSTHROUGH");
     if (v && *v) {

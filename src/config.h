@@ -12,6 +12,7 @@
 
 enum mgpu_sm_count_mode { MGPU_SM_COUNT_SUM, MGPU_SM_COUNT_HOME };
 enum mgpu_device_count_mode { MGPU_DEVICE_COUNT_ALL, MGPU_DEVICE_COUNT_ONE };
+enum mgpu_split_mode { MGPU_SPLIT_AUTO, MGPU_SPLIT_ALWAYS, MGPU_SPLIT_NEVER };
 
 struct mgpu_config {
     int ngpus;                                /* MGPU_NGPUS; 0 means every GPU */
@@ -25,6 +26,7 @@ struct mgpu_config {
     bool audit;                               /* MGPU_AUDIT */
     bool call_log;                            /* MGPU_CALL_LOG */
     char passthrough[1024];                   /* MGPU_PASSTHROUGH, extra library prefixes */
+    enum mgpu_split_mode split;               /* MGPU_SPLIT */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -45,6 +45,9 @@ extern const struct mgpu_hook mgpu_virtual_device_hooks[];
 extern const struct mgpu_hook mgpu_launch_hooks[];
 extern const struct mgpu_hook mgpu_memory_hooks[];
 extern const struct mgpu_hook mgpu_context_hooks[];
+extern const struct mgpu_hook mgpu_module_hooks[];
+extern const struct mgpu_hook mgpu_link_hooks[];
+extern const struct mgpu_hook mgpu_write_hooks[];
 
 /* Fills every hook's real pointer from the loaded driver. A hook whose
  * symbol the driver lacks stays unbound and is never handed out. */

@@ -21,7 +21,12 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
     case MGPU_UNSPLIT_ONE_GPU:
         return "only one GPU selected";
     case MGPU_UNSPLIT_NOT_BUILT:
-        return "grid splitting is not built yet; the kernel ran on the home GPU";
+        return "ran whole on the home GPU from mgpu's rewritten module (splitting is not built "
+               "yet)";
+    case MGPU_UNSPLIT_NO_COPY:
+        return "ran the program's own code: its module has no rewritten copies (see modules)";
+    case MGPU_UNSPLIT_SPLIT_OFF:
+        return "MGPU_SPLIT=never";
     case MGPU_UNSPLIT_COOPERATIVE:
         return "cooperative launch (grid-wide sync)";
     case MGPU_UNSPLIT_CLUSTER:

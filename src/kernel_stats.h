@@ -8,7 +8,9 @@
 
 enum mgpu_unsplit_reason {
     MGPU_UNSPLIT_ONE_GPU,     /* only one GPU selected */
-    MGPU_UNSPLIT_NOT_BUILT,   /* grid splitting is not built yet */
+    MGPU_UNSPLIT_NOT_BUILT,   /* ran whole from the home GPU's module copy */
+    MGPU_UNSPLIT_NO_COPY,     /* ran the program's own code: its module has no copies */
+    MGPU_UNSPLIT_SPLIT_OFF,   /* MGPU_SPLIT=never */
     MGPU_UNSPLIT_COOPERATIVE, /* cooperative launch */
     MGPU_UNSPLIT_CLUSTER,     /* thread-block clusters */
     MGPU_UNSPLIT_CAPTURE,     /* launched into a stream capture */

@@ -1,12 +1,14 @@
-/* Owns the kernel launch hooks. Nothing is split yet: every launch goes to
- * the driver unchanged. With statistics on, each launch is counted, given the
- * reason it was not split, and timed with events on its own stream. */
+/* Owns the kernel launch hooks. Nothing is split yet: a kernel whose module
+ * has per-GPU copies runs whole from the home GPU's copy (program_modules.c),
+ * any other as the program launched it. With statistics on, each launch is
+ * counted, given the reason it was not split, and timed with events on its
+ * own stream. */
 #include "hook_table.h"
 #include "kernel_stats.h"
 #include "kernel_timing.h"
+#include "program_modules.h"
 #include "real_driver.h"
 #include "runtime.h"
-#include "virtual_device.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -25,6 +27,7 @@ struct launch_shape {
     CUstream stream; /* as the non-_ptsz functions take it */
     bool cooperative;
     bool cluster;
+    enum mgpu_unsplit_reason why; /* from the module copies */
 };
 
 static enum mgpu_unsplit_reason why_not_split(const struct launch_shape *s, bool capturing)
@@ -35,10 +38,7 @@ static enum mgpu_unsplit_reason why_not_split(const struct launch_shape *s, bool
         return MGPU_UNSPLIT_CLUSTER;
     if (capturing)
         return MGPU_UNSPLIT_CAPTURE;
-    struct mgpu_gpu_summary gpus;
-    if (mgpu_virtual_device_summary(&gpus) == 0 && gpus.gpu_count <= 1)
-        return MGPU_UNSPLIT_ONE_GPU;
-    return MGPU_UNSPLIT_NOT_BUILT;
+    return s->why;
 }
 
 struct launch_record {
@@ -79,14 +79,29 @@ static CUstream per_thread(CUstream s)
         .kernel = (f), .grid = {(gx), (gy), (gz)}, .block = {(bx), (by), (bz)}, .stream = (s)      \
     }
 
-#define OBSERVED_LAUNCH(shape, call)                                                               \
+/* Launches `call`, in which `fn`, `prm` and `ext` stand for the function,
+ * parameters and extra of the launch: the module copy's where it has one,
+ * else the program's `f`, `params` and `extra`. */
+#define OBSERVED_LAUNCH(shape, f_, params_, extra_, call)                                          \
     do {                                                                                           \
-        if (!mgpu_stats_enabled)                                                                   \
-            return call;                                                                           \
-        struct launch_record record;                                                               \
-        before_launch(&(shape), &record);                                                          \
-        CUresult launch_result = call;                                                             \
-        after_launch(&(shape), &record, launch_result);                                            \
+        struct mgpu_copy_launch copy;                                                              \
+        bool from_copy = mgpu_copy_launch_prepare((f_), (shape).stream, (shape).grid, (params_),   \
+                                                  (extra_), &copy, &(shape).why);                  \
+        CUfunction fn = from_copy ? copy.fn : (f_);                                                \
+        void **prm = from_copy ? copy.params : (params_);                                          \
+        void **ext = from_copy ? copy.extra : (extra_);                                            \
+        CUresult launch_result;                                                                    \
+        if (!mgpu_stats_enabled) {                                                                 \
+            launch_result = call;                                                                  \
+        } else {                                                                                   \
+            struct launch_record record;                                                           \
+            before_launch(&(shape), &record);                                                      \
+            launch_result = call;                                                                  \
+            after_launch(&(shape), &record, launch_result);                                        \
+        }                                                                                          \
+        if (from_copy)                                                                             \
+            mgpu_copy_launch_done(&copy, launch_result);                                           \
+        (void)ext;                                                                                 \
         return launch_result;                                                                      \
     } while (0)
 
@@ -96,8 +111,8 @@ static CUresult CUDAAPI hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned 
 {
     MGPU_COUNT_CALL(cuLaunchKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
-    OBSERVED_LAUNCH(shape,
-                    real_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, extra));
+    OBSERVED_LAUNCH(shape, f, params, extra,
+                    real_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
@@ -107,8 +122,8 @@ static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsi
 {
     MGPU_COUNT_CALL(cuLaunchKernel_ptsz);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
-    OBSERVED_LAUNCH(shape,
-                    real_cuLaunchKernel_ptsz(f, gx, gy, gz, bx, by, bz, shared, s, params, extra));
+    OBSERVED_LAUNCH(shape, f, params, extra,
+                    real_cuLaunchKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
 }
 
 static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy,
@@ -119,8 +134,8 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx
     MGPU_COUNT_CALL(cuLaunchCooperativeKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
     shape.cooperative = true;
-    OBSERVED_LAUNCH(shape,
-                    real_cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shared, s, params));
+    OBSERVED_LAUNCH(shape, f, params, NULL,
+                    real_cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm));
 }
 
 static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
@@ -132,7 +147,8 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsign
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
     shape.cooperative = true;
     OBSERVED_LAUNCH(
-        shape, real_cuLaunchCooperativeKernel_ptsz(f, gx, gy, gz, bx, by, bz, shared, s, params));
+        shape, f, params, NULL,
+        real_cuLaunchCooperativeKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm));
 }
 
 static struct launch_shape shape_of_config(const CUlaunchConfig *c, CUfunction f, bool ptsz)
@@ -155,20 +171,20 @@ static CUresult CUDAAPI hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfu
                                               void **params, void **extra)
 {
     MGPU_COUNT_CALL(cuLaunchKernelEx);
-    if (!mgpu_stats_enabled || config == NULL)
+    if (config == NULL)
         return real_cuLaunchKernelEx(config, f, params, extra);
     struct launch_shape shape = shape_of_config(config, f, false);
-    OBSERVED_LAUNCH(shape, real_cuLaunchKernelEx(config, f, params, extra));
+    OBSERVED_LAUNCH(shape, f, params, extra, real_cuLaunchKernelEx(config, fn, prm, ext));
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                                    void **params, void **extra)
 {
     MGPU_COUNT_CALL(cuLaunchKernelEx_ptsz);
-    if (!mgpu_stats_enabled || config == NULL)
+    if (config == NULL)
         return real_cuLaunchKernelEx_ptsz(config, f, params, extra);
     struct launch_shape shape = shape_of_config(config, f, true);
-    OBSERVED_LAUNCH(shape, real_cuLaunchKernelEx_ptsz(config, f, params, extra));
+    OBSERVED_LAUNCH(shape, f, params, extra, real_cuLaunchKernelEx_ptsz(config, fn, prm, ext));
 }
 
 const struct mgpu_hook mgpu_launch_hooks[] = {

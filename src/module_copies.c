@@ -143,7 +143,7 @@ static bool driver_has_module_calls(void)
            mgpu_drv.cuModuleGetGlobal && mgpu_drv.cuFuncGetParamInfo && mgpu_drv.cuMemcpyHtoD &&
            mgpu_drv.cuMemcpyDtoD && mgpu_drv.cuLinkCreate && mgpu_drv.cuLinkAddData &&
            mgpu_drv.cuLinkComplete && mgpu_drv.cuLinkDestroy && mgpu_drv.cuMemAlloc &&
-           mgpu_drv.cuMemFree;
+           mgpu_drv.cuMemFree && mgpu_drv.cuMemcpyDtoDAsync;
 }
 
 static unsigned context_arch(void)
@@ -290,10 +290,12 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
         return -1;
     }
     struct mgpu_ptx_rewrite rw;
-    if (mgpu_ptx_rewrite(ptx, size, MGPU_PASS_ALL, &rw, err, errlen) != 0)
+    if (mgpu_ptx_rewrite(ptx, size, MGPU_PASS_ALL | MGPU_PASS_ANALYZE, &rw, err, errlen) != 0)
         return -1;
     mc->globals = rw.globals;
     memset(&rw.globals, 0, sizeof rw.globals);
+    mc->analysis = rw.analysis;
+    memset(&rw.analysis, 0, sizeof rw.analysis);
     mc->home = home;
     mc->ngpus = ngpus;
     struct compiled image = {0, NULL, 0};
@@ -329,7 +331,8 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
 }
 
 int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, const char *name,
-                                CUfunction *fn, size_t *grid_param_offset, char *err, size_t errlen)
+                                CUfunction *fn, size_t *grid_param_offset, unsigned *program_params,
+                                char *err, size_t errlen)
 {
     if (gpu < 0 || gpu >= mc->ngpus || mc->modules[gpu] == NULL) {
         snprintf(err, errlen, "no module copy on GPU %d", gpu);
@@ -353,6 +356,7 @@ int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, co
         return -1;
     }
     *grid_param_offset = last_offset;
+    *program_params = (unsigned)index - 1;
     return 0;
 }
 
@@ -385,6 +389,25 @@ int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, ch
     return 0;
 }
 
+CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_copies *mc, int gpu,
+                                                    CUstream stream)
+{
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < mc->globals.nconstants && r == CUDA_SUCCESS; i++) {
+        const char *name = mc->globals.constants[i];
+        CUdeviceptr from, to;
+        size_t bytes, copy_bytes;
+        r = mgpu_drv.cuModuleGetGlobal(&from, &bytes, mc->home, name);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuModuleGetGlobal(&to, &copy_bytes, mc->modules[gpu], name);
+        if (r == CUDA_SUCCESS && copy_bytes != bytes)
+            r = CUDA_ERROR_INVALID_VALUE;
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuMemcpyDtoDAsync(to, from, bytes, stream);
+    }
+    return r;
+}
+
 void mgpu_module_copies_unload(struct mgpu_module_copies *mc)
 {
     for (int g = 0; g < mc->ngpus; g++)
@@ -403,5 +426,6 @@ void mgpu_module_copies_unload(struct mgpu_module_copies *mc)
     free(mc->storage);
     free(mc->storage_size);
     ptx_globals_plan_free(&mc->globals);
+    mgpu_ptx_analysis_free(&mc->analysis);
     memset(mc, 0, sizeof *mc);
 }

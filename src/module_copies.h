@@ -17,12 +17,11 @@
 #ifndef MGPU_MODULE_COPIES_H
 #define MGPU_MODULE_COPIES_H
 
+#include "config.h"
 #include "ptx/ptx_rewrite.h"
 
 #include <cuda.h>
 #include <stdbool.h>
-
-#define MGPU_MAX_GPUS 64
 
 struct mgpu_module_copies {
     int ngpus;
@@ -30,7 +29,8 @@ struct mgpu_module_copies {
     CUmodule modules[MGPU_MAX_GPUS];
     CUmodule home;
     struct ptx_globals_plan globals;
-    CUdeviceptr *storage; /* per redirected variable */
+    struct mgpu_ptx_analysis analysis; /* of the module's kernels, as the program wrote them */
+    CUdeviceptr *storage;              /* per redirected variable */
     size_t *storage_size;
     bool compiled; /* false when every copy came from the disk cache */
 };
@@ -42,11 +42,13 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
                             CUmodule home, int ngpus, const CUcontext *contexts, char *err,
                             size_t errlen);
 
-/* The rewritten kernel on GPU `gpu`, and where its __mgpu_grid parameter
- * goes in the parameter buffer. Returns 0, or -1 with a reason in err. */
+/* The rewritten kernel on GPU `gpu`, where its __mgpu_grid parameter goes
+ * in the parameter buffer, and how many parameters the program's kernel
+ * has (__mgpu_grid comes after them). Returns 0, or -1 with a reason in
+ * err. */
 int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, const char *name,
-                                CUfunction *fn, size_t *grid_param_offset, char *err,
-                                size_t errlen);
+                                CUfunction *fn, size_t *grid_param_offset, unsigned *program_params,
+                                char *err, size_t errlen);
 
 /* Where a module variable lives for the program: the shared storage of a
  * redirected variable, else the home module's. Returns 0, or -1 with a
@@ -58,6 +60,12 @@ int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *n
  * program has written them. Returns 0, or -1 with a reason in err. */
 int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, char *err,
                                          size_t errlen);
+
+/* The same for GPU `gpu`'s copy only, ordered in `stream` (a stream of the
+ * home context), so that it lands after the program's writes and before
+ * its next kernel in that stream. */
+CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_copies *mc, int gpu,
+                                                    CUstream stream);
 
 void mgpu_module_copies_unload(struct mgpu_module_copies *mc);
 

@@ -78,6 +78,14 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuLinkDestroy", (void **)&mgpu_drv.cuLinkDestroy},
         {"cuMemAlloc_v2", (void **)&mgpu_drv.cuMemAlloc},
         {"cuMemFree_v2", (void **)&mgpu_drv.cuMemFree},
+        {"cuMemcpyDtoDAsync_v2", (void **)&mgpu_drv.cuMemcpyDtoDAsync},
+        {"cuDevicePrimaryCtxRetain", (void **)&mgpu_drv.cuDevicePrimaryCtxRetain},
+        {"cuDevicePrimaryCtxRelease_v2", (void **)&mgpu_drv.cuDevicePrimaryCtxRelease},
+        {"cuLibraryGetModule", (void **)&mgpu_drv.cuLibraryGetModule},
+        {"cuFuncSetAttribute", (void **)&mgpu_drv.cuFuncSetAttribute},
+        {"cuFuncSetCacheConfig", (void **)&mgpu_drv.cuFuncSetCacheConfig},
+        {"cuFuncGetModule", (void **)&mgpu_drv.cuFuncGetModule},
+        {"cuKernelGetLibrary", (void **)&mgpu_drv.cuKernelGetLibrary},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         *wanted[i].slot = dlsym(h, wanted[i].name);

@@ -46,6 +46,14 @@ struct mgpu_driver_api {
     PFN_cuLinkDestroy_v5050 cuLinkDestroy;
     PFN_cuMemAlloc_v3020 cuMemAlloc;
     PFN_cuMemFree_v3020 cuMemFree;
+    PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync;
+    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain;
+    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease;
+    PFN_cuLibraryGetModule_v12000 cuLibraryGetModule;
+    PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute;
+    PFN_cuFuncSetCacheConfig_v3000 cuFuncSetCacheConfig;
+    PFN_cuFuncGetModule_v11000 cuFuncGetModule;
+    PFN_cuKernelGetLibrary_v12050 cuKernelGetLibrary;
 };
 
 extern struct mgpu_driver_api mgpu_drv;

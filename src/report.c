@@ -8,6 +8,7 @@
 #include "kernel_stats.h"
 #include "memory_stats.h"
 #include "procaddress_hooks.h"
+#include "program_modules.h"
 #include "real_driver.h"
 #include "report_format.h"
 #include "runtime.h"
@@ -83,6 +84,10 @@ void mgpu_report_print(void)
         r.rows = rows;
         r.row_count = mgpu_report_merge_rows(rows, kept);
     }
+
+    static char module_lines[64][160];
+    r.module_lines = (const char(*)[160])module_lines;
+    r.module_count = mgpu_program_modules_describe(module_lines, 64);
 
     struct mgpu_memory_totals mem;
     mgpu_memory_totals_get(&mem);

@@ -174,6 +174,28 @@ static void render_kernels(FILE *out, const struct mgpu_report *r, unsigned *rea
                 r->row_count - MGPU_REPORT_MAX_ROWS, hidden_launches);
 }
 
+/* Prints text in lines of at most MGPU_REPORT_WIDTH columns, broken at
+ * spaces, the first indented by `first`, the rest by `rest` spaces. */
+static void print_wrapped(FILE *out, const char *text, int first, int rest)
+{
+    int indent = first;
+    while (*text) {
+        size_t room = (size_t)(MGPU_REPORT_WIDTH - indent), n = strlen(text);
+        if (n > room) {
+            n = room;
+            while (n > room / 2 && text[n] != ' ')
+                n--;
+            if (text[n] != ' ')
+                n = room;
+        }
+        fprintf(out, "%*s%.*s\n", indent, "", (int)n, text);
+        text += n;
+        while (*text == ' ')
+            text++;
+        indent = rest;
+    }
+}
+
 void mgpu_report_render(FILE *out, const struct mgpu_report *r)
 {
     char mem[32], peak[32], live[32], total[32];
@@ -199,6 +221,11 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
         if (any_varies)
             fprintf(out, "  * launched with several shapes; the first is shown\n");
     }
+
+    if (r->module_count > 0)
+        fprintf(out, "modules loaded: %zu\n", r->module_count);
+    for (size_t i = 0; i < r->module_count; i++)
+        print_wrapped(out, r->module_lines[i], 2, 6);
 
     mgpu_format_bytes(total, sizeof total, r->bytes_allocated);
     mgpu_format_bytes(peak, sizeof peak, r->peak_bytes);

@@ -30,6 +30,8 @@ struct mgpu_report {
     int reason_count;
     struct mgpu_report_row *rows;
     size_t row_count;
+    const char (*module_lines)[160]; /* one per module the program loaded */
+    size_t module_count;
     unsigned long allocations, frees;
     unsigned long long bytes_allocated, peak_bytes, live_bytes;
     unsigned long lookups, lookups_hooked, lookups_passed;

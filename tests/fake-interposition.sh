@@ -19,12 +19,15 @@ for n in 1 3; do
   expect_in "$work/err" "mgpu report"
   expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; device 0 has $((n * 100)) SMs, $n.00 GiB; $n device"
   # Three per-thread launches and five legacy ones (the failed launch is not counted), 2 ms each.
-  expect_match "$work/err" '^kernel_a\(float\*, int\) +3 64 +128 +no \[[12]\] +6\.000$'
-  expect_match "$work/err" '^kernel_b\(\.\.\.\) +5 32x32 +16x16 +no \[[12]\] +10\.000$'
+  # The fake driver loads no modules, so with several GPUs the kernels run
+  # the program's own code.
+  reason=1; [ $n = 1 ] || reason=3
+  expect_match "$work/err" "^kernel_a\\(float\\*, int\\) +3 64 +128 +no \\[$reason\\] +6\\.000\$"
+  expect_match "$work/err" "^kernel_b\\(\\.\\.\\.\\) +5 32x32 +16x16 +no \\[$reason\\] +10\\.000\$"
   if [ $n = 1 ]; then
     expect_in "$work/err" "[1] only one GPU selected"
   else
-    expect_in "$work/err" "[2] grid splitting is not built yet"
+    expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten copies"
   fi
   expect_in "$work/err" "memory: 2 allocations (4.00 MiB), 1 frees; peak 4.00 MiB; 1.00 MiB still allocated"
   expect_in "$work/err" "cuLaunchKernel 6"
@@ -34,6 +37,13 @@ for n in 1 3; do
   [ "$spans" -eq 8 ] || fail "the trace has $spans kernel spans, not 8"
   pass "fake_client, report and trace under -n $n"
 done
+
+FAKE_EXPECT_GPUS=3 MGPU_SPLIT=never "$MGPU_RUN" -n 3 --report tests/fake/fake_client \
+  > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_SPLIT=never"; }
+expect_in "$work/out" "0 failure(s)"
+expect_match "$work/err" '^kernel_a\(float\*, int\) +3 64 +128 +no \[4\] +6\.000$'
+expect_in "$work/err" "[4] MGPU_SPLIT=never"
+pass "MGPU_SPLIT=never is reported as the reason"
 
 FAKE_EXPECT_GPUS=2 MGPU_SM_COUNT=home "$MGPU_RUN" --gpus 3,1 tests/fake/fake_client \
   > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_SM_COUNT=home"; }

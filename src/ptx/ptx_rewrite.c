@@ -51,6 +51,10 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
         return -1;
     }
     int rc = -1;
+    if ((passes & MGPU_PASS_ANALYZE) && mgpu_ptx_analyze(&m, &out->analysis) != 0) {
+        snprintf(err, errlen, "out of memory analysing PTX");
+        goto out;
+    }
     /* Globals first: the block-offset pass wraps instructions in blocks and
      * the globals pass must see the program's own instructions. */
     if ((passes & MGPU_PASS_MODULE_GLOBALS) &&
@@ -78,5 +82,6 @@ void mgpu_ptx_rewrite_free(struct mgpu_ptx_rewrite *r)
 {
     free(r->ptx);
     ptx_globals_plan_free(&r->globals);
+    mgpu_ptx_analysis_free(&r->analysis);
     memset(r, 0, sizeof *r);
 }

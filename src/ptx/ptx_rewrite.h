@@ -3,6 +3,7 @@
 #ifndef MGPU_PTX_REWRITE_H
 #define MGPU_PTX_REWRITE_H
 
+#include "ptx/ptx_analysis.h"
 #include "ptx/ptx_passes.h"
 
 #include <stddef.h>
@@ -17,13 +18,17 @@ enum mgpu_ptx_pass {
     MGPU_PASS_DEVICE_ORDINAL = 4,
     MGPU_PASS_MODULE_GLOBALS = 8,
     MGPU_PASS_ALL = 15,
+    /* Not a pass: also analyse the kernels as parsed, into out->analysis,
+     * so that callers that want both parse once. */
+    MGPU_PASS_ANALYZE = 16,
 };
 
 struct mgpu_ptx_rewrite {
     char *ptx; /* NUL-terminated */
     size_t size;
     unsigned passes;
-    struct ptx_globals_plan globals; /* from the module-globals pass */
+    struct ptx_globals_plan globals;   /* from the module-globals pass */
+    struct mgpu_ptx_analysis analysis; /* with MGPU_PASS_ANALYZE */
 };
 
 /* Rewrites PTX text with the given passes (0: parse and print only).

@@ -100,9 +100,16 @@ static void run_split(const struct launch *l)
         args[g][l->nargs] = grid_param[g];
         CUfunction f;
         size_t offset;
+        unsigned nparams;
         char err[256];
-        if (mgpu_module_copies_function(&copies, g, l->kernel, &f, &offset, err, sizeof err) != 0) {
+        if (mgpu_module_copies_function(&copies, g, l->kernel, &f, &offset, &nparams, err,
+                                        sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
+            exit(1);
+        }
+        if (nparams != (unsigned)l->nargs) {
+            fprintf(stderr, "%s: the copy has %u parameters before %s, the launch gives %d\n",
+                    l->kernel, nparams, MGPU_PTX_GRID_PARAM, l->nargs);
             exit(1);
         }
         CU(cuCtxPushCurrent(ctx[g]));

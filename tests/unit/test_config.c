@@ -31,6 +31,7 @@ int main(void)
     CHECK(cfg.ngpus == 0 && cfg.gpus_len == 0 && !cfg.report && cfg.verbose == 0);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_SUM && cfg.audit && cfg.trace_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
+    CHECK(cfg.split == MGPU_SPLIT_AUTO);
 
     const char *const full[] = {"MGPU_NGPUS",
                                 "4",
@@ -50,11 +51,14 @@ int main(void)
                                 "one",
                                 "MGPU_CALL_LOG",
                                 "1",
+                                "MGPU_SPLIT",
+                                "never",
                                 NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_HOME);
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ONE && cfg.call_log);
+    CHECK(cfg.split == MGPU_SPLIT_NEVER);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
 
@@ -80,6 +84,7 @@ int main(void)
         {"MGPU_AUDIT", "2", "use MGPU_AUDIT=1"},
         {"MGPU_DEVICE_COUNT", "1", "use MGPU_DEVICE_COUNT=all or MGPU_DEVICE_COUNT=one"},
         {"MGPU_CALL_LOG", "lots", "use MGPU_CALL_LOG=1"},
+        {"MGPU_SPLIT", "off", "use MGPU_SPLIT=auto, always or never"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};

@@ -1,0 +1,82 @@
+/* Owns the other GPUs' primary contexts that module copies are loaded in
+ * (see gpu_contexts.h). All calls go to the real driver. */
+#include "gpu_contexts.h"
+
+#include "real_driver.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext primary[MGPU_MAX_GPUS]; /* index: device ordinal; [0] unused */
+static int gpu_count;                    /* 0 until the first call succeeds */
+
+static int retain_others(char *err, size_t errlen)
+{
+    int n = 0;
+    CUresult r = mgpu_drv.cuDeviceGetCount(&n);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "counting the GPUs: %s", mgpu_cu_error_name(r));
+        return -1;
+    }
+    if (n > MGPU_MAX_GPUS)
+        n = MGPU_MAX_GPUS;
+    for (int g = 1; g < n; g++) {
+        CUdevice dev;
+        r = mgpu_drv.cuDeviceGet(&dev, g);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuDevicePrimaryCtxRetain(&primary[g], dev);
+        if (r != CUDA_SUCCESS) {
+            snprintf(err, errlen, "the primary context of GPU %d: %s", g, mgpu_cu_error_name(r));
+            for (int k = 1; k < g; k++) {
+                CUdevice other;
+                if (mgpu_drv.cuDeviceGet(&other, k) == CUDA_SUCCESS)
+                    mgpu_drv.cuDevicePrimaryCtxRelease(other);
+                primary[k] = NULL;
+            }
+            return -1;
+        }
+    }
+    gpu_count = n;
+    return 0;
+}
+
+int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
+                      size_t errlen)
+{
+    if (mgpu_drv.cuDevicePrimaryCtxRetain == NULL || mgpu_drv.cuDevicePrimaryCtxRelease == NULL ||
+        mgpu_drv.cuCtxPushCurrent == NULL || mgpu_drv.cuCtxPopCurrent == NULL ||
+        mgpu_drv.cuCtxGetDevice == NULL) {
+        snprintf(err, errlen, "the CUDA driver lacks the context calls mgpu needs");
+        return -1;
+    }
+    CUdevice dev = -1;
+    CUresult r = mgpu_drv.cuCtxPushCurrent(home);
+    if (r == CUDA_SUCCESS) {
+        r = mgpu_drv.cuCtxGetDevice(&dev);
+        CUcontext popped;
+        mgpu_drv.cuCtxPopCurrent(&popped);
+    }
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "the program's context: %s", mgpu_cu_error_name(r));
+        return -1;
+    }
+    CUdevice first;
+    if (mgpu_drv.cuDeviceGet(&first, 0) != CUDA_SUCCESS || dev != first) {
+        snprintf(err, errlen,
+                 "the program runs it on device %d, not on device 0 (the GPUs mgpu "
+                 "joins)",
+                 (int)dev);
+        return -1;
+    }
+    pthread_mutex_lock(&contexts_lock);
+    int rc = gpu_count > 0 ? 0 : retain_others(err, errlen);
+    if (rc == 0) {
+        out[0] = home;
+        for (int g = 1; g < gpu_count; g++)
+            out[g] = primary[g];
+        *count = gpu_count;
+    }
+    pthread_mutex_unlock(&contexts_lock);
+    return rc;
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Programs under mgpu-run with two GPUs run their kernels from mgpu's
+# rewritten per-GPU modules, with the same results as without mgpu: a CUDA
+# runtime program with a __device__ counter, __constant__ data the host
+# rewrites, a device function reading blockIdx and 64 KiB of dynamic shared
+# memory (tests/gpu/module_state.cu), and a driver-API program loading PTX,
+# a cuLink output, a cubin without PTX, a fatbin with a corrupt PTX entry and
+# garbage (tests/gpu/module_loads.c). The report says which modules got
+# copies and why the others did not; a second run compiles nothing.
+. "$(dirname "$0")/common.sh"
+require_gpu
+export MGPU_CACHE_DIR="$work/cache"
+state=tests/gpu/module_state
+loads="tests/gpu/module_loads tests/gpu/scale.ptx tests/gpu/scale.cubin tests/gpu/scale.fatbin"
+
+$state > "$work/out" 2>&1 || { cat "$work/out"; fail "module_state without mgpu"; }
+expect_in "$work/out" "module_state: PASS"
+"$MGPU_RUN" -n 1 --report $state > "$work/out" 2> "$work/err" || {
+  cat "$work/out" "$work/err"; fail "module_state under -n 1"; }
+expect_in "$work/out" "module_state: PASS"
+pass "module_state passes alone and under -n 1"
+[ "$gpu_count" -ge 2 ] || { echo "one GPU: no module copies to test"; exit 0; }
+
+MGPU_VERBOSE=1 "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
+  cat "$work/out" "$work/err"; fail "module_state under -n 2"; }
+cat "$work/out" "$work/err"
+expect_in "$work/out" "module_state: PASS"
+expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, compiled in [0-9.]+ s; 13 launches from them"
+expect_match "$work/err" '^weigh\(float\*, unsigned int\) +4 +32x64 +128 +no \[2\]'
+expect_match "$work/err" '^staged_sum\(.*\) +1 +96 +256 +no \[2\]'
+expect_in "$work/err" "[2] ran whole on the home GPU from mgpu's rewritten module"
+pass "a CUDA runtime program runs from the module copies with the same results"
+
+"$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
+  cat "$work/out" "$work/err"; fail "module_state, second run"; }
+expect_in "$work/out" "module_state: PASS"
+expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, from the disk cache"
+pass "the second run takes the compiled module from the disk cache"
+
+MGPU_SPLIT=never "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
+  cat "$work/out" "$work/err"; fail "module_state, MGPU_SPLIT=never"; }
+expect_in "$work/out" "module_state: PASS"
+grep -q "copies on" "$work/err" && fail "MGPU_SPLIT=never still made module copies"
+expect_in "$work/err" "MGPU_SPLIT=never"
+pass "MGPU_SPLIT=never leaves the program's modules alone"
+
+$loads > "$work/out" 2>&1 || { cat "$work/out"; fail "module_loads without mgpu"; }
+expect_in "$work/out" "module_loads: PASS"
+"$MGPU_RUN" -n 2 --report $loads > "$work/out" 2> "$work/err" || {
+  cat "$work/out" "$work/err"; fail "module_loads under -n 2"; }
+cat "$work/out" "$work/err"
+expect_in "$work/out" "module_loads: PASS"
+expect_in "$work/err" "module 1 (cuModuleLoadData): copies on 2 GPUs"
+expect_in "$work/err" "module 2 (cuModuleLoadData): copies on 2 GPUs"
+expect_in "$work/err" "module 3 (cuModuleLoad): runs as loaded: the image has no PTX for sm_90"
+expect_match "$work/err" "module 4 \(cuModuleLoadData\): runs as loaded: (corrupt image|the JIT compiler refuses)"
+pass "driver-API loads: PTX and cuLink outputs get copies, a cubin and a corrupt fatbin run as loaded"
