@@ -10,7 +10,6 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
-#include <stdlib.h>
 
 MGPU_DECLARE_HOOK(cuModuleLoad, PFN_cuModuleLoad_v2000);
 MGPU_DECLARE_HOOK(cuModuleLoadData, PFN_cuModuleLoadData_v2000);
