@@ -2,6 +2,7 @@
  * found through a hash on the handle, named once through the driver. */
 #include "kernel_stats.h"
 
+#include "pointer_hash.h"
 #include "real_driver.h"
 
 #include <pthread.h>
@@ -38,15 +39,6 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
     }
 }
 
-static size_t hash_handle(const void *handle)
-{
-    uint64_t x = (uint64_t)(uintptr_t)handle;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
 static char *kernel_name(const void *handle)
 {
     const char *name = NULL;
@@ -75,7 +67,7 @@ static int grow(void)
         if (s == NULL)
             return -1;
         for (size_t i = 0; i < record_count; i++) {
-            size_t h = hash_handle(records[i].handle) & (cap - 1);
+            size_t h = mgpu_pointer_hash(records[i].handle) & (cap - 1);
             while (s[h])
                 h = (h + 1) & (cap - 1);
             s[h] = (int)i + 1;
@@ -92,7 +84,7 @@ int mgpu_kernel_stats_find(const void *handle)
     pthread_mutex_lock(&stats_lock);
     int id = -1;
     if (slot_capacity) {
-        for (size_t h = hash_handle(handle) & (slot_capacity - 1); slots[h];
+        for (size_t h = mgpu_pointer_hash(handle) & (slot_capacity - 1); slots[h];
              h = (h + 1) & (slot_capacity - 1))
             if (records[slots[h] - 1].handle == handle) {
                 id = slots[h] - 1;
@@ -104,7 +96,7 @@ int mgpu_kernel_stats_find(const void *handle)
         memset(r, 0, sizeof *r);
         r->handle = handle;
         r->name = kernel_name(handle);
-        size_t h = hash_handle(handle) & (slot_capacity - 1);
+        size_t h = mgpu_pointer_hash(handle) & (slot_capacity - 1);
         while (slots[h])
             h = (h + 1) & (slot_capacity - 1);
         id = (int)record_count++;

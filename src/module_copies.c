@@ -149,14 +149,7 @@ static bool driver_has_module_calls(void)
 static unsigned context_arch(void)
 {
     CUdevice dev;
-    int major = 0, minor = 0;
-    if (mgpu_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-        mgpu_drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
-            CUDA_SUCCESS ||
-        mgpu_drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
-            CUDA_SUCCESS)
-        return 0;
-    return (unsigned)(major * 10 + minor);
+    return mgpu_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS ? mgpu_device_arch(dev) : 0;
 }
 
 /* In the current context: the compiled image for its architecture, from
@@ -259,15 +252,23 @@ static int make_storage(struct mgpu_module_copies *mc, char *err, size_t errlen)
     return r == CUDA_SUCCESS ? 0 : -1;
 }
 
-int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *name,
-                              CUdeviceptr *where, size_t *bytes, char *err, size_t errlen)
+bool mgpu_module_copies_storage(const struct mgpu_module_copies *mc, const char *name,
+                                CUdeviceptr *where, size_t *bytes)
 {
     for (size_t i = 0; i < mc->globals.nredirected; i++)
         if (strcmp(mc->globals.redirected[i], name) == 0) {
             *where = mc->storage[i];
             *bytes = mc->storage_size[i];
-            return 0;
+            return true;
         }
+    return false;
+}
+
+int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *name,
+                              CUdeviceptr *where, size_t *bytes, char *err, size_t errlen)
+{
+    if (mgpu_module_copies_storage(mc, name, where, bytes))
+        return 0;
     CUresult r = mgpu_drv.cuModuleGetGlobal(where, bytes, mc->home, name);
     if (r != CUDA_SUCCESS) {
         snprintf(err, errlen, "no module variable %s: %s", name, mgpu_cu_error_name(r));

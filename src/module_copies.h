@@ -50,6 +50,11 @@ int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, co
                                 CUfunction *fn, size_t *grid_param_offset, unsigned *program_params,
                                 char *err, size_t errlen);
 
+/* The shared storage of `name` when it is a redirected (__device__)
+ * variable; false for any other name. */
+bool mgpu_module_copies_storage(const struct mgpu_module_copies *mc, const char *name,
+                                CUdeviceptr *where, size_t *bytes);
+
 /* Where a module variable lives for the program: the shared storage of a
  * redirected variable, else the home module's. Returns 0, or -1 with a
  * reason in err. */

@@ -7,6 +7,7 @@
 #include "gpu_contexts.h"
 #include "log.h"
 #include "module_copies.h"
+#include "pointer_hash.h"
 #include "program_image.h"
 #include "real_driver.h"
 #include "runtime.h"
@@ -87,20 +88,12 @@ static struct constant_range *constant_ranges;
 static size_t constant_range_count;
 static atomic_size_t constant_ranges_live;
 
-static size_t hash_handle(const void *h)
-{
-    uint64_t x = (uint64_t)(uintptr_t)h;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
-}
-
 static struct handle_slot *find_slot(const void *handle)
 {
     if (slot_capacity == 0)
         return NULL;
-    for (size_t i = hash_handle(handle) & (slot_capacity - 1);; i = (i + 1) & (slot_capacity - 1)) {
+    for (size_t i = mgpu_pointer_hash(handle) & (slot_capacity - 1);;
+         i = (i + 1) & (slot_capacity - 1)) {
         if (slots[i].handle == handle)
             return &slots[i];
         if (slots[i].handle == NULL)
@@ -129,7 +122,7 @@ static int put_slot(const void *handle, struct program_module *m, struct kernel_
         slot_used = 0;
         for (size_t i = 0; i < old_cap; i++)
             if (old[i].handle != NULL && old[i].module != NULL) {
-                size_t j = hash_handle(old[i].handle) & (cap - 1);
+                size_t j = mgpu_pointer_hash(old[i].handle) & (cap - 1);
                 while (slots[j].handle != NULL)
                     j = (j + 1) & (cap - 1);
                 slots[j] = old[i];
@@ -137,7 +130,7 @@ static int put_slot(const void *handle, struct program_module *m, struct kernel_
             }
         free(old);
     }
-    size_t i = hash_handle(handle) & (slot_capacity - 1);
+    size_t i = mgpu_pointer_hash(handle) & (slot_capacity - 1);
     while (slots[i].handle != NULL)
         i = (i + 1) & (slot_capacity - 1);
     slots[i] = (struct handle_slot){handle, m, k};
@@ -372,14 +365,7 @@ static CUresult home_module_of_library(struct program_module *m, void *out)
 static unsigned device_arch(void)
 {
     CUdevice dev;
-    int major = 0, minor = 0;
-    if (mgpu_drv.cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
-        mgpu_drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
-            CUDA_SUCCESS ||
-        mgpu_drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
-            CUDA_SUCCESS)
-        return 0;
-    return (unsigned)(major * 10 + minor);
+    return mgpu_drv.cuDeviceGet(&dev, 0) == CUDA_SUCCESS ? mgpu_device_arch(dev) : 0;
 }
 
 static void add_constant_ranges(struct program_module *m)
@@ -560,15 +546,16 @@ void mgpu_program_global_lookup(const void *owner, const char *name, CUdeviceptr
         return;
     if (!copies_for(m, m->is_library ? current_context() : m->load_context))
         return;
+    CUdeviceptr storage;
+    size_t storage_bytes;
+    if (mgpu_module_copies_storage(&m->copies, name, &storage, &storage_bytes)) {
+        if (where != NULL)
+            *where = storage;
+        if (bytes != NULL)
+            *bytes = storage_bytes;
+        return;
+    }
     const struct ptx_globals_plan *plan = &m->copies.globals;
-    for (size_t i = 0; i < plan->nredirected; i++)
-        if (strcmp(plan->redirected[i], name) == 0) {
-            if (where != NULL)
-                *where = m->copies.storage[i];
-            if (bytes != NULL)
-                *bytes = m->copies.storage_size[i];
-            return;
-        }
     /* The program looks a __constant__ up to write it, as cudaMemcpyToSymbol
      * does each time. */
     for (size_t i = 0; i < plan->nconstants; i++)

@@ -105,6 +105,17 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+unsigned mgpu_device_arch(CUdevice dev)
+{
+    int major = 0, minor = 0;
+    if (mgpu_drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        mgpu_drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS)
+        return 0;
+    return (unsigned)(major * 10 + minor);
+}
+
 const char *mgpu_cu_error_name(CUresult r)
 {
     const char *name = NULL;

@@ -67,6 +67,10 @@ const char *mgpu_driver_path(void);
 /* The driver's own entry point for an exported name, or NULL. */
 void *mgpu_driver_symbol(const char *name);
 
+/* The compute capability of `dev` as one number (90 for sm_90), or 0 when
+ * the driver does not say. */
+unsigned mgpu_device_arch(CUdevice dev);
+
 /* "CUDA_ERROR_NO_DEVICE" and the like, for messages. */
 const char *mgpu_cu_error_name(CUresult r);
 
