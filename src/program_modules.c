@@ -26,6 +26,7 @@ struct kernel_entry {
     struct kernel_entry *next; /* in its module's list */
     char *name;
     atomic_bool resolved; /* fn, grid_offset and nparams are set */
+    atomic_bool warned;   /* about a launch that could not go to the copy */
     bool unresolvable;
     CUfunction fn; /* in the home GPU's copy */
     size_t grid_offset;
@@ -658,8 +659,16 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         l->grid[3 + d] = grid[d];
     }
     l->fn = k->fn;
-    if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params)))
+    if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params))) {
+        if (m->copies.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))
+            mgpu_error("kernel %s: mgpu cannot pass its grid parameter in this launch (an `extra` "
+                       "other than a buffer pointer and size, or no parameters); it runs from the "
+                       "program's module, which does not see the copies' __device__ variables; run "
+                       "with MGPU_SPLIT=never",
+                       k->name);
+        mgpu_copy_launch_done(l, CUDA_SUCCESS);
         return false;
+    }
     if (atomic_exchange(&m->constants_stale, false)) {
         pthread_mutex_lock(&m->lock);
         CUresult r = mgpu_module_copies_refresh_constants_async(&m->copies, 0, stream);
