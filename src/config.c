@@ -31,6 +31,12 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "never: run the program's own modules untouched, as with one GPU (default auto)"},
     {"MGPU_CACHE_DIR", "DIR|off",
      "compiled per-GPU modules (default $XDG_CACHE_HOME/mgpu or ~/.cache/mgpu)"},
+    {"MGPU_MEMORY", "pool|driver",
+     "pool: device allocations get one address on every GPU, pages spread over them "
+     "(default); driver: plain allocations on the home GPU"},
+    {"MGPU_PLACEMENT", "distributed|home|interleave",
+     "where a buffer's 2 MiB pages live: one contiguous part per GPU (default), all on the "
+     "first GPU, or round-robin"},
     {NULL, NULL, NULL},
 };
 
@@ -139,6 +145,31 @@ static int parse_two_way(mgpu_getenv_fn get, const char *name, const char *first
                 second);
 }
 
+/* A variable that takes one of `words` (NULL-terminated): *choice is its
+ * index, or -1 when the variable is unset. */
+static int parse_one_of(mgpu_getenv_fn get, const char *name, const char *const *words, int *choice,
+                        char *err, size_t errlen)
+{
+    const char *v = get(name);
+    *choice = -1;
+    if (v == NULL || *v == '\0')
+        return 0;
+    char allowed[256] = "";
+    size_t n = 0;
+    for (; words[n] != NULL; n++) {
+        if (strcmp(v, words[n]) == 0) {
+            *choice = (int)n;
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t used = strlen(allowed);
+        snprintf(allowed + used, sizeof allowed - used, "%s%s", words[i],
+                 i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+    }
+    return fail(err, errlen, "%s=%s is not valid; use %s=%s", name, v, name, allowed);
+}
+
 void mgpu_config_defaults(struct mgpu_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -193,17 +224,21 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (choice >= 0)
         cfg->device_count = choice == 0 ? MGPU_DEVICE_COUNT_ALL : MGPU_DEVICE_COUNT_ONE;
 
-    v = get("MGPU_SPLIT");
-    if (v && *v) {
-        static const char *const modes[] = {"auto", "always", "never"};
-        size_t i = 0;
-        while (i < 3 && strcmp(v, modes[i]) != 0)
-            i++;
-        if (i == 3)
-            return fail(err, errlen,
-                        "MGPU_SPLIT=%s is not valid; use MGPU_SPLIT=auto, always or never", v);
-        cfg->split = (enum mgpu_split_mode)i;
-    }
+    static const char *const split_modes[] = {"auto", "always", "never", NULL};
+    if (parse_one_of(get, "MGPU_SPLIT", split_modes, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->split = (enum mgpu_split_mode)choice;
+    static const char *const memory_modes[] = {"pool", "driver", NULL};
+    if (parse_one_of(get, "MGPU_MEMORY", memory_modes, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->memory = (enum mgpu_memory_mode)choice;
+    static const char *const placements[] = {"distributed", "home", "interleave", NULL};
+    if (parse_one_of(get, "MGPU_PLACEMENT", placements, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->placement = (enum mgpu_placement_mode)choice;
 
     v = get("MGPU_PASSTHROUGH");
     if (v && *v) {

@@ -54,6 +54,33 @@ struct mgpu_driver_api {
     PFN_cuFuncSetCacheConfig_v3000 cuFuncSetCacheConfig;
     PFN_cuFuncGetModule_v11000 cuFuncGetModule;
     PFN_cuKernelGetLibrary_v12050 cuKernelGetLibrary;
+    /* the distributed memory pool and the copies split by owner */
+    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve;
+    PFN_cuMemAddressFree_v10020 cuMemAddressFree;
+    PFN_cuMemCreate_v10020 cuMemCreate;
+    PFN_cuMemRelease_v10020 cuMemRelease;
+    PFN_cuMemMap_v10020 cuMemMap;
+    PFN_cuMemUnmap_v10020 cuMemUnmap;
+    PFN_cuMemSetAccess_v10020 cuMemSetAccess;
+    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
+    PFN_cuDeviceCanAccessPeer_v4000 cuDeviceCanAccessPeer;
+    PFN_cuMemGetInfo_v3020 cuMemGetInfo;
+    PFN_cuMemAllocPitch_v3020 cuMemAllocPitch;
+    PFN_cuMemAllocAsync_v11020 cuMemAllocAsync;
+    PFN_cuMemFreeAsync_v11020 cuMemFreeAsync;
+    PFN_cuPointerGetAttribute_v4000 cuPointerGetAttribute;
+    PFN_cuPointerGetAttributes_v7000 cuPointerGetAttributes;
+    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
+    PFN_cuCtxSynchronize_v2000 cuCtxSynchronize;
+    PFN_cuStreamCreate_v2000 cuStreamCreate;
+    PFN_cuStreamDestroy_v4000 cuStreamDestroy;
+    PFN_cuStreamWaitEvent_v3020 cuStreamWaitEvent;
+    PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
+    PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync;
+    PFN_cuMemcpyDtoHAsync_v3020 cuMemcpyDtoHAsync;
+    PFN_cuMemsetD8Async_v3020 cuMemsetD8Async;
+    PFN_cuMemsetD16Async_v3020 cuMemsetD16Async;
+    PFN_cuMemsetD32Async_v3020 cuMemsetD32Async;
 };
 
 extern struct mgpu_driver_api mgpu_drv;

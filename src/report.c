@@ -6,6 +6,8 @@
 
 #include "hook_table.h"
 #include "kernel_stats.h"
+#include "copy_router.h"
+#include "memory_pool.h"
 #include "memory_stats.h"
 #include "procaddress_hooks.h"
 #include "program_modules.h"
@@ -96,6 +98,21 @@ void mgpu_report_print(void)
     r.bytes_allocated = mem.bytes_allocated;
     r.peak_bytes = mem.peak_bytes;
     r.live_bytes = mem.live_bytes;
+
+    struct mgpu_pool_usage pool;
+    mgpu_pool_usage(&pool);
+    unsigned long long pool_now[MGPU_MAX_GPUS], pool_peak[MGPU_MAX_GPUS];
+    for (int g = 0; g < pool.gpus; g++) {
+        pool_now[g] = pool.now[g];
+        pool_peak[g] = pool.peak[g];
+    }
+    r.pool_placement = pool.active ? pool.placement : NULL;
+    r.pool_off_reason = pool.why_off;
+    r.pool_gpus = pool.gpus;
+    r.pool_now = pool_now;
+    r.pool_peak = pool_peak;
+    r.copies_split = mgpu_copy_router_splits();
+    r.migrations = pool.migrations;
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

@@ -232,6 +232,19 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
     mgpu_format_bytes(live, sizeof live, r->live_bytes);
     fprintf(out, "memory: %lu allocations (%s), %lu frees; peak %s; %s still allocated at exit\n",
             r->allocations, total, r->frees, peak, live);
+    if (r->pool_placement != NULL) {
+        fprintf(out,
+                "  one address range on %d GPUs, %s placement; %lu copies and sets split by "
+                "owner, %lu migrations\n",
+                r->pool_gpus, r->pool_placement, r->copies_split, r->migrations);
+        for (int g = 0; g < r->pool_gpus; g++) {
+            mgpu_format_bytes(live, sizeof live, r->pool_now[g]);
+            mgpu_format_bytes(peak, sizeof peak, r->pool_peak[g]);
+            fprintf(out, "  GPU %d: %s now, %s at peak\n", g, live, peak);
+        }
+    } else if (r->pool_off_reason != NULL && r->pool_off_reason[0] != '\0') {
+        fprintf(out, "  on the home GPU only: %s\n", r->pool_off_reason);
+    }
 
     fprintf(out, "driver calls intercepted: %lu%s\n", r->calls_total, r->call_kinds ? ":" : "");
     char line[MGPU_REPORT_WIDTH + 1];

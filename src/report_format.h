@@ -34,6 +34,12 @@ struct mgpu_report {
     size_t module_count;
     unsigned long allocations, frees;
     unsigned long long bytes_allocated, peak_bytes, live_bytes;
+    /* The memory pool: placement, physical bytes per GPU, copies split. */
+    const char *pool_placement; /* NULL when allocations went to the driver */
+    const char *pool_off_reason; /* why, when a start was tried; may be empty */
+    int pool_gpus;
+    const unsigned long long *pool_now, *pool_peak;
+    unsigned long copies_split, migrations;
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

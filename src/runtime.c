@@ -11,6 +11,7 @@
 #include "hook_table.h"
 #include "kernel_timing.h"
 #include "log.h"
+#include "memory_pool.h"
 #include "real_driver.h"
 #include "report.h"
 #include "trace.h"
@@ -38,15 +39,20 @@ static CUresult CUDAAPI no_driver_entry(void)
 static atomic_bool exit_work_done;
 static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
 
+/* The report first, while the pool still holds what it counts; then the
+ * pool's memory goes back. */
 static void at_exit(void)
 {
-    if (!mgpu_stats_enabled || atomic_exchange(&exit_work_done, true))
+    if (atomic_exchange(&exit_work_done, true))
         return;
-    mgpu_timing_flush_all();
-    if (mgpu_cfg.report)
-        mgpu_report_print();
-    if (mgpu_cfg.trace_path[0])
-        mgpu_trace_write(mgpu_cfg.trace_path);
+    if (mgpu_stats_enabled) {
+        mgpu_timing_flush_all();
+        if (mgpu_cfg.report)
+            mgpu_report_print();
+        if (mgpu_cfg.trace_path[0])
+            mgpu_trace_write(mgpu_cfg.trace_path);
+    }
+    mgpu_pool_release_all();
 }
 
 static void start(void)
@@ -87,6 +93,11 @@ static void register_late_exit(void)
 void mgpu_runtime_program_running(void)
 {
     pthread_once(&late_exit_once, register_late_exit);
+}
+
+void mgpu_runtime_release_at_exit(void)
+{
+    atexit(at_exit);
 }
 
 void mgpu_runtime_start(const char *shim_path)

@@ -6,7 +6,7 @@ MGPU_RUN="$top_builddir/src/mgpu-run"
 export MGPU_LIBDIR="$top_builddir/src/.libs"
 for v in MGPU_NGPUS MGPU_GPUS MGPU_REPORT MGPU_TRACE MGPU_VERBOSE MGPU_SM_COUNT MGPU_AUDIT \
          MGPU_PASSTHROUGH MGPU_DRIVER MGPU_ACTIVE MGPU_SHIM MGPU_SPLIT MGPU_CALL_LOG \
-         MGPU_DEVICE_COUNT; do
+         MGPU_DEVICE_COUNT MGPU_PLACEMENT MGPU_MEMORY; do
   unset "$v"
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-test.XXXXXX")

@@ -31,7 +31,8 @@ int main(void)
     CHECK(cfg.ngpus == 0 && cfg.gpus_len == 0 && !cfg.report && cfg.verbose == 0);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_SUM && cfg.audit && cfg.trace_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
-    CHECK(cfg.split == MGPU_SPLIT_AUTO);
+    CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
+    CHECK(cfg.placement == MGPU_PLACEMENT_DISTRIBUTED);
 
     const char *const full[] = {"MGPU_NGPUS",
                                 "4",
@@ -53,12 +54,17 @@ int main(void)
                                 "1",
                                 "MGPU_SPLIT",
                                 "never",
+                                "MGPU_MEMORY",
+                                "driver",
+                                "MGPU_PLACEMENT",
+                                "interleave",
                                 NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_HOME);
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ONE && cfg.call_log);
-    CHECK(cfg.split == MGPU_SPLIT_NEVER);
+    CHECK(cfg.split == MGPU_SPLIT_NEVER && cfg.memory == MGPU_MEMORY_DRIVER);
+    CHECK(cfg.placement == MGPU_PLACEMENT_INTERLEAVE);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
 
@@ -85,6 +91,8 @@ int main(void)
         {"MGPU_DEVICE_COUNT", "1", "use MGPU_DEVICE_COUNT=all or MGPU_DEVICE_COUNT=one"},
         {"MGPU_CALL_LOG", "lots", "use MGPU_CALL_LOG=1"},
         {"MGPU_SPLIT", "off", "use MGPU_SPLIT=auto, always or never"},
+        {"MGPU_MEMORY", "vmm", "use MGPU_MEMORY=pool or driver"},
+        {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home or interleave"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};

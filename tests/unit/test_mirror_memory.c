@@ -2,7 +2,12 @@
  * map (no GPU): the size-class sub-allocator (alignment, no overlap under
  * random use, reuse of holes, thousands of small buffers in a few granules,
  * bad and double frees, running out with nothing leaked) and the placement
- * arithmetic (owners per policy and weights, runs by owner, bytes per GPU). */
+ * arithmetic (owners per policy and weights, runs by owner, bytes per GPU),
+ * the free list of the pool's address range (first fit, merging, refusing
+ * overlaps) and the table of live allocations (lookup by start and inside,
+ * removal keeping every other record findable). */
+#include "address_space.h"
+#include "allocation_table.h"
 #include "check.h"
 #include "placement.h"
 #include "suballoc.h"
@@ -236,8 +241,102 @@ static void test_placement(void)
           runs[0].bytes == MGPU_GRANULE_SIZE && runs[0].gpu == 7);
 }
 
+static void test_address_space(void)
+{
+    const uint64_t G = MGPU_GRANULE_SIZE;
+    struct mgpu_address_space s;
+    CHECK(mgpu_address_space_init(&s, BASE + 1, 8 * G) == -1);
+    CHECK(mgpu_address_space_init(&s, BASE, 8 * G) == 0);
+    uint64_t a, b, c, d;
+    CHECK(mgpu_address_space_take(&s, 1, &a) == 0 && a == BASE); /* rounded to a granule */
+    CHECK(mgpu_address_space_take(&s, 3 * G, &b) == 0 && b == BASE + G);
+    CHECK(mgpu_address_space_take(&s, 2 * G + 5, &c) == 0 && c == BASE + 4 * G);
+    CHECK(mgpu_address_space_take(&s, 2 * G, &d) == -1); /* one granule left */
+    CHECK(mgpu_address_space_free_bytes(&s) == G);
+    /* A hole in the middle is found first fit; neighbours merge back. */
+    CHECK(mgpu_address_space_give(&s, b, 3 * G) == 0);
+    CHECK(mgpu_address_space_give(&s, b, G) == -1);         /* already free */
+    CHECK(mgpu_address_space_give(&s, BASE + 8 * G, G) == -1); /* outside */
+    CHECK(mgpu_address_space_give(&s, BASE + G / 2, G) == -1); /* not aligned */
+    CHECK(mgpu_address_space_take(&s, 2 * G, &d) == 0 && d == b);
+    CHECK(mgpu_address_space_give(&s, d, 2 * G) == 0);
+    CHECK(mgpu_address_space_give(&s, a, G) == 0);
+    CHECK(mgpu_address_space_give(&s, c, 3 * G) == 0);
+    CHECK(s.nfree == 1 && mgpu_address_space_free_bytes(&s) == 8 * G);
+    CHECK(mgpu_address_space_take(&s, 8 * G, &d) == 0 && d == BASE);
+    CHECK(mgpu_address_space_give(&s, d, 8 * G) == 0);
+
+    /* Random takes and gives never overlap and always merge back whole. */
+    struct mgpu_address_space big;
+    CHECK(mgpu_address_space_init(&big, BASE, 4096 * G) == 0);
+    uint64_t starts[256] = {0}, sizes[256] = {0};
+    srand(7);
+    bool overlap = false;
+    for (int step = 0; step < 20000; step++) {
+        int k = rand() % 256;
+        if (sizes[k]) {
+            CHECK(mgpu_address_space_give(&big, starts[k], sizes[k]) == 0);
+            sizes[k] = 0;
+            continue;
+        }
+        uint64_t want = (uint64_t)(1 + rand() % 40) * G;
+        if (mgpu_address_space_take(&big, want, &starts[k]) != 0)
+            continue;
+        sizes[k] = want;
+        for (int j = 0; j < 256; j++)
+            if (j != k && sizes[j] && starts[j] < starts[k] + want &&
+                starts[k] < starts[j] + sizes[j])
+                overlap = true;
+    }
+    CHECK(!overlap);
+    for (int k = 0; k < 256; k++)
+        if (sizes[k])
+            CHECK(mgpu_address_space_give(&big, starts[k], sizes[k]) == 0);
+    CHECK(big.nfree == 1 && mgpu_address_space_free_bytes(&big) == 4096 * G);
+    mgpu_address_space_destroy(&big);
+    mgpu_address_space_destroy(&s);
+}
+
+static void test_allocation_table(void)
+{
+    enum { N = 5000 };
+    struct mgpu_allocation_table t = {0};
+    static struct mgpu_allocation recs[N];
+    for (size_t i = 0; i < N; i++) {
+        recs[i].small = i % 5 != 0;
+        recs[i].start = BASE + i * 4 * MGPU_GRANULE_SIZE;
+        recs[i].span = recs[i].small ? 256 : 3 * MGPU_GRANULE_SIZE;
+        recs[i].bytes = recs[i].span - 1;
+        CHECK(mgpu_allocation_table_add(&t, &recs[i]) == 0);
+    }
+    CHECK(t.count == N && t.nlarge == N / 5);
+    /* Remove every third; the rest stay findable by start, large ones inside. */
+    for (size_t i = 0; i < N; i += 3)
+        CHECK(mgpu_allocation_table_remove(&t, recs[i].start) == &recs[i]);
+    CHECK(mgpu_allocation_table_remove(&t, recs[0].start) == NULL);
+    bool all_found = true;
+    for (size_t i = 0; i < N; i++) {
+        bool kept = i % 3 != 0;
+        if ((mgpu_allocation_table_at(&t, recs[i].start) == &recs[i]) != kept)
+            all_found = false;
+        if (!recs[i].small) {
+            uint64_t inside = recs[i].start + recs[i].span - 1;
+            if ((mgpu_allocation_table_large_holding(&t, inside) == &recs[i]) != kept)
+                all_found = false;
+            if (mgpu_allocation_table_large_holding(&t, recs[i].start + recs[i].span) != NULL)
+                all_found = false;
+        }
+    }
+    CHECK(all_found);
+    CHECK(mgpu_allocation_table_large_holding(&t, BASE - 1) == NULL);
+    CHECK(mgpu_allocation_table_at(&t, BASE + 1) == NULL);
+    mgpu_allocation_table_destroy(&t);
+}
+
 int main(void)
 {
+    test_address_space();
+    test_allocation_table();
     test_suballoc();
     test_out_of_memory();
     test_placement();

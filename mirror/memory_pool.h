@@ -1,0 +1,87 @@
+/* The distributed memory pool: device memory the program allocates gets
+ * one virtual address, mapped on every selected GPU, with its physical
+ * 2 MiB granules placed by a policy (mirror/placement.h). Built on the
+ * driver's virtual memory management: one reserved address range
+ * (cuMemAddressReserve), physical memory per GPU (cuMemCreate, cuMemMap)
+ * and access for every GPU (cuMemSetAccess). Large allocations take whole
+ * granules; small ones share granules on the home GPU through the
+ * sub-allocator. Thread-safe. */
+#ifndef MGPU_MEMORY_POOL_H
+#define MGPU_MEMORY_POOL_H
+
+#include "config.h"
+#include "placement.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether an allocation made with `ctx` current goes to the pool. The first
+ * call starts the pool; it stays off (and everything passes through to the
+ * driver) with MGPU_MEMORY=driver, with one GPU, when a GPU lacks virtual
+ * memory management or a pair of GPUs lacks peer access (said once on
+ * stderr), or for a context of a device other than device 0. */
+bool mgpu_pool_serves(CUcontext ctx);
+
+/* Whether `address` lies in the pool's reserved range. Lock-free and cheap,
+ * for the copy hooks' fast path. */
+bool mgpu_pool_holds(CUdeviceptr address);
+
+/* A new allocation of `bytes` (> 0) for the program; `mempool` is the
+ * CUmemoryPool of a stream-ordered allocation, else NULL. Returns the
+ * driver's codes: CUDA_ERROR_OUT_OF_MEMORY when the GPUs together cannot
+ * hold it (nothing is then kept). */
+CUresult mgpu_pool_alloc(CUdeviceptr *address, size_t bytes, CUcontext ctx, CUmemoryPool mempool);
+
+/* Frees the allocation that starts at `address` once the GPUs' work before
+ * it is done. `freed_error` is what the driver answers for a pointer it
+ * never allocated; it is returned for such a pointer, a freed one or one
+ * inside an allocation. */
+CUresult mgpu_pool_free(CUdeviceptr address, CUresult freed_error);
+
+/* The same, in stream order: the memory is reused only after the work that
+ * `stream` holds at this call has finished. */
+CUresult mgpu_pool_free_async(CUdeviceptr address, CUstream stream, CUresult freed_error);
+
+/* The program's allocation that holds `address`. */
+struct mgpu_pool_block {
+    CUdeviceptr start;
+    size_t bytes;
+    CUcontext context;
+    CUmemoryPool mempool;
+    unsigned long long id; /* unique over the run, never reused */
+};
+bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out);
+
+/* Splits [address, address + bytes) into runs of one owning GPU (offsets
+ * relative to `address`). Returns the number of runs (more than `max` when
+ * they did not fit), or 0 when the range is not inside one allocation. */
+size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max);
+
+/* The GPUs of the pool and the primary context of each; 0 while it is off. */
+int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);
+
+/* Moves the granules of [address, address + bytes) of one large
+ * allocation to `gpu` (copy, then remap; the address does not change).
+ * Call it between kernels: it waits for the home context to be idle.
+ * Returns CUDA_ERROR_INVALID_VALUE for a range outside one allocation. */
+CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu);
+
+/* The owner of the byte at `address`, or -1 outside the pool. */
+int mgpu_pool_owner(CUdeviceptr address);
+
+struct mgpu_pool_usage {
+    bool active;
+    const char *placement;
+    char why_off[256]; /* when not active, after a start was tried */
+    int gpus;
+    size_t now[MGPU_MAX_GPUS], peak[MGPU_MAX_GPUS]; /* physical bytes held */
+    size_t peak_total;
+    unsigned long migrations;
+};
+void mgpu_pool_usage(struct mgpu_pool_usage *out);
+
+/* Gives every granule and the address range back (at exit). */
+void mgpu_pool_release_all(void);
+
+#endif

@@ -1,0 +1,145 @@
+/* Owns the hooks of the copies and sets of device memory (cuMemcpy*,
+ * cuMemset*, plain and stream-ordered, each with its per-thread-stream
+ * variant). Each one
+ * - watches for writes into a __constant__ variable of a module with
+ *   per-GPU copies, which makes the copies refresh it before that module's
+ *   next launch;
+ * - hands copies and sets of pool memory to the copy router, which splits
+ *   them by owning GPU; what it leaves goes to the driver unchanged.
+ * Forms not hooked here (2D/3D copies, peer copies) pass through, which is
+ * correct because pool addresses are valid on every GPU; they write
+ * constants only in programs that look the address up again first, which
+ * the symbol lookup hooks see. */
+#include "copy_router.h"
+#include "hook_table.h"
+#include "program_modules.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#define SYNC_LEGACY ((struct mgpu_copy_call){CU_STREAM_LEGACY, true})
+#define SYNC_PER_THREAD ((struct mgpu_copy_call){CU_STREAM_PER_THREAD, true})
+#define ASYNC(s) ((struct mgpu_copy_call){(s), false})
+/* In a _ptsz call, stream 0 is the calling thread's default stream. */
+#define ASYNC_PER_THREAD(s) ((struct mgpu_copy_call){(s) ? (s) : CU_STREAM_PER_THREAD, false})
+
+#define COPY_HOOK(sym, pfn, params, args, written, route)                                          \
+    MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
+    static CUresult CUDAAPI hook_##sym params                                                      \
+    {                                                                                              \
+        MGPU_COUNT_CALL(sym);                                                                      \
+        written;                                                                                   \
+        CUresult routed;                                                                           \
+        if (route)                                                                                 \
+            return routed;                                                                         \
+        return real_##sym args;                                                                    \
+    }
+
+#define HTOD_PARAMS (CUdeviceptr dst, const void *src, size_t n)
+#define HTOD_ASYNC_PARAMS (CUdeviceptr dst, const void *src, size_t n, CUstream s)
+#define DTOH_PARAMS (void *dst, CUdeviceptr src, size_t n)
+#define DTOH_ASYNC_PARAMS (void *dst, CUdeviceptr src, size_t n, CUstream s)
+#define DTOD_PARAMS (CUdeviceptr dst, CUdeviceptr src, size_t n)
+#define DTOD_ASYNC_PARAMS (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+#define SET_PARAMS(T) (CUdeviceptr dst, T value, size_t n)
+#define SET_ASYNC_PARAMS(T) (CUdeviceptr dst, T value, size_t n, CUstream s)
+#define NOTHING_WRITTEN ((void)0)
+#define WRITES(dst, bytes) mgpu_program_memory_written((dst), (bytes))
+
+COPY_HOOK(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, HTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+          mgpu_copy_to_device(dst, src, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, DTOH_PARAMS, (dst, src, n), NOTHING_WRITTEN,
+          mgpu_copy_to_host(dst, src, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+          mgpu_copy_on_device(dst, src, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemcpy, PFN_cuMemcpy_v4000, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+          mgpu_copy_unified(dst, src, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemsetD8_v2, PFN_cuMemsetD8_v3020, SET_PARAMS(unsigned char), (dst, value, n),
+          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemsetD16_v2, PFN_cuMemsetD16_v3020, SET_PARAMS(unsigned short), (dst, value, n),
+          WRITES(dst, 2 * n), mgpu_set_device(dst, value, 2, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemsetD32_v2, PFN_cuMemsetD32_v3020, SET_PARAMS(unsigned), (dst, value, n),
+          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_LEGACY, &routed))
+COPY_HOOK(cuMemcpyHtoD_v2_ptds, PFN_cuMemcpyHtoD_v7000_ptds, HTOD_PARAMS, (dst, src, n),
+          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemcpyDtoH_v2_ptds, PFN_cuMemcpyDtoH_v7000_ptds, DTOH_PARAMS, (dst, src, n),
+          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemcpyDtoD_v2_ptds, PFN_cuMemcpyDtoD_v7000_ptds, DTOD_PARAMS, (dst, src, n),
+          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemcpy_ptds, PFN_cuMemcpy_v7000_ptds, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+          mgpu_copy_unified(dst, src, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemsetD8_v2_ptds, PFN_cuMemsetD8_v7000_ptds, SET_PARAMS(unsigned char), (dst, value, n),
+          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemsetD16_v2_ptds, PFN_cuMemsetD16_v7000_ptds, SET_PARAMS(unsigned short),
+          (dst, value, n), WRITES(dst, 2 * n),
+          mgpu_set_device(dst, value, 2, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemsetD32_v2_ptds, PFN_cuMemsetD32_v7000_ptds, SET_PARAMS(unsigned), (dst, value, n),
+          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_PER_THREAD, &routed))
+COPY_HOOK(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020, HTOD_ASYNC_PARAMS, (dst, src, n, s),
+          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020, DTOH_ASYNC_PARAMS, (dst, src, n, s),
+          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020, DTOD_ASYNC_PARAMS, (dst, src, n, s),
+          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, DTOD_ASYNC_PARAMS, (dst, src, n, s),
+          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, SET_ASYNC_PARAMS(unsigned char),
+          (dst, value, n, s), WRITES(dst, n), mgpu_set_device(dst, value, 1, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemsetD16Async, PFN_cuMemsetD16Async_v3020, SET_ASYNC_PARAMS(unsigned short),
+          (dst, value, n, s), WRITES(dst, 2 * n),
+          mgpu_set_device(dst, value, 2, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemsetD32Async, PFN_cuMemsetD32Async_v3020, SET_ASYNC_PARAMS(unsigned),
+          (dst, value, n, s), WRITES(dst, 4 * n),
+          mgpu_set_device(dst, value, 4, n, ASYNC(s), &routed))
+COPY_HOOK(cuMemcpyHtoDAsync_v2_ptsz, PFN_cuMemcpyHtoDAsync_v7000_ptsz, HTOD_ASYNC_PARAMS,
+          (dst, src, n, s), WRITES(dst, n),
+          mgpu_copy_to_device(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+COPY_HOOK(cuMemcpyDtoHAsync_v2_ptsz, PFN_cuMemcpyDtoHAsync_v7000_ptsz, DTOH_ASYNC_PARAMS,
+          (dst, src, n, s), NOTHING_WRITTEN,
+          mgpu_copy_to_host(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+COPY_HOOK(cuMemcpyDtoDAsync_v2_ptsz, PFN_cuMemcpyDtoDAsync_v7000_ptsz, DTOD_ASYNC_PARAMS,
+          (dst, src, n, s), WRITES(dst, n),
+          mgpu_copy_on_device(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+COPY_HOOK(cuMemcpyAsync_ptsz, PFN_cuMemcpyAsync_v7000_ptsz, DTOD_ASYNC_PARAMS, (dst, src, n, s),
+          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+COPY_HOOK(cuMemsetD8Async_ptsz, PFN_cuMemsetD8Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned char),
+          (dst, value, n, s), WRITES(dst, n),
+          mgpu_set_device(dst, value, 1, n, ASYNC_PER_THREAD(s), &routed))
+COPY_HOOK(cuMemsetD16Async_ptsz, PFN_cuMemsetD16Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned short),
+          (dst, value, n, s), WRITES(dst, 2 * n),
+          mgpu_set_device(dst, value, 2, n, ASYNC_PER_THREAD(s), &routed))
+COPY_HOOK(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned),
+          (dst, value, n, s), WRITES(dst, 4 * n),
+          mgpu_set_device(dst, value, 4, n, ASYNC_PER_THREAD(s), &routed))
+
+const struct mgpu_hook mgpu_copy_hooks[] = {
+    MGPU_HOOK(cuMemcpyHtoD_v2),
+    MGPU_HOOK(cuMemcpyDtoH_v2),
+    MGPU_HOOK(cuMemcpyDtoD_v2),
+    MGPU_HOOK(cuMemcpy),
+    MGPU_HOOK(cuMemsetD8_v2),
+    MGPU_HOOK(cuMemsetD16_v2),
+    MGPU_HOOK(cuMemsetD32_v2),
+    MGPU_HOOK(cuMemcpyHtoD_v2_ptds),
+    MGPU_HOOK(cuMemcpyDtoH_v2_ptds),
+    MGPU_HOOK(cuMemcpyDtoD_v2_ptds),
+    MGPU_HOOK(cuMemcpy_ptds),
+    MGPU_HOOK(cuMemsetD8_v2_ptds),
+    MGPU_HOOK(cuMemsetD16_v2_ptds),
+    MGPU_HOOK(cuMemsetD32_v2_ptds),
+    MGPU_HOOK(cuMemcpyHtoDAsync_v2),
+    MGPU_HOOK(cuMemcpyDtoHAsync_v2),
+    MGPU_HOOK(cuMemcpyDtoDAsync_v2),
+    MGPU_HOOK(cuMemcpyAsync),
+    MGPU_HOOK(cuMemsetD8Async),
+    MGPU_HOOK(cuMemsetD16Async),
+    MGPU_HOOK(cuMemsetD32Async),
+    MGPU_HOOK(cuMemcpyHtoDAsync_v2_ptsz),
+    MGPU_HOOK(cuMemcpyDtoHAsync_v2_ptsz),
+    MGPU_HOOK(cuMemcpyDtoDAsync_v2_ptsz),
+    MGPU_HOOK(cuMemcpyAsync_ptsz),
+    MGPU_HOOK(cuMemsetD8Async_ptsz),
+    MGPU_HOOK(cuMemsetD16Async_ptsz),
+    MGPU_HOOK(cuMemsetD32Async_ptsz),
+    MGPU_HOOK_END,
+};
