@@ -93,13 +93,8 @@ static void ask_all(struct pointer_template *t, CUdeviceptr ptr)
     t->range_result = real_cuMemGetAddressRange_v2(&base, &size, ptr);
 }
 
-static bool make_template(enum template_kind kind)
+static bool ask_about_new_allocation(struct pointer_template *t, enum template_kind kind)
 {
-    struct pointer_template *t = &templates[kind];
-    if (kind == UNKNOWN_POINTER) {
-        ask_all(t, NEVER_ALLOCATED);
-        return true;
-    }
     const size_t bytes = (size_t)3 << 20;
     CUdeviceptr ptr = 0;
     if (kind == PLAIN) {
@@ -117,6 +112,23 @@ static bool make_template(enum template_kind kind)
     mgpu_drv.cuMemFreeAsync(ptr, CU_STREAM_LEGACY);
     mgpu_drv.cuStreamSynchronize(CU_STREAM_LEGACY);
     return true;
+}
+
+/* Asked in the home GPU's primary context, where the pool's allocations
+ * live, whichever context the program has current. */
+static bool make_template(enum template_kind kind)
+{
+    CUcontext contexts[MGPU_MAX_GPUS];
+    if (mgpu_pool_gpus(contexts) < 1 || mgpu_drv.cuCtxPushCurrent(contexts[0]) != CUDA_SUCCESS)
+        return false;
+    bool made = true;
+    if (kind == UNKNOWN_POINTER)
+        ask_all(&templates[kind], NEVER_ALLOCATED);
+    else
+        made = ask_about_new_allocation(&templates[kind], kind);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return made;
 }
 
 static const struct pointer_template *template_of(enum template_kind kind)

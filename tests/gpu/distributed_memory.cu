@@ -202,6 +202,19 @@ static int mode_write_read()
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 
+    // Asked from the last device first (the process's first pointer query),
+    // the buffer belongs to device 0 wherever it is asked from.
+    for (int d = devices - 1; d >= 0; d--) {
+        CUDA_CHECK(cudaSetDevice(d));
+        int ordinal = -1;
+        CUresult r = cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                           (CUdeviceptr)buffer);
+        if (r != CUDA_SUCCESS || ordinal != 0)
+            fail("asked on device %d, the buffer's device ordinal is %d (%s), not 0", d,
+                 ordinal, cu_result_name(r));
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+
     std::vector<int> checked;
     for (int d = 0; d < devices; d++) {
         if (d != 0) {
