@@ -128,23 +128,6 @@ static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char 
     return mgpu_parse_bool(v, name, out, err, errlen);
 }
 
-/* A variable that takes one of two words: *choice is 0 or 1, or -1 when the
- * variable is unset. */
-static int parse_two_way(mgpu_getenv_fn get, const char *name, const char *first,
-                         const char *second, int *choice, char *err, size_t errlen)
-{
-    const char *v = get(name);
-    *choice = -1;
-    if (v == NULL || *v == '\0')
-        return 0;
-    if (strcmp(v, first) == 0 || strcmp(v, second) == 0) {
-        *choice = strcmp(v, first) == 0 ? 0 : 1;
-        return 0;
-    }
-    return fail(err, errlen, "%s=%s is not valid; use %s=%s or %s=%s", name, v, name, first, name,
-                second);
-}
-
 /* A variable that takes one of `words` (NULL-terminated): *choice is its
  * index, or -1 when the variable is unset. */
 static int parse_one_of(mgpu_getenv_fn get, const char *name, const char *const *words, int *choice,
@@ -215,11 +198,13 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     }
 
     int choice;
-    if (parse_two_way(get, "MGPU_SM_COUNT", "sum", "home", &choice, err, errlen) != 0)
+    static const char *const sm_counts[] = {"sum", "home", NULL};
+    if (parse_one_of(get, "MGPU_SM_COUNT", sm_counts, &choice, err, errlen) != 0)
         return -1;
     if (choice >= 0)
         cfg->sm_count = choice == 0 ? MGPU_SM_COUNT_SUM : MGPU_SM_COUNT_HOME;
-    if (parse_two_way(get, "MGPU_DEVICE_COUNT", "all", "one", &choice, err, errlen) != 0)
+    static const char *const device_counts[] = {"all", "one", NULL};
+    if (parse_one_of(get, "MGPU_DEVICE_COUNT", device_counts, &choice, err, errlen) != 0)
         return -1;
     if (choice >= 0)
         cfg->device_count = choice == 0 ? MGPU_DEVICE_COUNT_ALL : MGPU_DEVICE_COUNT_ONE;
