@@ -36,7 +36,7 @@ struct pending_free {
 
 static struct {
     pthread_mutex_t lock;
-    bool tried, active;
+    bool tried, active, one_gpu;
     char why_off[256];
     int ngpus;
     CUdevice devices[MGPU_MAX_GPUS];
@@ -205,8 +205,10 @@ static bool check_gpus(void)
     int n = 0;
     if (mgpu_drv.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1)
         return stay_off("the driver counts no GPUs");
-    if (n == 1)
+    if (n == 1) {
+        pool.one_gpu = true;
         return stay_off("one GPU: allocations go to the driver");
+    }
     if (n > MGPU_MAX_GPUS)
         n = MGPU_MAX_GPUS;
     for (int g = 0; g < n; g++) {
@@ -310,7 +312,11 @@ static void start(void)
               mgpu_placement_name(pool.placement));
     return;
 off:
-    mgpu_warn("device memory stays on the home GPU: %s", pool.why_off);
+    /* One GPU is the normal case of -n 1, not worth a warning. */
+    if (pool.one_gpu)
+        mgpu_info("device memory: %s", pool.why_off);
+    else
+        mgpu_warn("device memory stays on the home GPU: %s", pool.why_off);
     pool.ngpus = 0;
 }
 
