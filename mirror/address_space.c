@@ -75,8 +75,7 @@ int mgpu_address_space_give(struct mgpu_address_space *s, uint64_t start, uint64
         s->free[i].bytes += bytes;
     } else {
         if (s->nfree == s->capacity) {
-            struct mgpu_address_extent *grown =
-                realloc(s->free, 2 * s->capacity * sizeof *s->free);
+            struct mgpu_address_extent *grown = realloc(s->free, 2 * s->capacity * sizeof *s->free);
             if (grown == NULL)
                 return -1;
             s->free = grown;

@@ -3,16 +3,14 @@
  * of the large ones for lookups inside them. */
 #include "allocation_table.h"
 
+#include "pointer_hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 static size_t slot_of(uint64_t start, size_t capacity)
 {
-    uint64_t x = start;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x & (capacity - 1);
+    return mgpu_pointer_hash((const void *)(uintptr_t)start) & (capacity - 1);
 }
 
 static void place(struct mgpu_allocation **slots, size_t capacity, struct mgpu_allocation *a)

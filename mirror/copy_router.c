@@ -118,9 +118,8 @@ static CUresult run_one(const struct plan *p, const struct mgpu_owner_run *run)
     CUstream s = gpu_streams[run->gpu];
     switch (p->direction) {
     case TO_DEVICE:
-        return mgpu_drv.cuMemcpyHtoDAsync(p->dst + run->offset,
-                                          (const void *)(uintptr_t)(p->src + run->offset),
-                                          run->bytes, s);
+        return mgpu_drv.cuMemcpyHtoDAsync(
+            p->dst + run->offset, (const void *)(uintptr_t)(p->src + run->offset), run->bytes, s);
     case TO_HOST:
         return mgpu_drv.cuMemcpyDtoHAsync((void *)(uintptr_t)(p->dst + run->offset),
                                           p->src + run->offset, run->bytes, s);
@@ -196,11 +195,10 @@ static CUresult execute(struct plan *p, struct mgpu_copy_call call, CUevent fork
 }
 
 /* Plans the split of a `bytes`-long operation whose device side at
- * `device` decides the owners; false when it is not worth splitting. */
+ * `device` (in the pool, at least SPLIT_MIN long) decides the owners;
+ * false when it has one owner or too many runs. */
 static bool plan_runs(struct plan *p, CUdeviceptr device, size_t bytes)
 {
-    if (bytes < SPLIT_MIN || !mgpu_pool_holds(device))
-        return false;
     p->nruns = mgpu_pool_runs(device, bytes, p->runs, RUNS_MAX);
     if (p->nruns < 2 || p->nruns > RUNS_MAX)
         return false;
@@ -244,8 +242,8 @@ static bool finish(struct plan *p, struct mgpu_copy_call call, CUevent fork, CUr
     return true;
 }
 
-bool mgpu_copy_to_device(CUdeviceptr dst, const void *src, size_t bytes,
-                         struct mgpu_copy_call call, CUresult *result)
+bool mgpu_copy_to_device(CUdeviceptr dst, const void *src, size_t bytes, struct mgpu_copy_call call,
+                         CUresult *result)
 {
     CUevent fork;
     if (src == NULL || !begin(dst, bytes, call, &fork))
@@ -272,8 +270,8 @@ bool mgpu_copy_to_host(void *dst, CUdeviceptr src, size_t bytes, struct mgpu_cop
     return finish(p, call, fork, result);
 }
 
-bool mgpu_copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
-                         struct mgpu_copy_call call, CUresult *result)
+bool mgpu_copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes, struct mgpu_copy_call call,
+                         CUresult *result)
 {
     /* Each GPU writes its own part; the source may be anywhere. */
     CUevent fork;
@@ -306,16 +304,14 @@ bool mgpu_copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t bytes, struct mg
     if (bytes < SPLIT_MIN || (!mgpu_pool_holds(dst) && !mgpu_pool_holds(src)))
         return false;
     int dst_kind = memory_kind(dst), src_kind = memory_kind(src);
-    bool dst_device = dst_kind == CU_MEMORYTYPE_DEVICE, src_device = src_kind == CU_MEMORYTYPE_DEVICE;
     bool dst_host = dst_kind == -1 || dst_kind == CU_MEMORYTYPE_HOST;
     bool src_host = src_kind == -1 || src_kind == CU_MEMORYTYPE_HOST;
     if (mgpu_pool_holds(dst) && src_host)
         return mgpu_copy_to_device(dst, (const void *)(uintptr_t)src, bytes, call, result);
     if (mgpu_pool_holds(src) && dst_host)
         return mgpu_copy_to_host((void *)(uintptr_t)dst, src, bytes, call, result);
-    if (mgpu_pool_holds(dst) && src_device)
+    if (mgpu_pool_holds(dst) && src_kind == CU_MEMORYTYPE_DEVICE)
         return mgpu_copy_on_device(dst, src, bytes, call, result);
-    (void)dst_device;
     return false; /* device to device into memory outside the pool: one GPU writes it all */
 }
 

@@ -19,12 +19,12 @@ struct mgpu_copy_call {
     bool synchronous;
 };
 
-bool mgpu_copy_to_device(CUdeviceptr dst, const void *src, size_t bytes,
-                         struct mgpu_copy_call call, CUresult *result);
+bool mgpu_copy_to_device(CUdeviceptr dst, const void *src, size_t bytes, struct mgpu_copy_call call,
+                         CUresult *result);
 bool mgpu_copy_to_host(void *dst, CUdeviceptr src, size_t bytes, struct mgpu_copy_call call,
                        CUresult *result);
-bool mgpu_copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
-                         struct mgpu_copy_call call, CUresult *result);
+bool mgpu_copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t bytes, struct mgpu_copy_call call,
+                         CUresult *result);
 /* cuMemcpy/cuMemcpyAsync: either side may be host or device memory. */
 bool mgpu_copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t bytes, struct mgpu_copy_call call,
                        CUresult *result);

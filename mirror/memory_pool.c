@@ -215,9 +215,9 @@ static bool check_gpus(void)
         int vmm = 0;
         size_t memory = 0, granularity = 0;
         if (mgpu_drv.cuDeviceGet(&pool.devices[g], g) != CUDA_SUCCESS ||
-            mgpu_drv.cuDeviceGetAttribute(
-                &vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, pool.devices[g]) !=
-                CUDA_SUCCESS ||
+            mgpu_drv.cuDeviceGetAttribute(&vmm,
+                                          CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                                          pool.devices[g]) != CUDA_SUCCESS ||
             !vmm)
             return stay_off("GPU %d has no virtual memory management", g);
         CUmemAllocationProp prop;
@@ -225,9 +225,8 @@ static bool check_gpus(void)
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = pool.devices[g];
-        if (mgpu_drv.cuMemGetAllocationGranularity(&granularity, &prop,
-                                                   CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
-                CUDA_SUCCESS ||
+        if (mgpu_drv.cuMemGetAllocationGranularity(
+                &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS ||
             granularity == 0 || MGPU_GRANULE_SIZE % granularity != 0)
             return stay_off("GPU %d maps memory in pages of %zu bytes, not a divisor of 2 MiB", g,
                             granularity);
@@ -237,10 +236,9 @@ static bool check_gpus(void)
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
             int can = 0;
-            if (a != b &&
-                (mgpu_drv.cuDeviceCanAccessPeer(&can, pool.devices[a], pool.devices[b]) !=
-                     CUDA_SUCCESS ||
-                 !can))
+            if (a != b && (mgpu_drv.cuDeviceCanAccessPeer(&can, pool.devices[a], pool.devices[b]) !=
+                               CUDA_SUCCESS ||
+                           !can))
                 return stay_off("GPU %d cannot reach GPU %d's memory (no peer access); "
                                 "allocations stay on GPU 0; choose GPUs that are linked "
                                 "with --gpus",
@@ -330,12 +328,7 @@ bool mgpu_pool_serves(CUcontext ctx)
     if (!active || ctx == NULL)
         return false;
     CUdevice dev = -1;
-    if (mgpu_drv.cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
-        return false;
-    CUresult r = mgpu_drv.cuCtxGetDevice(&dev);
-    CUcontext popped;
-    mgpu_drv.cuCtxPopCurrent(&popped);
-    return r == CUDA_SUCCESS && dev == pool.devices[0];
+    return mgpu_context_device(ctx, &dev) == CUDA_SUCCESS && dev == pool.devices[0];
 }
 
 bool mgpu_pool_holds(CUdeviceptr address)
@@ -638,6 +631,15 @@ int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS])
 
 /* --- migration ------------------------------------------------------------------ */
 
+/* Gives back physical memory made for chunks and already unmapped. */
+static void release_unmapped(const struct mgpu_chunk *parts, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        mgpu_drv.cuMemRelease((CUmemGenericAllocationHandle)parts[k].handle);
+        count_held(parts[k].gpu, parts[k].bytes, false);
+    }
+}
+
 /* Rebuilds chunk `index` of `a` as up to three chunks: [offset, cut1) stays
  * on its GPU, [cut1, cut2) goes to `gpu`, [cut2, end) stays. The new
  * physical memory is mapped at a scratch address, filled from the old, and
@@ -682,10 +684,7 @@ static CUresult rebuild_chunk(struct mgpu_allocation *a, size_t index, uint64_t 
         mgpu_drv.cuMemUnmap(scratch + parts[k].offset - old.offset, parts[k].bytes);
     mgpu_address_space_give(&pool.space, scratch, old.bytes);
     if (r != CUDA_SUCCESS) {
-        for (size_t k = 0; k < made; k++) {
-            mgpu_drv.cuMemRelease((CUmemGenericAllocationHandle)parts[k].handle);
-            count_held(parts[k].gpu, parts[k].bytes, false);
-        }
+        release_unmapped(parts, made);
         return r;
     }
     struct mgpu_chunk *grown = realloc(a->chunks, (a->nchunks + 2) * sizeof *grown);
@@ -694,10 +693,7 @@ static CUresult rebuild_chunk(struct mgpu_allocation *a, size_t index, uint64_t 
     else
         a->chunks = grown;
     if (r != CUDA_SUCCESS) {
-        for (size_t k = 0; k < nparts; k++) {
-            mgpu_drv.cuMemRelease((CUmemGenericAllocationHandle)parts[k].handle);
-            count_held(parts[k].gpu, parts[k].bytes, false);
-        }
+        release_unmapped(parts, nparts);
         return r;
     }
     unmap_and_release(a->start + old.offset, old.bytes, old.gpu,

@@ -148,7 +148,9 @@ static int parse_one_of(mgpu_getenv_fn get, const char *name, const char *const 
     for (size_t i = 0; i < n; i++) {
         size_t used = strlen(allowed);
         snprintf(allowed + used, sizeof allowed - used, "%s%s", words[i],
-                 i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+                 i + 2 < n   ? ", "
+                 : i + 1 < n ? " or "
+                             : "");
     }
     return fail(err, errlen, "%s=%s is not valid; use %s=%s", name, v, name, allowed);
 }

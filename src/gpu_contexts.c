@@ -41,6 +41,20 @@ static int retain_others(char *err, size_t errlen)
     return 0;
 }
 
+CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev)
+{
+    if (mgpu_drv.cuCtxPushCurrent == NULL || mgpu_drv.cuCtxPopCurrent == NULL ||
+        mgpu_drv.cuCtxGetDevice == NULL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuCtxGetDevice(dev);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
 int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
                       size_t errlen)
 {
@@ -51,12 +65,7 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
         return -1;
     }
     CUdevice dev = -1;
-    CUresult r = mgpu_drv.cuCtxPushCurrent(home);
-    if (r == CUDA_SUCCESS) {
-        r = mgpu_drv.cuCtxGetDevice(&dev);
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
-    }
+    CUresult r = mgpu_context_device(home, &dev);
     if (r != CUDA_SUCCESS) {
         snprintf(err, errlen, "the program's context: %s", mgpu_cu_error_name(r));
         return -1;

@@ -18,4 +18,7 @@
 int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
                       size_t errlen);
 
+/* The device of context `ctx`, asked with it pushed current. */
+CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev);
+
 #endif

@@ -3,6 +3,7 @@
  * the pool is on; others, host and managed allocations pass through to the
  * driver. cuMemGetInfo answers for all the pool's GPUs. With statistics
  * on, each allocation is recorded for the report. */
+#include "gpu_contexts.h"
 #include "hook_table.h"
 #include "memory_pool.h"
 #include "memory_stats.h"
@@ -43,8 +44,8 @@ static CUresult noted_free(CUresult r, CUdeviceptr dptr)
 static CUcontext pool_context(CUstream stream, bool stream_ordered)
 {
     CUcontext ctx = NULL;
-    CUresult r = stream_ordered ? mgpu_drv.cuStreamGetCtx(stream, &ctx)
-                                : mgpu_drv.cuCtxGetCurrent(&ctx);
+    CUresult r =
+        stream_ordered ? mgpu_drv.cuStreamGetCtx(stream, &ctx) : mgpu_drv.cuCtxGetCurrent(&ctx);
     return r == CUDA_SUCCESS && mgpu_pool_serves(ctx) ? ctx : NULL;
 }
 
@@ -76,9 +77,8 @@ static CUresult CUDAAPI hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch
                                                 size_t height, unsigned element_size)
 {
     MGPU_COUNT_CALL(cuMemAllocPitch_v2);
-    CUcontext ctx = dptr != NULL && pitch != NULL && width > 0 && height > 0
-                        ? pool_context(NULL, false)
-                        : NULL;
+    CUcontext ctx =
+        dptr != NULL && pitch != NULL && width > 0 && height > 0 ? pool_context(NULL, false) : NULL;
     CUresult r;
     if (ctx != NULL) {
         /* The driver's pitch for this width, from a one-row allocation. */
@@ -111,12 +111,8 @@ static CUmemoryPool current_mempool(CUcontext ctx)
         get_mempool = (PFN_cuDeviceGetMemPool_v11020)mgpu_driver_symbol("cuDeviceGetMemPool");
     CUmemoryPool mempool = NULL;
     CUdevice dev;
-    if (get_mempool != NULL && mgpu_drv.cuCtxPushCurrent(ctx) == CUDA_SUCCESS) {
-        if (mgpu_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS)
-            get_mempool(&mempool, dev);
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
-    }
+    if (get_mempool != NULL && mgpu_context_device(ctx, &dev) == CUDA_SUCCESS)
+        get_mempool(&mempool, dev);
     return mempool;
 }
 
@@ -154,8 +150,7 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t b
     MGPU_COUNT_CALL(cuMemAllocFromPoolAsync);
     bool taken = false;
     CUresult r = pool ? stream_ordered_alloc(dptr, bytes, pool, s, &taken) : CUDA_SUCCESS;
-    return noted_alloc(taken ? r : real_cuMemAllocFromPoolAsync(dptr, bytes, pool, s), dptr,
-                       bytes);
+    return noted_alloc(taken ? r : real_cuMemAllocFromPoolAsync(dptr, bytes, pool, s), dptr, bytes);
 }
 
 static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes,
@@ -163,9 +158,9 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, siz
 {
     MGPU_COUNT_CALL(cuMemAllocFromPoolAsync_ptsz);
     bool taken = false;
-    CUresult r = pool ? stream_ordered_alloc(dptr, bytes, pool, s ? s : CU_STREAM_PER_THREAD,
-                                             &taken)
-                      : CUDA_SUCCESS;
+    CUresult r = pool
+                     ? stream_ordered_alloc(dptr, bytes, pool, s ? s : CU_STREAM_PER_THREAD, &taken)
+                     : CUDA_SUCCESS;
     return noted_alloc(taken ? r : real_cuMemAllocFromPoolAsync_ptsz(dptr, bytes, pool, s), dptr,
                        bytes);
 }
@@ -190,9 +185,8 @@ static CUresult CUDAAPI hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
 {
     MGPU_COUNT_CALL(cuMemFreeAsync_ptsz);
     if (mgpu_pool_holds(dptr))
-        return noted_free(mgpu_pool_free_async(dptr, s ? s : CU_STREAM_PER_THREAD,
-                                               unknown_free_result()),
-                          dptr);
+        return noted_free(
+            mgpu_pool_free_async(dptr, s ? s : CU_STREAM_PER_THREAD, unknown_free_result()), dptr);
     return noted_free(real_cuMemFreeAsync_ptsz(dptr, s), dptr);
 }
 
@@ -202,8 +196,9 @@ static CUresult memory_info(size_t *free_bytes, size_t *total_bytes,
 {
     CUcontext ctx = NULL, contexts[MGPU_MAX_GPUS];
     int n = 0;
-    if (free_bytes == NULL || total_bytes == NULL || mgpu_drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
-        !mgpu_pool_serves(ctx) || (n = mgpu_pool_gpus(contexts)) < 2)
+    if (free_bytes == NULL || total_bytes == NULL ||
+        mgpu_drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !mgpu_pool_serves(ctx) ||
+        (n = mgpu_pool_gpus(contexts)) < 2)
         return real(free_bytes, total_bytes);
     CUresult r = real(free_bytes, total_bytes);
     for (int g = 1; g < n && r == CUDA_SUCCESS; g++) {

@@ -36,7 +36,7 @@ struct pointer_template {
     bool ready;
     struct answer single[ATTRIBUTE_LAST + 1]; /* cuPointerGetAttribute */
     struct answer batch[ATTRIBUTE_LAST + 1];  /* cuPointerGetAttributes of that one */
-    CUresult range_result; /* cuMemGetAddressRange */
+    CUresult range_result;                    /* cuMemGetAddressRange */
 };
 
 enum template_kind { PLAIN, STREAM_ORDERED, UNKNOWN_POINTER, TEMPLATE_KINDS };
@@ -44,36 +44,24 @@ enum template_kind { PLAIN, STREAM_ORDERED, UNKNOWN_POINTER, TEMPLATE_KINDS };
 static pthread_mutex_t templates_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pointer_template templates[TEMPLATE_KINDS];
 
-/* The driver's answer to one attribute, with how many bytes it writes
- * (found by filling with two patterns and seeing what changed). */
-static struct answer ask_single(CUpointer_attribute attribute, CUdeviceptr ptr)
+static CUresult query(void *value, CUpointer_attribute attribute, CUdeviceptr ptr, bool batch)
 {
-    struct answer a;
-    unsigned char first[VALUE_MAX], second[VALUE_MAX];
-    memset(first, 0xab, sizeof first);
-    memset(second, 0x54, sizeof second);
-    a.result = real_cuPointerGetAttribute(first, attribute, ptr);
-    real_cuPointerGetAttribute(second, attribute, ptr);
-    a.size = 0;
-    for (size_t i = 0; i < VALUE_MAX; i++)
-        if (first[i] != 0xab || second[i] != 0x54)
-            a.size = i + 1;
-    memcpy(a.value, first, sizeof a.value);
-    return a;
+    return batch ? real_cuPointerGetAttributes(1, &attribute, &value, ptr)
+                 : real_cuPointerGetAttribute(value, attribute, ptr);
 }
 
-/* The same for a batch of one attribute: the driver refuses some
- * attributes in a batch that it answers alone, and the other way round. */
-static struct answer ask_batch(CUpointer_attribute attribute, CUdeviceptr ptr)
+/* The driver's answer to one attribute, asked alone or as a batch of one
+ * (it refuses some attributes in a batch that it answers alone, and the
+ * other way round), with how many bytes it writes: found by filling with
+ * two patterns and seeing what changed. */
+static struct answer ask(CUpointer_attribute attribute, CUdeviceptr ptr, bool batch)
 {
     struct answer a;
     unsigned char first[VALUE_MAX], second[VALUE_MAX];
     memset(first, 0xab, sizeof first);
     memset(second, 0x54, sizeof second);
-    void *data = first;
-    a.result = real_cuPointerGetAttributes(1, &attribute, &data, ptr);
-    data = second;
-    real_cuPointerGetAttributes(1, &attribute, &data, ptr);
+    a.result = query(first, attribute, ptr, batch);
+    query(second, attribute, ptr, batch);
     a.size = 0;
     for (size_t i = 0; i < VALUE_MAX; i++)
         if (first[i] != 0xab || second[i] != 0x54)
@@ -85,8 +73,8 @@ static struct answer ask_batch(CUpointer_attribute attribute, CUdeviceptr ptr)
 static void ask_all(struct pointer_template *t, CUdeviceptr ptr)
 {
     for (int i = 1; i <= ATTRIBUTE_LAST; i++) {
-        t->single[i] = ask_single((CUpointer_attribute)i, ptr);
-        t->batch[i] = ask_batch((CUpointer_attribute)i, ptr);
+        t->single[i] = ask((CUpointer_attribute)i, ptr, false);
+        t->batch[i] = ask((CUpointer_attribute)i, ptr, true);
     }
     CUdeviceptr base;
     size_t size;
