@@ -9,14 +9,7 @@ set -eu
 rounds=${1:-11}
 n=${2:-100000}
 bench=${LAUNCH_OVERHEAD:-bench/launch_overhead}
-if [ -z "${MGPU_RUN:-}" ]; then
-  if [ -x src/mgpu-run ]; then
-    MGPU_RUN=src/mgpu-run
-    export MGPU_LIBDIR="$(pwd)/src/.libs"
-  else
-    MGPU_RUN=mgpu-run
-  fi
-fi
+. "$(dirname "$0")/find_mgpu_run.sh"
 [ -x "$bench" ] || { echo "run-launch-overhead.sh: $bench is missing; run make check first" >&2; exit 2; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 configs="plain mgpu-n1"

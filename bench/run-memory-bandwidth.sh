@@ -12,14 +12,7 @@ gpus=${1:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)}
 size_gib=${2:-8}
 reps=${3:-5}
 bench=${MEMORY_BANDWIDTH:-bench/memory_bandwidth}
-if [ -z "${MGPU_RUN:-}" ]; then
-  if [ -x src/mgpu-run ]; then
-    MGPU_RUN=src/mgpu-run
-    export MGPU_LIBDIR="$(pwd)/src/.libs"
-  else
-    MGPU_RUN=mgpu-run
-  fi
-fi
+. "$(dirname "$0")/find_mgpu_run.sh"
 # NCCL's NVLink multicast (NVLS) is not usable on every machine; keep it off.
 export NCCL_NVLS_ENABLE=0
 [ -x "$bench" ] || { echo "run-memory-bandwidth.sh: $bench is missing; run make check first" >&2; exit 2; }
