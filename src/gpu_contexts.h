@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* Fills out[0] with `home` and out[1..] with the other GPUs' contexts;
- * *count is the number of GPUs. Returns 0, or -1 with a one-line reason in
+ * *count is the number of GPUs. Peer access is enabled both ways between
+ * every pair of them. Returns 0, or -1 with a one-line reason in
  * err (also when `home` is not a context of device 0: a program that drives
  * the other GPUs itself is left alone). */
 int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,

@@ -81,6 +81,14 @@ struct mgpu_driver_api {
     PFN_cuMemsetD8Async_v3020 cuMemsetD8Async;
     PFN_cuMemsetD16Async_v3020 cuMemsetD16Async;
     PFN_cuMemsetD32Async_v3020 cuMemsetD32Async;
+    /* split launches */
+    PFN_cuLaunchKernel_v4000 cuLaunchKernel;
+    PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx;
+    PFN_cuStreamGetPriority_v5050 cuStreamGetPriority;
+    PFN_cuStreamCreateWithPriority_v5050 cuStreamCreateWithPriority;
+    PFN_cuStreamQuery_v2000 cuStreamQuery;
+    PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId;
+    PFN_cuCtxEnablePeerAccess_v4000 cuCtxEnablePeerAccess;
 };
 
 extern struct mgpu_driver_api mgpu_drv;
