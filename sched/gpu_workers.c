@@ -1,47 +1,103 @@
-/* Owns the per-GPU worker threads (see gpu_workers.h): a condition variable
- * per worker to hand it a job, one shared count of jobs still running. */
+/* Owns the per-GPU worker threads (see gpu_workers.h). A job is posted by
+ * setting a worker's `posted` flag; the worker spins on it for a while
+ * after its last job and only then sleeps on a condition variable. Posting
+ * and sleeping follow one rule: each side writes its own flag, then reads
+ * the other's, both sequentially consistent, so that a job is never posted
+ * to a worker that has gone to sleep without being woken. */
 #include "gpu_workers.h"
 
 #include "real_driver.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+/* How long a worker keeps spinning after its last job. Long enough to
+ * cover the gap between a program's back-to-back launches, short enough
+ * that an idle program does not keep cores busy for long. */
+#define SPIN_NANOSECONDS 2000000LL
+/* How long the caller spins for the workers before it sleeps: submitting
+ * a slice takes microseconds, a pageable copy milliseconds. */
+#define CALLER_SPIN_NANOSECONDS 200000LL
 
 struct worker {
-    pthread_cond_t wake;
-    mgpu_gpu_work_fn fn; /* NULL while idle */
+    atomic_bool posted;
+    atomic_bool sleeping;
+    mgpu_gpu_work_fn fn;
     void *arg;
     CUcontext context;
     int gpu;
+    pthread_cond_t wake;
 };
 
-static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t all_done = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t caller_wake = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER; /* begin .. wait */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct worker workers[MGPU_MAX_GPUS];
-static int worker_count, running;
+static int worker_count;
+static atomic_int pending;
+static atomic_bool caller_sleeping;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Spins until *flag reads `want` or `budget_ns` has passed. */
+static bool spin_until(atomic_bool *flag, bool want, long long budget_ns)
+{
+    long long deadline = now_ns() + budget_ns;
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(flag, memory_order_acquire) == want)
+            return true;
+        cpu_relax();
+        if ((i & 255) == 0 && now_ns() > deadline)
+            return false;
+    }
+}
+
+static bool no_jobs_pending(void)
+{
+    return atomic_load_explicit(&pending, memory_order_acquire) == 0;
+}
 
 static void *worker_main(void *p)
 {
     struct worker *w = p;
     mgpu_drv.cuCtxSetCurrent(w->context);
-    pthread_mutex_lock(&workers_lock);
     for (;;) {
-        while (w->fn == NULL)
-            pthread_cond_wait(&w->wake, &workers_lock);
-        mgpu_gpu_work_fn fn = w->fn;
-        void *arg = w->arg;
-        pthread_mutex_unlock(&workers_lock);
-        fn(w->gpu, arg);
-        pthread_mutex_lock(&workers_lock);
-        w->fn = NULL;
-        if (--running == 0)
-            pthread_cond_broadcast(&all_done);
+        if (!spin_until(&w->posted, true, SPIN_NANOSECONDS)) {
+            pthread_mutex_lock(&sleep_lock);
+            atomic_store(&w->sleeping, true);
+            while (!atomic_load(&w->posted))
+                pthread_cond_wait(&w->wake, &sleep_lock);
+            atomic_store(&w->sleeping, false);
+            pthread_mutex_unlock(&sleep_lock);
+        }
+        w->fn(w->gpu, w->arg);
+        atomic_store_explicit(&w->posted, false, memory_order_release);
+        if (atomic_fetch_sub(&pending, 1) == 1 && atomic_load(&caller_sleeping)) {
+            pthread_mutex_lock(&sleep_lock);
+            pthread_cond_signal(&caller_wake);
+            pthread_mutex_unlock(&sleep_lock);
+        }
     }
     return NULL;
 }
 
 int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS])
 {
-    pthread_mutex_lock(&workers_lock);
+    pthread_mutex_lock(&start_lock);
     int rc = 0;
     for (int g = worker_count; g < ngpus && rc == 0; g++) {
         struct worker *w = &workers[g];
@@ -58,22 +114,48 @@ int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS])
             worker_count = g + 1;
         pthread_attr_destroy(&attr);
     }
-    pthread_mutex_unlock(&workers_lock);
+    pthread_mutex_unlock(&start_lock);
     return rc;
+}
+
+void mgpu_gpu_workers_begin(const bool wanted[MGPU_MAX_GPUS], mgpu_gpu_work_fn fn, void *arg)
+{
+    pthread_mutex_lock(&owner_lock);
+    for (int g = 0; g < worker_count; g++) {
+        if (!wanted[g])
+            continue;
+        struct worker *w = &workers[g];
+        w->fn = fn;
+        w->arg = arg;
+        atomic_fetch_add(&pending, 1);
+        atomic_store(&w->posted, true);
+        if (atomic_load(&w->sleeping)) {
+            pthread_mutex_lock(&sleep_lock);
+            pthread_cond_signal(&w->wake);
+            pthread_mutex_unlock(&sleep_lock);
+        }
+    }
+}
+
+void mgpu_gpu_workers_wait(void)
+{
+    long long deadline = now_ns() + CALLER_SPIN_NANOSECONDS;
+    for (unsigned i = 1; !no_jobs_pending(); i++) {
+        cpu_relax();
+        if ((i & 255) == 0 && now_ns() > deadline) {
+            pthread_mutex_lock(&sleep_lock);
+            atomic_store(&caller_sleeping, true);
+            while (!no_jobs_pending())
+                pthread_cond_wait(&caller_wake, &sleep_lock);
+            atomic_store(&caller_sleeping, false);
+            pthread_mutex_unlock(&sleep_lock);
+        }
+    }
+    pthread_mutex_unlock(&owner_lock);
 }
 
 void mgpu_gpu_workers_run(const bool wanted[MGPU_MAX_GPUS], mgpu_gpu_work_fn fn, void *arg)
 {
-    pthread_mutex_lock(&workers_lock);
-    for (int g = 0; g < worker_count; g++) {
-        if (!wanted[g])
-            continue;
-        workers[g].fn = fn;
-        workers[g].arg = arg;
-        running++;
-        pthread_cond_signal(&workers[g].wake);
-    }
-    while (running > 0)
-        pthread_cond_wait(&all_done, &workers_lock);
-    pthread_mutex_unlock(&workers_lock);
+    mgpu_gpu_workers_begin(wanted, fn, arg);
+    mgpu_gpu_workers_wait();
 }

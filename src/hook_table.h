@@ -49,6 +49,7 @@ extern const struct mgpu_hook mgpu_module_hooks[];
 extern const struct mgpu_hook mgpu_link_hooks[];
 extern const struct mgpu_hook mgpu_copy_hooks[];
 extern const struct mgpu_hook mgpu_pointer_hooks[];
+extern const struct mgpu_hook mgpu_sync_hooks[];
 
 /* Fills every hook's real pointer from the loaded driver. A hook whose
  * symbol the driver lacks stays unbound and is never handed out. */

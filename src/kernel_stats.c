@@ -21,9 +21,9 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
     switch (reason) {
     case MGPU_UNSPLIT_ONE_GPU:
         return "only one GPU selected";
-    case MGPU_UNSPLIT_NOT_BUILT:
-        return "ran whole on the home GPU from mgpu's rewritten module (splitting is not built "
-               "yet)";
+    case MGPU_UNSPLIT_SMALL:
+        return "ran whole on the home GPU: one block, or the cost model measured it faster whole "
+               "(MGPU_SPLIT=always splits it anyway)";
     case MGPU_UNSPLIT_NO_COPY:
         return "ran the program's own code: its module has no rewritten copies (see modules)";
     case MGPU_UNSPLIT_SPLIT_OFF:
@@ -34,6 +34,11 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
         return "thread-block cluster launch";
     case MGPU_UNSPLIT_CAPTURE:
         return "launched into a stream capture (graph)";
+    case MGPU_UNSPLIT_ANALYSIS:
+        return "the kernel does what a split cannot keep (grid sync, device launches, ...: see "
+               "`mgpu-ptx analyze`)";
+    case MGPU_UNSPLIT_ATTRIBUTE:
+        return "a launch attribute ties it to events or to the next kernel";
     default:
         return "unknown";
     }
@@ -106,22 +111,43 @@ int mgpu_kernel_stats_find(const void *handle)
     return id;
 }
 
+/* Under stats_lock: the record of a successful launch, its shape noted. */
+static struct mgpu_kernel_record *launched(int id, const unsigned grid[3], const unsigned block[3])
+{
+    if (id < 0 || (size_t)id >= record_count)
+        return NULL;
+    struct mgpu_kernel_record *r = &records[id];
+    if (!r->shape_known) {
+        memcpy(r->grid, grid, sizeof r->grid);
+        memcpy(r->block, block, sizeof r->block);
+        r->shape_known = true;
+    } else if (memcmp(r->grid, grid, sizeof r->grid) != 0 ||
+               memcmp(r->block, block, sizeof r->block) != 0) {
+        r->shape_varies = true;
+    }
+    r->launches++;
+    return r;
+}
+
 void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsigned block[3],
                                     enum mgpu_unsplit_reason reason)
 {
     pthread_mutex_lock(&stats_lock);
-    if (id >= 0 && (size_t)id < record_count) {
-        struct mgpu_kernel_record *r = &records[id];
-        if (!r->shape_known) {
-            memcpy(r->grid, grid, sizeof r->grid);
-            memcpy(r->block, block, sizeof r->block);
-            r->shape_known = true;
-        } else if (memcmp(r->grid, grid, sizeof r->grid) != 0 ||
-                   memcmp(r->block, block, sizeof r->block) != 0) {
-            r->shape_varies = true;
-        }
-        r->launches++;
+    struct mgpu_kernel_record *r = launched(id, grid, block);
+    if (r != NULL && reason != MGPU_UNSPLIT_NONE)
         r->reasons |= 1u << reason;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],
+                                   int slices)
+{
+    pthread_mutex_lock(&stats_lock);
+    struct mgpu_kernel_record *r = launched(id, grid, block);
+    if (r != NULL) {
+        r->split_launches++;
+        if (slices > r->most_slices)
+            r->most_slices = slices;
     }
     pthread_mutex_unlock(&stats_lock);
 }

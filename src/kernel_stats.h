@@ -7,13 +7,16 @@
 #include <stddef.h>
 
 enum mgpu_unsplit_reason {
+    MGPU_UNSPLIT_NONE = -1,   /* not a reason: the launch was split */
     MGPU_UNSPLIT_ONE_GPU,     /* only one GPU selected */
-    MGPU_UNSPLIT_NOT_BUILT,   /* ran whole from the home GPU's module copy */
+    MGPU_UNSPLIT_SMALL,       /* the cost model ran it whole, or one block */
     MGPU_UNSPLIT_NO_COPY,     /* ran the program's own code: its module has no copies */
     MGPU_UNSPLIT_SPLIT_OFF,   /* MGPU_SPLIT=never */
     MGPU_UNSPLIT_COOPERATIVE, /* cooperative launch */
     MGPU_UNSPLIT_CLUSTER,     /* thread-block clusters */
     MGPU_UNSPLIT_CAPTURE,     /* launched into a stream capture */
+    MGPU_UNSPLIT_ANALYSIS,    /* the kernel analysis found what a split cannot keep */
+    MGPU_UNSPLIT_ATTRIBUTE,   /* a cuLaunchKernelEx attribute tied to events or streams */
     MGPU_UNSPLIT_REASON_COUNT
 };
 
@@ -27,6 +30,8 @@ struct mgpu_kernel_record {
     bool shape_known;
     bool shape_varies;   /* a later launch had another shape */
     unsigned reasons;    /* bit per enum mgpu_unsplit_reason seen */
+    unsigned long split_launches;
+    int most_slices; /* of a split launch */
     double gpu_ms;       /* sum over timed launches */
     unsigned long timed; /* launches with a GPU time */
 };
@@ -37,6 +42,9 @@ int mgpu_kernel_stats_find(const void *handle);
 /* Counts one successful launch of record `id`. */
 void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsigned block[3],
                                     enum mgpu_unsplit_reason reason);
+/* Counts one successful launch split into `slices` slices. */
+void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],
+                                   int slices);
 void mgpu_kernel_stats_add_time(int id, double ms);
 
 /* For the report and the trace, after the program's work is done. */

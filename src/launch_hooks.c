@@ -1,18 +1,24 @@
-/* Owns the kernel launch hooks. Nothing is split yet: a kernel whose module
- * has per-GPU copies runs whole from the home GPU's copy (program_modules.c),
- * any other as the program launched it. With statistics on, each launch is
+/* Owns the kernel launch hooks: a kernel whose module has per-GPU copies
+ * (program_modules.c) is split over the GPUs when it can be and the cost
+ * model wants it (sched/), or runs whole from the home GPU's copy; any
+ * other runs as the program launched it. With statistics on, each launch is
  * counted, given the reason it was not split, and timed with events on its
  * own stream. */
 #include "hook_table.h"
 #include "kernel_stats.h"
 #include "kernel_timing.h"
+#include "log.h"
 #include "program_modules.h"
 #include "real_driver.h"
 #include "runtime.h"
+#include "slice_plan.h"
+#include "split_launch.h"
+#include "split_policy.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 MGPU_DECLARE_HOOK(cuLaunchKernel, PFN_cuLaunchKernel_v4000);
 MGPU_DECLARE_HOOK(cuLaunchKernel_ptsz, PFN_cuLaunchKernel_v7000_ptsz);
@@ -68,6 +74,103 @@ static void after_launch(const struct launch_shape *s, struct launch_record *rec
                                        why_not_split(s, rec->capturing));
 }
 
+static bool capturing(CUstream stream)
+{
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    return mgpu_drv.cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+           capture != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* Why a launch from the module copies is not split, or, with
+ * MGPU_UNSPLIT_NONE, the slices it is split into. */
+static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
+                                           const struct mgpu_copy_launch *copy,
+                                           const CUlaunchConfig *config,
+                                           struct mgpu_grid_slice *slices, int *nslices)
+{
+    if (s->cooperative)
+        return MGPU_UNSPLIT_COOPERATIVE;
+    if (s->cluster)
+        return MGPU_UNSPLIT_CLUSTER;
+    if (copy->kernel.unsplittable != 0)
+        return MGPU_UNSPLIT_ANALYSIS;
+    if (config != NULL && !mgpu_split_attributes_allow(config))
+        return MGPU_UNSPLIT_ATTRIBUTE;
+    if (capturing(s->stream))
+        return MGPU_UNSPLIT_CAPTURE;
+    *nslices = mgpu_slice_plan(&copy->kernel, s->grid, copy->params, copy->buffer, slices);
+    return *nslices > 1 ? MGPU_UNSPLIT_NONE : MGPU_UNSPLIT_SMALL;
+}
+
+/* With MGPU_VERBOSE=2, the first split launches' slices. */
+static void describe_slices(const struct launch_shape *shape, const struct mgpu_grid_slice *slices,
+                            int nslices)
+{
+    static atomic_int described;
+    if (atomic_fetch_add(&described, 1) >= 32)
+        return;
+    char text[512];
+    size_t used = 0;
+    int dim = mgpu_grid_split_dim(shape->grid);
+    for (int i = 0; i < nslices && used < sizeof text && dim >= 0; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u",
+                                 i ? ", " : "", slices[i].gpu, slices[i].first[dim],
+                                 slices[i].first[dim] + slices[i].dims[dim] - 1);
+    mgpu_debug("split launch of %u x %u x %u blocks along %c: %s", shape->grid[0], shape->grid[1],
+               shape->grid[2], "xyz"[dim < 0 ? 0 : dim], text);
+}
+
+/* Launches a kernel of a module with copies split over the GPUs, when it
+ * can be and the cost model wants it. Returns false, with shape->why set,
+ * to have the caller launch it whole, timed with *probe when the cost
+ * model asks for that. */
+static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_launch *copy,
+                         unsigned shared, const CUlaunchConfig *config,
+                         struct mgpu_split_probe *probe, CUresult *result)
+{
+    struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
+    int nslices = 0;
+    enum mgpu_unsplit_reason why = plan_split(shape, copy, config, slices, &nslices);
+    if (why == MGPU_UNSPLIT_NONE &&
+        !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block, probe))
+        why = MGPU_UNSPLIT_SMALL;
+    if (why == MGPU_UNSPLIT_NONE &&
+        (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
+         mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS))
+        why = MGPU_UNSPLIT_SMALL;
+    if (why != MGPU_UNSPLIT_NONE) {
+        shape->why = why;
+        return false;
+    }
+    struct mgpu_split_request req = {
+        .kernel = &copy->kernel,
+        .slices = slices,
+        .nslices = nslices,
+        .grid = {shape->grid[0], shape->grid[1], shape->grid[2]},
+        .block = {shape->block[0], shape->block[1], shape->block[2]},
+        .shared_bytes = shared,
+        .stream = shape->stream,
+        .params = copy->params,
+        .buffer = copy->buffer,
+        .buffer_size = copy->buffer_size,
+        .config = config,
+    };
+    if (mgpu_cfg.verbose >= 2)
+        describe_slices(shape, slices, nslices);
+    struct launch_record record;
+    if (mgpu_stats_enabled)
+        before_launch(shape, &record);
+    mgpu_split_probe_begin(probe, shape->stream);
+    *result = mgpu_split_launch(&req);
+    mgpu_split_probe_end(probe, shape->stream, *result);
+    if (mgpu_stats_enabled) {
+        mgpu_timing_end(&record.timer, shape->stream, *result);
+        if (*result == CUDA_SUCCESS)
+            mgpu_kernel_stats_count_split(record.kernel, shape->grid, shape->block, nslices);
+    }
+    return true;
+}
+
 /* The per-thread variants name the per-thread default stream NULL. */
 static CUstream per_thread(CUstream s)
 {
@@ -82,7 +185,7 @@ static CUstream per_thread(CUstream s)
 /* Launches `call`, in which `fn`, `prm` and `ext` stand for the function,
  * parameters and extra of the launch: the module copy's where it has one,
  * else the program's `f`, `params` and `extra`. */
-#define OBSERVED_LAUNCH(shape, f_, params_, extra_, call)                                          \
+#define OBSERVED_LAUNCH(shape, f_, params_, extra_, shared_, config_, call)                        \
     do {                                                                                           \
         struct mgpu_copy_launch copy;                                                              \
         bool from_copy = mgpu_copy_launch_prepare((f_), (shape).stream, (shape).grid, (params_),   \
@@ -91,13 +194,20 @@ static CUstream per_thread(CUstream s)
         void **prm = from_copy ? copy.params : (params_);                                          \
         void **ext = from_copy ? copy.extra : (extra_);                                            \
         CUresult launch_result;                                                                    \
-        if (!mgpu_stats_enabled) {                                                                 \
+        struct mgpu_split_probe probe = {NULL, false};                                             \
+        if (from_copy &&                                                                           \
+            split_launch(&(shape), &copy, (shared_), (config_), &probe, &launch_result)) {         \
+        } else if (!mgpu_stats_enabled && probe.shape == NULL) {                                   \
             launch_result = call;                                                                  \
         } else {                                                                                   \
             struct launch_record record;                                                           \
-            before_launch(&(shape), &record);                                                      \
+            if (mgpu_stats_enabled)                                                                \
+                before_launch(&(shape), &record);                                                  \
+            mgpu_split_probe_begin(&probe, (shape).stream);                                        \
             launch_result = call;                                                                  \
-            after_launch(&(shape), &record, launch_result);                                        \
+            mgpu_split_probe_end(&probe, (shape).stream, launch_result);                           \
+            if (mgpu_stats_enabled)                                                                \
+                after_launch(&(shape), &record, launch_result);                                    \
         }                                                                                          \
         if (from_copy)                                                                             \
             mgpu_copy_launch_done(&copy, launch_result);                                           \
@@ -111,7 +221,7 @@ static CUresult CUDAAPI hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned 
 {
     MGPU_COUNT_CALL(cuLaunchKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
-    OBSERVED_LAUNCH(shape, f, params, extra,
+    OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
                     real_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
 }
 
@@ -122,7 +232,7 @@ static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsi
 {
     MGPU_COUNT_CALL(cuLaunchKernel_ptsz);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
-    OBSERVED_LAUNCH(shape, f, params, extra,
+    OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
                     real_cuLaunchKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
 }
 
@@ -134,7 +244,7 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx
     MGPU_COUNT_CALL(cuLaunchCooperativeKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
     shape.cooperative = true;
-    OBSERVED_LAUNCH(shape, f, params, NULL,
+    OBSERVED_LAUNCH(shape, f, params, NULL, shared, NULL,
                     real_cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm));
 }
 
@@ -147,7 +257,7 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsign
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
     shape.cooperative = true;
     OBSERVED_LAUNCH(
-        shape, f, params, NULL,
+        shape, f, params, NULL, shared, NULL,
         real_cuLaunchCooperativeKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm));
 }
 
@@ -174,7 +284,8 @@ static CUresult CUDAAPI hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfu
     if (config == NULL)
         return real_cuLaunchKernelEx(config, f, params, extra);
     struct launch_shape shape = shape_of_config(config, f, false);
-    OBSERVED_LAUNCH(shape, f, params, extra, real_cuLaunchKernelEx(config, fn, prm, ext));
+    OBSERVED_LAUNCH(shape, f, params, extra, config->sharedMemBytes, config,
+                    real_cuLaunchKernelEx(config, fn, prm, ext));
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
@@ -184,7 +295,8 @@ static CUresult CUDAAPI hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
     if (config == NULL)
         return real_cuLaunchKernelEx_ptsz(config, f, params, extra);
     struct launch_shape shape = shape_of_config(config, f, true);
-    OBSERVED_LAUNCH(shape, f, params, extra, real_cuLaunchKernelEx_ptsz(config, fn, prm, ext));
+    OBSERVED_LAUNCH(shape, f, params, extra, config->sharedMemBytes, config,
+                    real_cuLaunchKernelEx_ptsz(config, fn, prm, ext));
 }
 
 const struct mgpu_hook mgpu_launch_hooks[] = {

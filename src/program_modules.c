@@ -28,9 +28,13 @@ struct kernel_entry {
     atomic_bool resolved; /* fn, grid_offset and nparams are set */
     atomic_bool warned;   /* about a launch that could not go to the copy */
     bool unresolvable;
-    CUfunction fn; /* in the home GPU's copy */
+    CUfunction fns[MGPU_MAX_GPUS]; /* in each GPU's copy; [0] the home GPU's */
     size_t grid_offset;
     unsigned nparams;
+    size_t *param_offsets, *param_sizes; /* nparams each */
+    unsigned *param_use;                 /* enum mgpu_param_use each; NULL when not analysed */
+    unsigned unsplittable;               /* enum mgpu_unsplittable */
+    unsigned notes;                      /* enum mgpu_kernel_note */
     struct {
         CUfunction_attribute attrib;
         int value;
@@ -453,33 +457,84 @@ static bool copies_for(struct program_module *m, CUcontext ctx)
            m->home_context == ctx;
 }
 
-static void apply_attributes(const struct kernel_entry *k)
+/* Under m->lock: the attributes the program set, on every GPU's copy. */
+static void apply_attributes(const struct program_module *m, const struct kernel_entry *k)
 {
-    for (int i = 0; i < k->nattrs; i++)
-        if (mgpu_drv.cuFuncSetAttribute(k->fn, k->attrs[i].attrib, k->attrs[i].value) !=
-            CUDA_SUCCESS)
-            mgpu_warn("kernel %s: its copy refuses attribute %d = %d", k->name,
-                      (int)k->attrs[i].attrib, k->attrs[i].value);
-    if (k->has_cache_config)
-        mgpu_drv.cuFuncSetCacheConfig(k->fn, k->cache_config);
+    for (int g = 0; g < m->copies.ngpus; g++) {
+        bool pushed = g > 0 && mgpu_drv.cuCtxPushCurrent(m->copies.contexts[g]) == CUDA_SUCCESS;
+        for (int i = 0; i < k->nattrs; i++)
+            if (mgpu_drv.cuFuncSetAttribute(k->fns[g], k->attrs[i].attrib, k->attrs[i].value) !=
+                CUDA_SUCCESS)
+                mgpu_warn("kernel %s: its copy on GPU %d refuses attribute %d = %d", k->name, g,
+                          (int)k->attrs[i].attrib, k->attrs[i].value);
+        if (k->has_cache_config)
+            mgpu_drv.cuFuncSetCacheConfig(k->fns[g], k->cache_config);
+        if (pushed) {
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+    }
 }
 
-/* The kernel in the home GPU's copy, found once. */
+/* Under m->lock: where each of the program's parameters goes in the
+ * parameter buffer, and what the analysis says of the kernel. */
+static bool describe_parameters(struct program_module *m, struct kernel_entry *k)
+{
+    unsigned n = k->nparams;
+    k->param_offsets = calloc(n + 1, sizeof *k->param_offsets);
+    k->param_sizes = calloc(n + 1, sizeof *k->param_sizes);
+    if (k->param_offsets == NULL || k->param_sizes == NULL)
+        return false;
+    for (unsigned i = 0; i < n; i++)
+        if (mgpu_drv.cuFuncGetParamInfo(k->fns[0], i, &k->param_offsets[i], &k->param_sizes[i]) !=
+            CUDA_SUCCESS)
+            return false;
+    k->unsplittable = MGPU_WHY_UNPARSED;
+    const struct mgpu_ptx_analysis *a = &m->copies.analysis;
+    for (size_t i = 0; i < a->nkernels; i++) {
+        const struct mgpu_kernel_info *info = &a->kernels[i];
+        if (strcmp(info->name, k->name) != 0)
+            continue;
+        k->unsplittable = info->why;
+        k->notes = info->notes;
+        if (info->nparams == n && (k->param_use = calloc(n + 1, sizeof *k->param_use)) != NULL)
+            for (unsigned p = 0; p < n; p++)
+                k->param_use[p] = info->params[p].use;
+        break;
+    }
+    return true;
+}
+
+/* The kernel in every GPU's copy, found once. */
 static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
 {
     if (atomic_load_explicit(&k->resolved, memory_order_acquire))
         return true;
     pthread_mutex_lock(&m->lock);
     if (!k->resolved && !k->unresolvable) {
-        char err[200];
-        if (mgpu_module_copies_function(&m->copies, 0, k->name, &k->fn, &k->grid_offset,
-                                        &k->nparams, err, sizeof err) != 0) {
+        char err[200] = "";
+        bool ok = true;
+        for (int g = 0; g < m->copies.ngpus && ok; g++) {
+            size_t grid_offset;
+            unsigned nparams;
+            ok = mgpu_module_copies_function(&m->copies, g, k->name, &k->fns[g], &grid_offset,
+                                             &nparams, err, sizeof err) == 0;
+            if (ok && g == 0) {
+                k->grid_offset = grid_offset;
+                k->nparams = nparams;
+            }
+        }
+        if (ok && !describe_parameters(m, k)) {
+            ok = false;
+            snprintf(err, sizeof err, "kernel %s: its parameters cannot be described", k->name);
+        }
+        if (!ok) {
             k->unresolvable = true;
             mgpu_error("module %d: %s; the kernel runs from the program's module, which does not "
                        "see the copies' __device__ variables",
                        m->id, err);
         } else {
-            apply_attributes(k);
+            apply_attributes(m, k);
             atomic_store_explicit(&k->resolved, true, memory_order_release);
         }
     }
@@ -512,7 +567,7 @@ void mgpu_program_kernel_attribute(const void *handle, CUfunction_attribute attr
         if (i == k->nattrs)
             k->nattrs++;
         if (k->resolved)
-            apply_attributes(k);
+            apply_attributes(m, k);
     }
     pthread_mutex_unlock(&m->lock);
 }
@@ -527,7 +582,7 @@ void mgpu_program_kernel_cache_config(const void *handle, CUfunc_cache config)
     k->has_cache_config = true;
     k->cache_config = config;
     if (k->resolved)
-        apply_attributes(k);
+        apply_attributes(m, k);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -658,7 +713,19 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         l->grid[d] = 0;
         l->grid[3 + d] = grid[d];
     }
-    l->fn = k->fn;
+    l->fn = k->fns[0];
+    l->kernel = (struct mgpu_kernel_copies){
+        .ngpus = m->copies.ngpus,
+        .contexts = m->copies.contexts,
+        .fns = k->fns,
+        .grid_offset = k->grid_offset,
+        .nparams = k->nparams,
+        .param_offsets = k->param_offsets,
+        .param_sizes = k->param_sizes,
+        .param_use = k->param_use,
+        .unsplittable = k->unsplittable,
+        .notes = k->notes,
+    };
     if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params))) {
         if (m->copies.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))
             mgpu_error("kernel %s: mgpu cannot pass its grid parameter in this launch (an `extra` "
@@ -670,15 +737,19 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         return false;
     }
     if (atomic_exchange(&m->constants_stale, false)) {
+        /* Every GPU's copy, in the program's stream: a later launch may be
+         * split even when this one is not. */
         pthread_mutex_lock(&m->lock);
-        CUresult r = mgpu_module_copies_refresh_constants_async(&m->copies, 0, stream);
+        CUresult r = CUDA_SUCCESS;
+        for (int g = 0; g < m->copies.ngpus && r == CUDA_SUCCESS; g++)
+            r = mgpu_module_copies_refresh_constants_async(&m->copies, g, stream);
         pthread_mutex_unlock(&m->lock);
         if (r != CUDA_SUCCESS)
             mgpu_error("module %d: copying its __constant__ variables to the copies: %s", m->id,
                        mgpu_cu_error_name(r));
     }
     atomic_fetch_add_explicit(&m->launches, 1, memory_order_relaxed);
-    *why = MGPU_UNSPLIT_NOT_BUILT;
+    *why = MGPU_UNSPLIT_NONE;
     return true;
 }
 

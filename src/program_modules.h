@@ -5,7 +5,8 @@
  * module's rewritten copies on every selected GPU (module_copies.h).
  *
  * Once a module has copies, every launch of its kernels in the home
- * context runs from them (for now whole, on the home GPU's copy), its
+ * context runs from them (split over the GPUs, or whole on the home GPU's
+ * copy), its
  * __device__ variables live in mgpu's shared storage (which is what the
  * program's symbol lookups then return), and its __constant__ variables
  * are copied from the program's module to the copies after the program
@@ -58,10 +59,25 @@ void mgpu_program_global_lookup(const void *owner, const char *name, CUdeviceptr
  * copies. */
 void mgpu_program_memory_written(CUdeviceptr dst, size_t bytes);
 
+/* What a split launch needs of a kernel that runs from its module's copies.
+ * Valid while the module stays loaded. */
+struct mgpu_kernel_copies {
+    int ngpus;
+    const CUcontext *contexts; /* [0] the home context, then the other GPUs' */
+    const CUfunction *fns;     /* the kernel in each GPU's copy */
+    size_t grid_offset;        /* of __mgpu_grid in the parameter buffer */
+    unsigned nparams;          /* the program's parameters, before __mgpu_grid */
+    const size_t *param_offsets, *param_sizes;
+    const unsigned *param_use; /* enum mgpu_param_use per parameter; NULL when unknown */
+    unsigned unsplittable;     /* enum mgpu_unsplittable; 0 when it can be split */
+    unsigned notes;            /* enum mgpu_kernel_note */
+};
+
 /* A launch redirected to a module copy: the function and the parameters to
  * give the driver instead of the program's. */
 struct mgpu_copy_launch {
-    CUfunction fn;
+    struct mgpu_kernel_copies kernel;
+    CUfunction fn; /* the home GPU's copy */
     void **params;
     void **extra;
     unsigned grid[6]; /* __mgpu_grid: first block, full grid */

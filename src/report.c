@@ -77,6 +77,8 @@ void mgpu_report_print(void)
                 .launches = k->launches,
                 .shape_varies = k->shape_varies,
                 .reasons = k->reasons,
+                .split_launches = k->split_launches,
+                .most_slices = k->most_slices,
                 .gpu_ms = k->gpu_ms,
                 .timed = k->timed,
             };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NAME_WIDTH 40
+#define NAME_WIDTH 36
 #define HRULE                                                                                      \
     "========================================================================"                     \
     "============================"
@@ -122,17 +122,27 @@ size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n)
         m->gpu_ms += rows[i].gpu_ms;
         m->timed += rows[i].timed;
         m->reasons |= rows[i].reasons;
+        m->split_launches += rows[i].split_launches;
+        if (rows[i].most_slices > m->most_slices)
+            m->most_slices = rows[i].most_slices;
     }
     qsort(rows, out, sizeof *rows, compare_rows);
     return out;
 }
 
-static void format_reasons(char *out, size_t outlen, unsigned reasons)
+/* "x8" when every launch was split (into at most 8 slices), "no [2,5]"
+ * with the reasons when none was, both when some were. */
+static void format_split(char *out, size_t outlen, const struct mgpu_report_row *row)
 {
-    size_t used = (size_t)snprintf(out, outlen, "no [");
+    size_t used = 0;
+    if (row->split_launches > 0)
+        used = (size_t)snprintf(out, outlen, "x%d", row->most_slices);
+    if (row->split_launches == row->launches || used >= outlen)
+        return;
+    used += (size_t)snprintf(out + used, outlen - used, used ? " no [" : "no [");
     bool first = true;
     for (int i = 0; i < 32 && used < outlen; i++)
-        if (reasons & (1u << i)) {
+        if (row->reasons & (1u << i)) {
             used += (size_t)snprintf(out + used, outlen - used, first ? "%d" : ",%d", i + 1);
             first = false;
         }
@@ -143,7 +153,7 @@ static void format_reasons(char *out, size_t outlen, unsigned reasons)
 static void render_kernels(FILE *out, const struct mgpu_report *r, unsigned *reasons_used,
                            bool *any_varies)
 {
-    fprintf(out, "%-*s %9s %-15s %-11s %-9s %10s\n", NAME_WIDTH, "kernel", "launches", "grid",
+    fprintf(out, "%-*s %9s %-15s %-11s %-13s %10s\n", NAME_WIDTH, "kernel", "launches", "grid",
             "block", "split", "GPU ms");
     unsigned long hidden_launches = 0;
     for (size_t i = 0; i < r->row_count; i++) {
@@ -161,12 +171,12 @@ static void render_kernels(FILE *out, const struct mgpu_report *r, unsigned *rea
             strncat(grid, "*", sizeof grid - strlen(grid) - 1);
             *any_varies = true;
         }
-        format_reasons(split, sizeof split, row->reasons);
+        format_split(split, sizeof split, row);
         if (row->timed)
             snprintf(ms, sizeof ms, "%.3f", row->gpu_ms);
         else
             snprintf(ms, sizeof ms, "-");
-        fprintf(out, "%-*s %9lu %-15.15s %-11.11s %-9.9s %10.10s\n", NAME_WIDTH, name,
+        fprintf(out, "%-*s %9lu %-15.15s %-11.11s %-13.13s %10.10s\n", NAME_WIDTH, name,
                 row->launches, grid, block, split, ms);
     }
     if (r->row_count > MGPU_REPORT_MAX_ROWS)

@@ -16,6 +16,8 @@ struct mgpu_report_row {
     unsigned grid[3], block[3];
     bool shape_varies;
     unsigned reasons; /* bit i: reason i+1 in the legend */
+    unsigned long split_launches;
+    int most_slices; /* of a split launch */
     double gpu_ms;
     unsigned long timed; /* launches with a GPU time */
 };

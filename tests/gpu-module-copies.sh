@@ -28,7 +28,7 @@ expect_in "$work/out" "module_state: PASS"
 expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, compiled in [0-9.]+ s; 13 launches from them"
 expect_match "$work/err" '^weigh\(float\*, unsigned int\) +4 +32x64 +128 +no \[2\]'
 expect_match "$work/err" '^staged_sum\(.*\) +1 +96 +256 +no \[2\]'
-expect_in "$work/err" "[2] ran whole on the home GPU from mgpu's rewritten module"
+expect_in "$work/err" "[2] ran whole on the home GPU: one block, or the cost model"
 pass "a CUDA runtime program runs from the module copies with the same results"
 
 "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {

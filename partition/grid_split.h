@@ -1,0 +1,43 @@
+/* Cutting a launch's grid into one slice of blocks per GPU: which
+ * dimension is cut, where the cuts go (by the GPUs' weights, or at the
+ * owner boundaries of the buffer the kernel writes), and the slices. Pure
+ * arithmetic, so that it is tested without a GPU. */
+#ifndef MGPU_GRID_SPLIT_H
+#define MGPU_GRID_SPLIT_H
+
+#include "placement.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A contiguous range of blocks for one GPU: blocks first[d] ..
+ * first[d] + dims[d] - 1 of the full grid in each dimension d. */
+struct mgpu_grid_slice {
+    int gpu;
+    unsigned first[3];
+    unsigned dims[3];
+};
+
+/* The dimension a grid is cut along: the slowest-varying one (z, then y,
+ * then x) that has more than one block; -1 for a grid of one block. */
+int mgpu_grid_split_dim(const unsigned grid[3]);
+
+/* Shares as cumulative ends: ends[g] is the fraction of the grid that GPUs
+ * 0..g take, ends[ngpus - 1] is 1. From weights (NULL or all zero: equal
+ * shares). */
+void mgpu_grid_ends_from_weights(int ngpus, const double *weights, double *ends);
+
+/* Ends that put each cut where the owner of a written buffer of `size`
+ * bytes changes, from its owner runs (mgpu_pool_runs). Only when every GPU
+ * owns exactly one run and the runs come in GPU order (the distributed
+ * placement); returns false otherwise, and the caller keeps the weights. */
+bool mgpu_grid_ends_from_owners(const struct mgpu_owner_run *runs, size_t nruns, size_t size,
+                                int ngpus, double *ends);
+
+/* Cuts `grid` along mgpu_grid_split_dim at round(ends[g] * blocks) and
+ * writes the non-empty slices, in GPU order, to out (room for ngpus).
+ * Returns how many there are (1 for a grid that cannot be cut). */
+int mgpu_grid_split(const unsigned grid[3], int ngpus, const double *ends,
+                    struct mgpu_grid_slice *out);
+
+#endif

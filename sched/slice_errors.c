@@ -1,0 +1,70 @@
+/* Owns the record of which GPUs ran slices since they were last asked,
+ * the sticky slice error, and the printf flush (see slice_errors.h). */
+#include "slice_errors.h"
+
+#include "log.h"
+#include "ptx/ptx_analysis.h"
+#include "real_driver.h"
+#include "slice_streams.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+static atomic_ullong unchecked_gpus; /* bit g: GPU g ran slices not yet asked about */
+static atomic_bool printf_pending;
+static _Atomic CUresult sticky_error = CUDA_SUCCESS;
+static const CUcontext *slice_contexts;
+static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
+                                const struct mgpu_grid_slice *slices, int nslices)
+{
+    unsigned long long gpus = 0;
+    for (int s = 0; s < nslices; s++)
+        if (slices[s].gpu > 0 && slices[s].gpu < 64)
+            gpus |= 1ull << slices[s].gpu;
+    slice_contexts = k->contexts;
+    if (k->notes & MGPU_NOTE_PRINTF)
+        atomic_store(&printf_pending, true);
+    atomic_fetch_or(&unchecked_gpus, gpus);
+}
+
+static CUresult synchronise_context(CUcontext ctx)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuCtxSynchronize();
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
+CUresult mgpu_slice_errors_check(CUresult result, bool waited)
+{
+    CUresult sticky = atomic_load_explicit(&sticky_error, memory_order_relaxed);
+    if (sticky != CUDA_SUCCESS)
+        return sticky;
+    if (atomic_load_explicit(&unchecked_gpus, memory_order_relaxed) == 0)
+        return result;
+    pthread_mutex_lock(&check_lock);
+    unsigned long long gpus = atomic_exchange(&unchecked_gpus, 0), busy = 0;
+    bool flush = waited && atomic_exchange(&printf_pending, false);
+    CUresult slice_error = CUDA_SUCCESS;
+    for (int g = 1; g < 64 && gpus >> g; g++) {
+        if (!(gpus >> g & 1))
+            continue;
+        CUresult r = flush ? synchronise_context(slice_contexts[g]) : mgpu_slice_streams_query(g);
+        if (r == CUDA_ERROR_NOT_READY)
+            busy |= 1ull << g; /* ask again at the next call */
+        else if (r != CUDA_SUCCESS && slice_error == CUDA_SUCCESS)
+            slice_error = r;
+    }
+    atomic_fetch_or(&unchecked_gpus, busy);
+    if (slice_error != CUDA_SUCCESS) {
+        mgpu_error("a slice of a split kernel failed: %s", mgpu_cu_error_name(slice_error));
+        atomic_store(&sticky_error, slice_error);
+    }
+    pthread_mutex_unlock(&check_lock);
+    return slice_error != CUDA_SUCCESS ? slice_error : result;
+}

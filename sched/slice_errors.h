@@ -1,0 +1,30 @@
+/* Errors and printf output of the slices that ran on the other GPUs. A
+ * fault in a slice on GPU g poisons GPU g's context, not the home
+ * context the program synchronises, so after each of the program's
+ * synchronising calls mgpu asks the other GPUs' slice streams, and
+ * returns a slice's error as the driver would have returned the kernel's:
+ * from that call and every later one. Device printf output is flushed by
+ * a synchronisation of the context that printed it, so after a kernel
+ * that prints was split, the program's synchronisations also synchronise
+ * the other GPUs' contexts. */
+#ifndef MGPU_SLICE_ERRORS_H
+#define MGPU_SLICE_ERRORS_H
+
+#include "grid_split.h"
+#include "program_modules.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+
+/* A split launch of `k` put work on the GPUs of `slices`. */
+void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
+                                const struct mgpu_grid_slice *slices, int nslices);
+
+/* After one of the program's synchronising calls returned `result`: that
+ * result, or the first error of a slice, which stays the answer of every
+ * later call. `waited` says the call waited for work (a synchronise, not
+ * a query); only then is printf output flushed. Costs one relaxed load
+ * while nothing was split. */
+CUresult mgpu_slice_errors_check(CUresult result, bool waited);
+
+#endif

@@ -1,0 +1,90 @@
+/* Owns the choice of cuts for split launches (see slice_plan.h): the
+ * GPUs' weights, asked of the driver once, and the written buffer's
+ * owners, asked of the pool at each launch. */
+#include "slice_plan.h"
+
+#include "gpu_contexts.h"
+#include "memory_pool.h"
+#include "ptx/ptx_analysis.h"
+#include "real_driver.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static pthread_once_t weights_once = PTHREAD_ONCE_INIT;
+static double weight_ends[MGPU_MAX_GPUS + 1][MGPU_MAX_GPUS]; /* [ngpus]: cumulative ends */
+static const CUcontext *weight_contexts;
+static int weight_gpus;
+
+static void measure_weights(void)
+{
+    double weights[MGPU_MAX_GPUS];
+    for (int g = 0; g < weight_gpus; g++) {
+        CUdevice dev;
+        int sms = 0, khz = 0;
+        if (mgpu_context_device(weight_contexts[g], &dev) == CUDA_SUCCESS) {
+            mgpu_drv.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+            mgpu_drv.cuDeviceGetAttribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+        }
+        weights[g] = (double)sms * khz;
+    }
+    /* A weight that could not be asked makes them all equal. */
+    for (int g = 0; g < weight_gpus; g++)
+        if (weights[g] <= 0)
+            for (int h = 0; h < weight_gpus; h++)
+                weights[h] = 1;
+    mgpu_grid_ends_from_weights(weight_gpus, weights, weight_ends[weight_gpus]);
+}
+
+static const double *ends_by_weight(const struct mgpu_kernel_copies *k)
+{
+    weight_contexts = k->contexts;
+    weight_gpus = k->ngpus;
+    pthread_once(&weights_once, measure_weights);
+    return weight_ends[weight_gpus];
+}
+
+static CUdeviceptr parameter_pointer(const struct mgpu_kernel_copies *k, unsigned i,
+                                     void *const *params, const void *buffer)
+{
+    CUdeviceptr p = 0;
+    if (params != NULL)
+        memcpy(&p, params[i], sizeof p);
+    else if (buffer != NULL)
+        memcpy(&p, (const char *)buffer + k->param_offsets[i], sizeof p);
+    return p;
+}
+
+/* Ends at the owner boundaries of the largest buffer the kernel writes,
+ * when there is one the pool spread one part per GPU. */
+static bool ends_by_owner(const struct mgpu_kernel_copies *k, void *const *params,
+                          const void *buffer, double *ends)
+{
+    if (k->param_use == NULL)
+        return false;
+    struct mgpu_pool_block largest = {0};
+    for (unsigned i = 0; i < k->nparams; i++) {
+        if (!(k->param_use[i] & (MGPU_PARAM_STORE | MGPU_PARAM_ATOMIC)) ||
+            k->param_sizes[i] != sizeof(CUdeviceptr))
+            continue;
+        struct mgpu_pool_block b;
+        CUdeviceptr p = parameter_pointer(k, i, params, buffer);
+        if (mgpu_pool_holds(p) && mgpu_pool_find(p, &b) && b.bytes > largest.bytes)
+            largest = b;
+    }
+    if (largest.bytes == 0)
+        return false;
+    struct mgpu_owner_run runs[MGPU_MAX_GPUS];
+    size_t n = mgpu_pool_runs(largest.start, largest.bytes, runs, MGPU_MAX_GPUS);
+    return n <= MGPU_MAX_GPUS && mgpu_grid_ends_from_owners(runs, n, largest.bytes, k->ngpus, ends);
+}
+
+int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], void *const *params,
+                    const void *buffer, struct mgpu_grid_slice *out)
+{
+    double owner_ends[MGPU_MAX_GPUS];
+    const double *ends = ends_by_weight(k);
+    if (ends_by_owner(k, params, buffer, owner_ends))
+        ends = owner_ends;
+    return mgpu_grid_split(grid, k->ngpus, ends, out);
+}

@@ -1,0 +1,20 @@
+/* Where a split launch's cuts go: by the GPUs' weights (multiprocessors x
+ * clock), or, when the kernel writes a buffer that mgpu's pool spread one
+ * part per GPU in GPU order, at that buffer's owner boundaries, so that
+ * each slice writes its own GPU's memory. The largest written buffer
+ * decides. The mapping of blocks to bytes is taken to be linear, which is
+ * what the distributed placement assumes too. */
+#ifndef MGPU_SLICE_PLAN_H
+#define MGPU_SLICE_PLAN_H
+
+#include "grid_split.h"
+#include "program_modules.h"
+
+/* Writes the slices of `grid` for kernel `k` to out (room for k->ngpus)
+ * and returns how many there are. The parameter values are read from
+ * `params` (the program's array) or else from `buffer` (an `extra`
+ * parameter buffer). */
+int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], void *const *params,
+                    const void *buffer, struct mgpu_grid_slice *out);
+
+#endif

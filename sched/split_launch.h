@@ -1,0 +1,49 @@
+/* Submitting one launch as slices of its grid, one per GPU, at the same
+ * time, ordered in the program's stream as one launch would be: the
+ * program's stream records a fork event; each other GPU's slice stream
+ * waits for it, runs its slice and records a join event; the home GPU's
+ * slice runs in the program's stream itself, which then waits for every
+ * join. The other GPUs' slices are launched by their worker threads while
+ * the calling thread launches the home GPU's. */
+#ifndef MGPU_SPLIT_LAUNCH_H
+#define MGPU_SPLIT_LAUNCH_H
+
+#include "grid_split.h"
+#include "program_modules.h"
+
+#include <cuda.h>
+
+struct mgpu_split_request {
+    const struct mgpu_kernel_copies *kernel;
+    const struct mgpu_grid_slice *slices; /* in GPU order */
+    int nslices;
+    unsigned grid[3]; /* the whole grid */
+    unsigned block[3];
+    unsigned shared_bytes;
+    CUstream stream;     /* the program's, in the home context, which is current */
+    void *const *params; /* the copy launch's (ending in its grid words), or NULL */
+    const void *buffer;  /* else its parameter buffer, __mgpu_grid included */
+    size_t buffer_size;
+    const CUlaunchConfig *config; /* cuLaunchKernelEx's, for its attributes; or NULL */
+};
+
+/* Whether cuLaunchKernelEx's attributes allow a split: those that concern
+ * the blocks themselves (access policy, priority, memory sync domain,
+ * shared memory carve-out, clusters of one block) do; those that tie the
+ * launch to events or to the next kernel in the stream do not. */
+bool mgpu_split_attributes_allow(const CUlaunchConfig *config);
+
+/* Starts the worker threads the split launches need; returns 0 or -1. */
+int mgpu_split_launch_start(int ngpus, const CUcontext *contexts);
+
+/* Makes the streams and events of split launches on `stream` ahead of the
+ * first one, so that a timed launch does not time their making. */
+CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream stream);
+
+/* Submits the slices. Returns the first error of a slice (the home GPU's
+ * first), CUDA_SUCCESS when all were submitted. The join is ordered in the
+ * program's stream in every case, so that the slices that did start are
+ * waited for. */
+CUresult mgpu_split_launch(const struct mgpu_split_request *req);
+
+#endif

@@ -1,0 +1,164 @@
+/* Owns the split-or-not decisions of MGPU_SPLIT=auto (see split_policy.h):
+ * a table of launch shapes, each with its best measured whole and split
+ * times and at most one timing in flight. */
+#include "split_policy.h"
+
+#include "pointer_hash.h"
+#include "real_driver.h"
+#include "runtime.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TABLE_SIZE 4096 /* a power of two */
+/* The first split launch of a shape may meet cold caches and page tables
+ * on the other GPUs: the best of two decides. */
+#define SPLIT_SAMPLES 2
+
+struct shape {
+    const void *kernel; /* NULL: free slot */
+    unsigned grid[3], block[3];
+    double best_us[2]; /* [split]: INFINITY until measured */
+    int samples[2];
+    bool in_flight;
+    bool in_flight_split;
+    CUevent start, stop;
+};
+
+static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shape table[TABLE_SIZE];
+
+static size_t shape_hash(const void *kernel, const unsigned grid[3], const unsigned block[3])
+{
+    size_t h = mgpu_pointer_hash(kernel);
+    for (int d = 0; d < 3; d++)
+        h = h * 1000003u ^ grid[d] ^ ((size_t)block[d] << 20);
+    return h;
+}
+
+/* Under policy_lock. NULL when the table is full. */
+static struct shape *find_shape(const void *kernel, const unsigned grid[3], const unsigned block[3])
+{
+    size_t i = shape_hash(kernel, grid, block) & (TABLE_SIZE - 1);
+    for (size_t probes = 0; probes < TABLE_SIZE; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
+        struct shape *s = &table[i];
+        if (s->kernel == NULL) {
+            s->kernel = kernel;
+            memcpy(s->grid, grid, sizeof s->grid);
+            memcpy(s->block, block, sizeof s->block);
+            s->best_us[0] = s->best_us[1] = INFINITY;
+            return s;
+        }
+        if (s->kernel == kernel && memcmp(s->grid, grid, sizeof s->grid) == 0 &&
+            memcmp(s->block, block, sizeof s->block) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+/* Under policy_lock: takes in a finished timing. */
+static void collect(struct shape *s)
+{
+    if (!s->in_flight)
+        return;
+    CUresult q = mgpu_drv.cuEventQuery(s->stop);
+    if (q == CUDA_ERROR_NOT_READY)
+        return;
+    float ms;
+    if (q == CUDA_SUCCESS && mgpu_drv.cuEventElapsedTime(&ms, s->start, s->stop) == CUDA_SUCCESS) {
+        double us = ms * 1000.0;
+        if (us < s->best_us[s->in_flight_split])
+            s->best_us[s->in_flight_split] = us;
+        s->samples[s->in_flight_split]++;
+    }
+    s->in_flight = false;
+}
+
+static bool prior_guess(const unsigned grid[3], const unsigned block[3])
+{
+    double threads = (double)grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
+    return threads >= MGPU_SPLIT_PRIOR_THREADS;
+}
+
+bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
+                              struct mgpu_split_probe *probe)
+{
+    probe->shape = NULL;
+    probe->split = true;
+    if (mgpu_cfg.split == MGPU_SPLIT_ALWAYS)
+        return true;
+    pthread_mutex_lock(&policy_lock);
+    struct shape *s = find_shape(kernel, grid, block);
+    bool split = prior_guess(grid, block);
+    if (s != NULL) {
+        collect(s);
+        double whole = s->best_us[0], sliced = s->best_us[1];
+        bool enough = s->samples[0] >= 1 && s->samples[1] >= SPLIT_SAMPLES;
+        if (whole < MGPU_SPLIT_MIN_MICROSECONDS)
+            split = false;
+        else if (enough)
+            split = sliced < whole;
+        else if (isfinite(whole) || isfinite(sliced))
+            split = !isfinite(whole) ? false : true; /* measure what is missing */
+        bool known = enough || (isfinite(s->best_us[split]) && !split);
+        if (!s->in_flight && !known && !(split == false && whole < MGPU_SPLIT_MIN_MICROSECONDS)) {
+            if (s->start == NULL &&
+                (mgpu_drv.cuEventCreate(&s->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+                 mgpu_drv.cuEventCreate(&s->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS))
+                s->start = s->stop = NULL;
+            if (s->stop != NULL) {
+                probe->shape = s;
+                s->in_flight = true;
+                s->in_flight_split = split;
+            }
+        }
+    }
+    pthread_mutex_unlock(&policy_lock);
+    probe->split = split;
+    return split;
+}
+
+void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream)
+{
+    struct shape *s = probe->shape;
+    if (s != NULL && mgpu_drv.cuEventRecord(s->start, stream) != CUDA_SUCCESS) {
+        pthread_mutex_lock(&policy_lock);
+        s->in_flight = false;
+        pthread_mutex_unlock(&policy_lock);
+        probe->shape = NULL;
+    }
+}
+
+void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched)
+{
+    struct shape *s = probe->shape;
+    if (s == NULL)
+        return;
+    if (launched != CUDA_SUCCESS || mgpu_drv.cuEventRecord(s->stop, stream) != CUDA_SUCCESS) {
+        pthread_mutex_lock(&policy_lock);
+        s->in_flight = false;
+        pthread_mutex_unlock(&policy_lock);
+    }
+}
+
+void mgpu_split_policy_describe(const void *kernel, char *out, size_t len)
+{
+    out[0] = '\0';
+    pthread_mutex_lock(&policy_lock);
+    for (size_t i = 0; i < TABLE_SIZE; i++) {
+        struct shape *s = &table[i];
+        if (s->kernel != kernel)
+            continue;
+        collect(s);
+        if (isfinite(s->best_us[0]) &&
+            (s->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS || s->best_us[0] <= s->best_us[1])) {
+            if (isfinite(s->best_us[1]))
+                snprintf(out, len, "whole %.1f us, split %.1f us", s->best_us[0], s->best_us[1]);
+            else
+                snprintf(out, len, "whole %.1f us", s->best_us[0]);
+        }
+    }
+    pthread_mutex_unlock(&policy_lock);
+}

@@ -1,0 +1,38 @@
+/* When to split: MGPU_SPLIT=always splits every launch that can be split;
+ * auto (the default) decides per kernel and grid shape from measured GPU
+ * times. The first launch of a shape runs as the prior guess says (split
+ * when the grid has at least MGPU_SPLIT_PRIOR_THREADS threads), timed with
+ * events; the next ones after that time is known run the other way and
+ * then split again, also timed; from then on the faster way is taken (the
+ * best of two split launches against the whole one). A shape whose whole launch
+ * takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole, since the host cost
+ * of a split launch is of that order. Timings are read without waiting. */
+#ifndef MGPU_SPLIT_POLICY_H
+#define MGPU_SPLIT_POLICY_H
+
+#include <cuda.h>
+#include <stdbool.h>
+
+#define MGPU_SPLIT_MIN_MICROSECONDS 30.0
+#define MGPU_SPLIT_PRIOR_THREADS (1u << 20)
+
+/* The timing of one launch the policy asked for. */
+struct mgpu_split_probe {
+    void *shape; /* NULL: not timed */
+    bool split;
+};
+
+/* Whether to split this launch of `kernel` with this grid and block on
+ * `stream` (a stream of the current context). Fills *probe; when
+ * probe->shape is set, call mgpu_split_probe_begin before the launch and
+ * mgpu_split_probe_end after it. */
+bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
+                              struct mgpu_split_probe *probe);
+void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream);
+void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched);
+
+/* For the report: why the shape of `kernel` last chosen whole was, in a few
+ * words ("whole 12.0 us, split 30.1 us"); empty when it never was. */
+void mgpu_split_policy_describe(const void *kernel, char *out, size_t len);
+
+#endif

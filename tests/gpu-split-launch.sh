@@ -1,0 +1,50 @@
+#!/bin/sh
+# Split launches (issue 5): tests/gpu/split_launch.cu's kernels (grids of
+# every dimension and odd sizes, atomics, a last-block reduction, module
+# variables and constants, dynamic shared memory through cudaLaunchKernelEx,
+# streams, events and host functions) give the plain run's output under
+# mgpu-run -n 2 (and -n 4 where there are four GPUs) with every launch split
+# (MGPU_SPLIT=always) and with the cost model (auto); the report shows the
+# kernels split. Device printf of every GPU reaches the output by the next
+# synchronisation, and an illegal address in the last GPU's slice is
+# returned by the next synchronising call, as without mgpu.
+. "$(dirname "$0")/common.sh"
+require_gpu
+prog=tests/gpu/split_launch
+"$prog" all > "$work/plain" 2>&1 || { cat "$work/plain"; fail "split_launch without mgpu"; }
+expect_in "$work/plain" "split_launch: PASS"
+[ "$gpu_count" -ge 2 ] || { echo "one GPU: nothing to split"; exit 0; }
+
+for n in 2 4; do
+  [ "$gpu_count" -ge $n ] || continue
+  for split in always auto; do
+    MGPU_SPLIT=$split "$MGPU_RUN" -n $n --report "$prog" all > "$work/out" 2> "$work/err" || {
+      cat "$work/out" "$work/err"; fail "split_launch under -n $n, MGPU_SPLIT=$split"; }
+    diff "$work/plain" "$work/out" || { cat "$work/err"; fail "-n $n MGPU_SPLIT=$split differs"; }
+    cat "$work/err"
+    expect_match "$work/err" "^add\(.*\) +[0-9]+ +262144\*? +256 +x$n"
+    if [ $split = always ]; then
+      expect_match "$work/err" "^coordinates\(.*\) +[0-9]+ +[0-9x]+\* +[0-9x]+ +x$n"
+      expect_match "$work/err" "^last_block_sum\(.*\) +4 +777 +256 +x$n "
+      expect_match "$work/err" "^reverse_in_shared\(.*\) +1 +300 +256 +x$n "
+      expect_match "$work/err" "^from_table\(.*\) +3 +16384 +256 +x$n "
+    fi
+    # Under auto, kernels of a few microseconds stay whole.
+    [ $split = always ] || expect_match "$work/err" "^coordinates\(.*\) +[0-9]+ +[0-9x]+\* +[0-9x]+ +no \[2\]"
+    pass "split_launch under -n $n with MGPU_SPLIT=$split gives the plain output"
+  done
+done
+
+# printf: the same lines (in any order) before the program's next line.
+"$prog" printf | sort > "$work/plain.printf" || fail "printf without mgpu"
+MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" printf > "$work/out.printf" || fail "printf under -n 2"
+tail -n 1 "$work/out.printf" | grep -q "^printf: synchronised" || {
+  cat "$work/out.printf"; fail "device printf came after the program's next line"; }
+sort "$work/out.printf" | diff "$work/plain.printf" - || fail "device printf lines differ"
+pass "device printf of both GPUs is flushed at the synchronisation"
+
+"$prog" fault > "$work/plain.fault" 2>&1 || { cat "$work/plain.fault"; fail "fault without mgpu"; }
+timeout 120 env MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" fault > "$work/out.fault" 2>&1 || {
+  cat "$work/out.fault"; fail "the fault on GPU 1 was not returned"; }
+grep "^launch:" "$work/out.fault" | diff "$work/plain.fault" - || fail "fault reported differently"
+pass "an illegal address on GPU 1 is returned by the next synchronisation"
