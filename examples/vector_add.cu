@@ -1,20 +1,12 @@
-// vector_add: c = a + b over three float arrays, the "hello world" of mgpu.
-// Checks its own result and prints the kernel time (CUDA events, median of
-// several runs). Run it as it is, or under mgpu: mgpu-run -n 2 ./vector_add
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#include <algorithm>
-#include <cuda_runtime.h>
+// vector_add: c = a + b over three float arrays, one element per thread, the
+// "hello world" of mgpu: a memory-bound kernel whose blocks each touch their
+// own part of every array. Checks every element exactly and prints the kernel
+// time. Run it as it is, or under mgpu: mgpu-run -n 2 ./vector_add
+#include "example_runtime.h"
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "vector_add: %s failed: %s\n", #call, cudaGetErrorString(e_));  \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+static const example_defaults defaults = {
+    "vector_add", "elements per array", 1ull << 28, 1ull << 20, 20, 5, 5, 3,
+};
 
 __global__ void vector_add(const float *a, const float *b, float *c, size_t n)
 {
@@ -25,50 +17,54 @@ __global__ void vector_add(const float *a, const float *b, float *c, size_t n)
 
 int main(int argc, char **argv)
 {
-    size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : (size_t)1 << 24;
-    int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
-    if (n == 0 || repeats <= 0) {
-        std::fprintf(stderr, "usage: vector_add [elements > 0] [repeats > 0]\n");
-        return 2;
-    }
-    std::vector<float> a(n), b(n), c(n);
-    for (size_t i = 0; i < n; i++) {
-        a[i] = (float)(i % 1000) * 0.5f;
-        b[i] = (float)(i % 37) + 1.0f;
-    }
-    float *da, *db, *dc;
-    CHECK(cudaMalloc(&da, n * sizeof(float)));
-    CHECK(cudaMalloc(&db, n * sizeof(float)));
-    CHECK(cudaMalloc(&dc, n * sizeof(float)));
-    CHECK(cudaMemcpy(da, a.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(db, b.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-
-    cudaEvent_t start, stop;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&stop));
-    unsigned threads = 256;
+    example_options options = example_parse_options(argc, argv, &defaults);
+    size_t n = options.size;
+    const unsigned threads = 256;
+    if (n > (size_t)0x7fffffff * threads)
+        example_bad_size(&defaults, "too many elements for one block per 256");
     unsigned blocks = (unsigned)((n + threads - 1) / threads);
-    std::vector<float> ms(repeats);
-    for (int r = 0; r < repeats; r++) {
-        CHECK(cudaEventRecord(start));
-        vector_add<<<blocks, threads>>>(da, db, dc, n);
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventRecord(stop));
-        CHECK(cudaEventSynchronize(stop));
-        CHECK(cudaEventElapsedTime(&ms[r], start, stop));
-    }
-    CHECK(cudaMemcpy(c.data(), dc, n * sizeof(float), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; i++) {
-        if (c[i] != a[i] + b[i]) {
-            std::fprintf(stderr, "vector_add: FAIL at %zu: %g + %g gave %g\n", i, a[i], b[i], c[i]);
-            return 1;
+
+    // Small whole numbers and halves: every sum is exact in float.
+    std::vector<float> a(n), b(n), c(n);
+    example_parallel_for(n, [&](size_t first, size_t last) {
+        for (size_t i = first; i < last; i++) {
+            a[i] = (float)(i % 1000) * 0.5f;
+            b[i] = (float)(i % 37) + 1.0f;
         }
+    });
+    cudaStream_t stream;
+    EXAMPLE_CHECK(cudaStreamCreate(&stream));
+    float *da, *db, *dc;
+    EXAMPLE_CHECK(cudaMalloc(&da, n * sizeof(float)));
+    EXAMPLE_CHECK(cudaMalloc(&db, n * sizeof(float)));
+    EXAMPLE_CHECK(cudaMalloc(&dc, n * sizeof(float)));
+    EXAMPLE_CHECK(cudaMemcpyAsync(da, a.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
+    EXAMPLE_CHECK(cudaMemcpyAsync(db, b.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
+
+    auto launch_once = [&] { vector_add<<<blocks, threads, 0, stream>>>(da, db, dc, n); };
+    launch_once(); // warm-up, not timed
+    EXAMPLE_CHECK(cudaGetLastError());
+    EXAMPLE_CHECK(cudaStreamSynchronize(stream));
+    float ms = example_time_launches(stream, options, launch_once);
+
+    EXAMPLE_CHECK(cudaMemcpyAsync(c.data(), dc, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    EXAMPLE_CHECK(cudaStreamSynchronize(stream));
+    example_mismatches wrong =
+        example_find_mismatches(n, [&](size_t i) { return c[i] != a[i] + b[i]; });
+    if (wrong.count) {
+        size_t i = wrong.first;
+        std::fprintf(stderr, "vector_add: %zu wrong elements; the first, %zu: %g + %g gave %g\n",
+                     wrong.count, i, a[i], b[i], c[i]);
+        std::printf("vector_add: %zu elements: FAIL\n", n);
+        return 1;
     }
-    std::sort(ms.begin(), ms.end());
-    std::printf("vector_add: %zu elements, %d launches of %u blocks, median kernel %.3f ms: PASS\n",
-                n, repeats, blocks, ms[repeats / 2]);
-    CHECK(cudaFree(da));
-    CHECK(cudaFree(db));
-    CHECK(cudaFree(dc));
+    std::printf(
+        "vector_add: %zu elements: PASS checksum 0x%016llx\n", n,
+        (unsigned long long)example_checksum(c.data(), n * sizeof(float), EXAMPLE_CHECKSUM_START));
+    example_print_time(&defaults, &options, ms);
+    EXAMPLE_CHECK(cudaFree(da));
+    EXAMPLE_CHECK(cudaFree(db));
+    EXAMPLE_CHECK(cudaFree(dc));
+    EXAMPLE_CHECK(cudaStreamDestroy(stream));
     return 0;
 }

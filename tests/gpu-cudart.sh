@@ -24,8 +24,10 @@ for n in $runs; do
   expect_in "$work/out" "device 0: sms=$home_sms props_sms=$home_sms mem=$mem "
   pass "the virtual device under -n $n: device 0 has $sms SMs and $mem bytes"
 
+  # 2^24 elements: 65536 blocks; a warm-up and 4 timed launches.
   for prog in examples/vector_add tests/gpu/vector_add_shared; do
-    "$MGPU_RUN" -n $n --report $prog > "$work/out" 2> "$work/err" || {
+    "$MGPU_RUN" -n $n --report $prog --size 16777216 --iterations 1 --repeats 4 \
+      > "$work/out" 2> "$work/err" || {
       cat "$work/out" "$work/err"; fail "$prog under -n $n"; }
     cat "$work/out"
     expect_in "$work/out" "PASS"
