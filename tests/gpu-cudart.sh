@@ -33,7 +33,7 @@ for n in $runs; do
     expect_in "$work/out" "PASS"
     expect_in "$work/err" "GPUs: $n selected"
     expect_in "$work/err" "device 0 has $sms SMs"
-    expect_match "$work/err" '^vector_add\(\.\.\.\) +5 65536 +256 +no \[[12]\] +[0-9]+\.[0-9]+$'
+    expect_match "$work/err" '^vector_add\(\.\.\.\) +5 65536 +256 +(no \[[12]\]|x2( no \[2\])?) +[0-9]+\.[0-9]+$'
     expect_in "$work/err" "memory: 3 allocations (192.00 MiB), 3 frees"
     pass "$prog under -n $n: correct, and its 5 launches were seen"
   done
