@@ -81,6 +81,9 @@ struct mgpu_driver_api {
     PFN_cuMemsetD8Async_v3020 cuMemsetD8Async;
     PFN_cuMemsetD16Async_v3020 cuMemsetD16Async;
     PFN_cuMemsetD32Async_v3020 cuMemsetD32Async;
+    /* the topology: where each GPU is and how the pairs are linked */
+    PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId;
+    PFN_cuDeviceGetP2PAttribute_v8000 cuDeviceGetP2PAttribute;
 };
 
 extern struct mgpu_driver_api mgpu_drv;
