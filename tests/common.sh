@@ -35,6 +35,15 @@ expect_status() {
   [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err" >&2; fail "'$*' exited $got, not $want"; }
 }
 
+# one_line_error STATUS TEXT COMMAND...: COMMAND exits with STATUS and says
+# TEXT on stderr, in one line.
+one_line_error() {
+  want=$1; text=$2; shift 2
+  expect_status "$want" "$@"
+  expect_in "$work/err" "$text"
+  [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "'$*' printed more than one line"; }
+}
+
 # require_gpu: skip (77) unless the real driver sees a GPU.
 require_gpu() {
   if ! "$top_builddir/tests/have_gpu" > "$work/have_gpu" 2>&1; then

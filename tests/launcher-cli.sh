@@ -6,13 +6,6 @@
 export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
 export FAKE_CUDA_GPUS=4
 
-one_line_error() { # STATUS TEXT COMMAND...
-  want=$1; text=$2; shift 2
-  expect_status "$want" "$@"
-  expect_in "$work/err" "$text"
-  [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "'$*' printed more than one line"; }
-}
-
 expect_status 0 "$MGPU_RUN" --help
 expect_in "$work/out" "Usage: mgpu-run [-n N | --gpus 0,2,5] [--report] [--trace FILE] [-v]"
 expect_in "$work/out" "MGPU_SM_COUNT"
