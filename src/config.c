@@ -11,7 +11,7 @@
 #include <strings.h>
 
 const struct mgpu_env_doc mgpu_env_docs[] = {
-    {"MGPU_NGPUS", "N", "use the first N GPUs (same as -n N; default: all)"},
+    {"MGPU_NGPUS", "N", "use N GPUs, chosen by the topology (same as -n N; default: all)"},
     {"MGPU_GPUS", "0,2,5", "use exactly these GPUs, in this order (same as --gpus)"},
     {"MGPU_REPORT", "0|1", "print the end-of-run report on stderr (same as --report)"},
     {"MGPU_TRACE", "FILE", "write a timeline of kernels in Chrome trace JSON (same as --trace)"},

@@ -2,6 +2,8 @@
 #ifndef MGPU_GPU_SELECTION_H
 #define MGPU_GPU_SELECTION_H
 
+#include "topology.h"
+
 #include <stddef.h>
 
 /* Picks device indices out of `device_count`: the list when given, else the
@@ -10,5 +12,13 @@
  * message naming the fix. */
 int gpu_select(int device_count, int ngpus, const char *count_source, const int *list, int list_len,
                const char *list_source, int *out, int *out_len, char *err, size_t errlen);
+
+/* The topology's decision for the `n` GPUs that gpu_select counted (no
+ * --gpus list): which GPUs and in what order (partition/gpu_choice.h).
+ * Returns 0, or -1 with a one-line reason when `t` does not describe the
+ * driver's GPUs (a count or an index that does not match); `out` is then
+ * left in index order. */
+int gpu_select_by_topology(const struct mgpu_topology *t, int device_count, int n, int *out,
+                           char *why, size_t whylen);
 
 #endif
