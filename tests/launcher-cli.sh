@@ -69,7 +69,7 @@ pass "-n takes the best-linked GPUs (an NVLink pair, no pair without peer access
 (cd "$top_srcdir" && FAKE_CUDA_GPUS=8 "$MGPU_RUN" -n 4 --topology tests/topology/two-socket-pcie.xml \
   sh -c 'echo "$MGPU_TOPOLOGY $CUDA_VISIBLE_DEVICES"') > "$work/out" 2> "$work/err" ||
   fail "mgpu-run --topology with a relative path"
-expect_in "$work/out" "$machines/two-socket-pcie.xml $(uuid 0),$(uuid 1),$(uuid 2),$(uuid 3)"
+expect_in "$work/out" "$(cd "$top_srcdir" && pwd -P)/tests/topology/two-socket-pcie.xml $(uuid 0),$(uuid 1),$(uuid 2),$(uuid 3)"
 [ ! -s "$work/err" ] || { cat "$work/err"; fail "mgpu-run --topology said something"; }
 if taskset -c 1 true 2> /dev/null; then
   # The XML taken for this machine: CPU 1 is on its second socket.
