@@ -6,6 +6,7 @@
 #include "gpu_choice.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int gpu_select(int device_count, int ngpus, const char *count_source, const int *list, int list_len,
                const char *list_source, int *out, int *out_len, char *err, size_t errlen)
@@ -40,7 +41,8 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
     return 0;
 }
 
-int gpu_select_by_topology(const struct mgpu_topology *t, int device_count, int n, int *out,
+int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
+                           const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
                            char *why, size_t whylen)
 {
     if (t->gpu_count != device_count) {
@@ -54,6 +56,17 @@ int gpu_select_by_topology(const struct mgpu_topology *t, int device_count, int 
                      t->source, t->gpus[i].cuda_index, device_count - 1);
             return -1;
         }
+    for (int i = 0; driver_bus_ids != NULL && i < t->gpu_count; i++) {
+        const struct mgpu_gpu *g = &t->gpus[i];
+        const char *driver = driver_bus_ids[g->cuda_index];
+        if (g->bus_id[0] && driver[0] && strcmp(g->bus_id, driver) != 0) {
+            snprintf(why, whylen,
+                     "GPU %d of the topology (%s) is at %s but the driver's GPU %d is at %s; it "
+                     "describes another machine",
+                     g->cuda_index, t->source, g->bus_id, g->cuda_index, driver);
+            return -1;
+        }
+    }
     struct mgpu_gpu_choice choice;
     if (mgpu_choose_gpus(t, n, &choice, why, whylen) != 0)
         return -1;

@@ -15,10 +15,13 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
 
 /* The topology's decision for the `n` GPUs that gpu_select counted (no
  * --gpus list): which GPUs and in what order (partition/gpu_choice.h).
- * Returns 0, or -1 with a one-line reason when `t` does not describe the
- * driver's GPUs (a count or an index that does not match); `out` is then
- * left in index order. */
-int gpu_select_by_topology(const struct mgpu_topology *t, int device_count, int n, int *out,
+ * `driver_bus_ids` holds the bus id the driver gives each of its
+ * `device_count` GPUs ("" where it does not say), or is NULL. Returns 0,
+ * or -1 with a one-line reason when `t` does not describe the driver's
+ * GPUs (another count, an index or a bus id that does not match); `out`
+ * is then left in index order. */
+int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
+                           const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
                            char *why, size_t whylen);
 
 #endif

@@ -141,8 +141,21 @@ static void choose_by_topology(const struct launcher_options *opt, int device_co
     int r = opt->topology != NULL
                 ? mgpu_topology_load_xml(&topology, opt->topology, why, sizeof why)
                 : mgpu_topology_load_machine(&topology, why, sizeof why);
+    /* An XML file must be of this machine: the bus ids tell, where the
+     * driver gives them. */
+    static char bus_ids[MGPU_MAX_GPUS][MGPU_BUS_ID_LEN];
+    for (int i = 0; i < device_count && i < MGPU_MAX_GPUS; i++) {
+        char text[32];
+        CUdevice dev;
+        bus_ids[i][0] = '\0';
+        if (mgpu_drv.cuDeviceGetPCIBusId != NULL && mgpu_drv.cuDeviceGet(&dev, i) == CUDA_SUCCESS &&
+            mgpu_drv.cuDeviceGetPCIBusId(text, (int)sizeof text, dev) == CUDA_SUCCESS &&
+            mgpu_bus_id_normalise(text, bus_ids[i]) != 0)
+            bus_ids[i][0] = '\0';
+    }
     if (r == 0)
-        r = gpu_select_by_topology(&topology, device_count, chosen_len, chosen, why, sizeof why);
+        r = gpu_select_by_topology(&topology, device_count, bus_ids, chosen_len, chosen, why,
+                                   sizeof why);
     if (r != 0) {
         say("%s; taking GPUs in index order", why);
         return;

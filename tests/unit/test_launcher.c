@@ -113,19 +113,29 @@ int main(void)
     model_all_linked(&topo, 4, MGPU_LINK_PHB);
     model_add_nvlink(&topo, 2, 3, 4);
     CHECK(gpu_select(4, 2, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == 0);
-    CHECK(gpu_select_by_topology(&topo, 4, len, out, err, sizeof err) == 0);
+    CHECK(gpu_select_by_topology(&topo, 4, NULL, len, out, err, sizeof err) == 0);
     CHECK(out[0] == 2 && out[1] == 3);
-    CHECK(gpu_select_by_topology(&topo, 4, 3, out, err, sizeof err) == 0);
+    CHECK(gpu_select_by_topology(&topo, 4, NULL, 3, out, err, sizeof err) == 0);
     CHECK(out[0] == 0 && out[1] == 2 && out[2] == 3);
-    CHECK(gpu_select_by_topology(&topo, 4, 4, out, err, sizeof err) == 0);
+    CHECK(gpu_select_by_topology(&topo, 4, NULL, 4, out, err, sizeof err) == 0);
     CHECK(out[0] == 0 && out[1] == 1 && out[2] == 2 && out[3] == 3);
     /* A topology that is not the driver's leaves index order. */
     CHECK(gpu_select(8, 2, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == 0);
-    CHECK(gpu_select_by_topology(&topo, 8, 2, out, err, sizeof err) == -1);
+    CHECK(gpu_select_by_topology(&topo, 8, NULL, 2, out, err, sizeof err) == -1);
     CHECK_STR(err, "the topology (a test model) has 4 GPUs but the driver sees 8");
     CHECK(out[0] == 0 && out[1] == 1);
+    /* Bus ids, where both say them, must be the driver's. */
+    char bus_ids[4][MGPU_BUS_ID_LEN] = {"0000:03:00.0", "", "0000:06:00.0", "0000:06:00.0"};
+    for (int i = 0; i < 4; i++)
+        snprintf(topo.gpus[i].bus_id, sizeof topo.gpus[i].bus_id, "0000:%02x:00.0", 3 + i);
+    CHECK(gpu_select_by_topology(&topo, 4, bus_ids, 2, out, err, sizeof err) == -1);
+    CHECK_STR(err, "GPU 2 of the topology (a test model) is at 0000:05:00.0 but the driver's GPU 2 "
+                   "is at 0000:06:00.0; it describes another machine");
+    snprintf(bus_ids[2], sizeof bus_ids[2], "0000:05:00.0");
+    CHECK(gpu_select_by_topology(&topo, 4, bus_ids, 2, out, err, sizeof err) == 0);
+    CHECK(out[0] == 2 && out[1] == 3);
     topo.gpus[3].cuda_index = 7;
-    CHECK(gpu_select_by_topology(&topo, 4, 2, out, err, sizeof err) == -1);
+    CHECK(gpu_select_by_topology(&topo, 4, NULL, 2, out, err, sizeof err) == -1);
     CHECK_CONTAINS(err, "has a GPU 7 but the driver's are 0 to 3");
     CHECK_DONE();
 }
