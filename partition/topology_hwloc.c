@@ -7,6 +7,7 @@
 #include "hwloc_open.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static int numbered_name(const char *name, const char *prefix)
         return -1;
     char *end;
     long v = strtol(name + n, &end, 10);
-    return *end == '\0' && v < MGPU_TOPOLOGY_MAX_GPUS * 16 ? (int)v : -1;
+    return *end == '\0' && v <= INT_MAX ? (int)v : -1;
 }
 
 static const char *info_of(hwloc_obj_t o, const char *name)
