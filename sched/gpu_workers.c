@@ -6,7 +6,9 @@
  * to a worker that has gone to sleep without being woken. */
 #include "gpu_workers.h"
 
+#include "log.h"
 #include "real_driver.h"
+#include "thread_binding.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -71,10 +73,24 @@ static bool no_jobs_pending(void)
     return atomic_load_explicit(&pending, memory_order_acquire) == 0;
 }
 
+/* Near its GPU, the worker's waits and the host memory it touches stay on
+ * the GPU's side of the machine. */
+static void bind_near_gpu(const struct worker *w)
+{
+    CUdevice dev;
+    char bus_id[32], err[200];
+    if (mgpu_drv.cuDeviceGetPCIBusId == NULL || mgpu_drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+        mgpu_drv.cuDeviceGetPCIBusId(bus_id, sizeof bus_id, dev) != CUDA_SUCCESS)
+        return;
+    if (mgpu_bind_thread_near_gpu(bus_id, err, sizeof err) != 0)
+        mgpu_info("the worker thread of GPU %d stays unbound: %s", w->gpu, err);
+}
+
 static void *worker_main(void *p)
 {
     struct worker *w = p;
     mgpu_drv.cuCtxSetCurrent(w->context);
+    bind_near_gpu(w);
     for (;;) {
         if (!spin_until(&w->posted, true, SPIN_NANOSECONDS)) {
             pthread_mutex_lock(&sleep_lock);

@@ -17,7 +17,7 @@
 typedef void (*mgpu_gpu_work_fn)(int gpu, void *arg);
 
 /* Starts the threads for `ngpus` GPUs (once; later calls start only the
- * missing ones). Returns 0, or -1 when a thread cannot be made. */
+ * missing ones), each bound to the CPUs near its GPU (hwloc). Returns 0, or -1 when a thread cannot be made. */
 int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS]);
 
 /* Hands fn(g, arg) to the thread of every GPU g with wanted[g] set and

@@ -3,6 +3,7 @@
  * owners, asked of the pool at each launch. */
 #include "slice_plan.h"
 
+#include "gpu_choice.h"
 #include "gpu_contexts.h"
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
@@ -18,21 +19,16 @@ static int weight_gpus;
 
 static void measure_weights(void)
 {
-    double weights[MGPU_MAX_GPUS];
+    int sms[MGPU_MAX_GPUS] = {0}, khz[MGPU_MAX_GPUS] = {0};
     for (int g = 0; g < weight_gpus; g++) {
         CUdevice dev;
-        int sms = 0, khz = 0;
         if (mgpu_context_device(weight_contexts[g], &dev) == CUDA_SUCCESS) {
-            mgpu_drv.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-            mgpu_drv.cuDeviceGetAttribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+            mgpu_drv.cuDeviceGetAttribute(&sms[g], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+            mgpu_drv.cuDeviceGetAttribute(&khz[g], CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
         }
-        weights[g] = (double)sms * khz;
     }
-    /* A weight that could not be asked makes them all equal. */
-    for (int g = 0; g < weight_gpus; g++)
-        if (weights[g] <= 0)
-            for (int h = 0; h < weight_gpus; h++)
-                weights[h] = 1;
+    double weights[MGPU_MAX_GPUS];
+    mgpu_gpu_weights(weight_gpus, sms, khz, weights);
     mgpu_grid_ends_from_weights(weight_gpus, weights, weight_ends[weight_gpus]);
 }
 

@@ -11,10 +11,13 @@
 #include <strings.h>
 
 const struct mgpu_env_doc mgpu_env_docs[] = {
-    {"MGPU_NGPUS", "N", "use the first N GPUs (same as -n N; default: all)"},
+    {"MGPU_NGPUS", "N", "use N GPUs, chosen by the topology (same as -n N; default: all)"},
     {"MGPU_GPUS", "0,2,5", "use exactly these GPUs, in this order (same as --gpus)"},
     {"MGPU_REPORT", "0|1", "print the end-of-run report on stderr (same as --report)"},
     {"MGPU_TRACE", "FILE", "write a timeline of kernels in Chrome trace JSON (same as --trace)"},
+    {"MGPU_TOPOLOGY", "FILE",
+     "choose and order the GPUs from this hwloc XML topology, not this machine's (same as "
+     "--topology)"},
     {"MGPU_VERBOSE", "0|1|2", "say what mgpu does (1) and every hooked lookup (2) (same as -v)"},
     {"MGPU_SM_COUNT", "sum|home",
      "multiprocessors of device 0: all GPUs' (default) or the home GPU's"},
@@ -128,6 +131,18 @@ static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char 
     return mgpu_parse_bool(v, name, out, err, errlen);
 }
 
+static int parse_path_var(mgpu_getenv_fn get, const char *name, char out[MGPU_PATH_MAX], char *err,
+                          size_t errlen)
+{
+    const char *v = get(name);
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (strlen(v) >= MGPU_PATH_MAX)
+        return fail(err, errlen, "%s is longer than a path may be; give a shorter path", name);
+    strcpy(out, v);
+    return 0;
+}
+
 /* A variable that takes one of `words` (NULL-terminated): *choice is its
  * index, or -1 when the variable is unset. */
 static int parse_one_of(mgpu_getenv_fn get, const char *name, const char *const *words, int *choice,
@@ -183,13 +198,9 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (parse_bool_var(get, "MGPU_CALL_LOG", &cfg->call_log, err, errlen) != 0)
         return -1;
 
-    v = get("MGPU_TRACE");
-    if (v && *v) {
-        if (strlen(v) >= sizeof cfg->trace_path)
-            return fail(err, errlen,
-                        "MGPU_TRACE is longer than a path may be; give a shorter path");
-        strcpy(cfg->trace_path, v);
-    }
+    if (parse_path_var(get, "MGPU_TRACE", cfg->trace_path, err, errlen) != 0 ||
+        parse_path_var(get, "MGPU_TOPOLOGY", cfg->topology_path, err, errlen) != 0)
+        return -1;
 
     v = get("MGPU_VERBOSE");
     if (v && *v) {

@@ -27,6 +27,7 @@ struct mgpu_config {
     int gpus_len;                             /* 0 when MGPU_GPUS is unset */
     bool report;                              /* MGPU_REPORT */
     char trace_path[MGPU_PATH_MAX];           /* MGPU_TRACE; empty when unset */
+    char topology_path[MGPU_PATH_MAX];        /* MGPU_TOPOLOGY; empty: this machine's */
     int verbose;                              /* MGPU_VERBOSE, 0..2 */
     enum mgpu_sm_count_mode sm_count;         /* MGPU_SM_COUNT */
     enum mgpu_device_count_mode device_count; /* MGPU_DEVICE_COUNT */

@@ -119,6 +119,7 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuMemsetD8Async", (void **)&mgpu_drv.cuMemsetD8Async},
         {"cuMemsetD16Async", (void **)&mgpu_drv.cuMemsetD16Async},
         {"cuMemsetD32Async", (void **)&mgpu_drv.cuMemsetD32Async},
+        {"cuDeviceGetP2PAttribute", (void **)&mgpu_drv.cuDeviceGetP2PAttribute},
     };
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         *wanted[i].slot = dlsym(h, wanted[i].name);

@@ -89,6 +89,7 @@ struct mgpu_driver_api {
     PFN_cuStreamQuery_v2000 cuStreamQuery;
     PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId;
     PFN_cuCtxEnablePeerAccess_v4000 cuCtxEnablePeerAccess;
+    PFN_cuDeviceGetP2PAttribute_v8000 cuDeviceGetP2PAttribute;
 };
 
 extern struct mgpu_driver_api mgpu_drv;

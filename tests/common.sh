@@ -6,7 +6,7 @@ MGPU_RUN="$top_builddir/src/mgpu-run"
 export MGPU_LIBDIR="$top_builddir/src/.libs"
 for v in MGPU_NGPUS MGPU_GPUS MGPU_REPORT MGPU_TRACE MGPU_VERBOSE MGPU_SM_COUNT MGPU_AUDIT \
          MGPU_PASSTHROUGH MGPU_DRIVER MGPU_ACTIVE MGPU_SHIM MGPU_SPLIT MGPU_CALL_LOG \
-         MGPU_DEVICE_COUNT MGPU_PLACEMENT MGPU_MEMORY; do
+         MGPU_DEVICE_COUNT MGPU_PLACEMENT MGPU_MEMORY MGPU_TOPOLOGY; do
   unset "$v"
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-test.XXXXXX")
@@ -33,6 +33,15 @@ expect_status() {
   "$@" > "$work/out" 2> "$work/err"
   got=$?
   [ "$got" -eq "$want" ] || { cat "$work/out" "$work/err" >&2; fail "'$*' exited $got, not $want"; }
+}
+
+# one_line_error STATUS TEXT COMMAND...: COMMAND exits with STATUS and says
+# TEXT on stderr, in one line.
+one_line_error() {
+  want=$1; text=$2; shift 2
+  expect_status "$want" "$@"
+  expect_in "$work/err" "$text"
+  [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "'$*' printed more than one line"; }
 }
 
 # require_gpu: skip (77) unless the real driver sees a GPU.

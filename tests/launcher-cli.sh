@@ -6,15 +6,9 @@
 export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
 export FAKE_CUDA_GPUS=4
 
-one_line_error() { # STATUS TEXT COMMAND...
-  want=$1; text=$2; shift 2
-  expect_status "$want" "$@"
-  expect_in "$work/err" "$text"
-  [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "'$*' printed more than one line"; }
-}
-
 expect_status 0 "$MGPU_RUN" --help
-expect_in "$work/out" "Usage: mgpu-run [-n N | --gpus 0,2,5] [--report] [--trace FILE] [-v]"
+expect_in "$work/out" "Usage: mgpu-run [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]"
+expect_in "$work/out" "MGPU_TOPOLOGY"
 expect_in "$work/out" "MGPU_SM_COUNT"
 expect_status 0 "$MGPU_RUN" --version
 expect_in "$work/out" "mgpu-run "
@@ -57,3 +51,40 @@ pass "-v says which GPUs run the program"
 expect_status 0 "$MGPU_RUN" --report true
 expect_in "$work/err" "mgpu: report: true never loaded the CUDA driver; nothing to report"
 pass "--report on a program that is not a CUDA program says so"
+
+# Without --gpus, the GPUs and their order come from the topology: the
+# machine's (here the fake driver's peer links) or an hwloc XML file's.
+machines="$top_srcdir/tests/topology"
+uuid() { printf 'GPU-fa000000-0000-0000-0000-0000000000%02x' "$1"; }
+FAKE_CUDA_NVLINK=2-3 expect_status 0 "$MGPU_RUN" -v -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "$(uuid 2),$(uuid 3)"
+expect_in "$work/err" "mgpu-run: GPUs 2,3, chosen and ordered from the topology of this machine"
+expect_in "$work/err" "mgpu-run: GPU 2: Fake GPU 2"
+FAKE_CUDA_NVLINK=2-3 expect_status 0 "$MGPU_RUN" --gpus 1,0 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "$(uuid 1),$(uuid 0)"
+FAKE_CUDA_NO_PEER=0-1 expect_status 0 "$MGPU_RUN" -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "$(uuid 0),$(uuid 2)"
+pass "-n takes the best-linked GPUs (an NVLink pair, no pair without peer access); --gpus exactly those listed"
+
+(cd "$top_srcdir" && FAKE_CUDA_GPUS=8 "$MGPU_RUN" -n 4 --topology tests/topology/two-socket-pcie.xml \
+  sh -c 'echo "$MGPU_TOPOLOGY $CUDA_VISIBLE_DEVICES"') > "$work/out" 2> "$work/err" ||
+  fail "mgpu-run --topology with a relative path"
+expect_in "$work/out" "$(cd "$top_srcdir" && pwd -P)/tests/topology/two-socket-pcie.xml $(uuid 0),$(uuid 1),$(uuid 2),$(uuid 3)"
+[ ! -s "$work/err" ] || { cat "$work/err"; fail "mgpu-run --topology said something"; }
+if taskset -c 1 true 2> /dev/null; then
+  # The XML taken for this machine: CPU 1 is on its second socket.
+  FAKE_CUDA_GPUS=8 HWLOC_THISSYSTEM=1 MGPU_TOPOLOGY="$machines/two-socket-pcie.xml" \
+    expect_status 0 taskset -c 1 "$MGPU_RUN" -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+  expect_in "$work/out" "$(uuid 4),$(uuid 5)"
+fi
+pass "--topology and MGPU_TOPOLOGY: GPUs from an hwloc XML file, which the program is told of"
+
+expect_status 0 "$MGPU_RUN" -n 2 --topology /nonexistent/node.xml sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "$(uuid 0),$(uuid 1)"
+expect_in "$work/err" "mgpu-run: cannot read the topology /nonexistent/node.xml"
+expect_in "$work/err" "; taking GPUs in index order"
+[ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "more than one line for a missing topology"; }
+expect_status 0 "$MGPU_RUN" -n 2 --topology "$machines/nvswitch-8gpu.xml" true
+expect_in "$work/err" "has 8 GPUs but the driver sees 4; taking GPUs in index order"
+one_line_error 2 "--topology needs a file name" "$MGPU_RUN" --topology= true
+pass "a topology that cannot be used leaves index order, said in one line"

@@ -1,8 +1,12 @@
-/* Owns choosing the GPUs of a run from the request and the device count.
- * Topology-aware choice and ordering come with the partitioner. */
+/* Owns choosing the GPUs of a run from the request and the device count:
+ * checking the request, then taking the topology's decision when the user
+ * gave a count rather than a list. */
 #include "run/gpu_selection.h"
 
+#include "gpu_choice.h"
+
 #include <stdio.h>
+#include <string.h>
 
 int gpu_select(int device_count, int ngpus, const char *count_source, const int *list, int list_len,
                const char *list_source, int *out, int *out_len, char *err, size_t errlen)
@@ -34,5 +38,39 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
     for (int i = 0; i < n; i++)
         out[i] = i;
     *out_len = n;
+    return 0;
+}
+
+int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
+                           const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
+                           char *why, size_t whylen)
+{
+    if (t->gpu_count != device_count) {
+        snprintf(why, whylen, "the topology (%s) has %d GPUs but the driver sees %d", t->source,
+                 t->gpu_count, device_count);
+        return -1;
+    }
+    for (int i = 0; i < t->gpu_count; i++)
+        if (t->gpus[i].cuda_index < 0 || t->gpus[i].cuda_index >= device_count) {
+            snprintf(why, whylen, "the topology (%s) has a GPU %d but the driver's are 0 to %d",
+                     t->source, t->gpus[i].cuda_index, device_count - 1);
+            return -1;
+        }
+    for (int i = 0; driver_bus_ids != NULL && i < t->gpu_count; i++) {
+        const struct mgpu_gpu *g = &t->gpus[i];
+        const char *driver = driver_bus_ids[g->cuda_index];
+        if (g->bus_id[0] && driver[0] && strcmp(g->bus_id, driver) != 0) {
+            snprintf(why, whylen,
+                     "GPU %d of the topology (%s) is at %s but the driver's GPU %d is at %s; it "
+                     "describes another machine",
+                     g->cuda_index, t->source, g->bus_id, g->cuda_index, driver);
+            return -1;
+        }
+    }
+    struct mgpu_gpu_choice choice;
+    if (mgpu_choose_gpus(t, n, &choice, why, whylen) != 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        out[i] = choice.gpus[i];
     return 0;
 }

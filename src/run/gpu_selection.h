@@ -2,6 +2,8 @@
 #ifndef MGPU_GPU_SELECTION_H
 #define MGPU_GPU_SELECTION_H
 
+#include "topology.h"
+
 #include <stddef.h>
 
 /* Picks device indices out of `device_count`: the list when given, else the
@@ -10,5 +12,16 @@
  * message naming the fix. */
 int gpu_select(int device_count, int ngpus, const char *count_source, const int *list, int list_len,
                const char *list_source, int *out, int *out_len, char *err, size_t errlen);
+
+/* The topology's decision for the `n` GPUs that gpu_select counted (no
+ * --gpus list): which GPUs and in what order (partition/gpu_choice.h).
+ * `driver_bus_ids` holds the bus id the driver gives each of its
+ * `device_count` GPUs ("" where it does not say), or is NULL. Returns 0,
+ * or -1 with a one-line reason when `t` does not describe the driver's
+ * GPUs (another count, an index or a bus id that does not match); `out`
+ * is then left in index order. */
+int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
+                           const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
+                           char *why, size_t whylen);
 
 #endif

@@ -26,6 +26,22 @@ static int value_of(int argc, char *const argv[], int *i, const char *flag, cons
     return 0;
 }
 
+/* The file name that `flag` takes; `example` goes into the message for an
+ * empty one. */
+static int file_value(int argc, char *const argv[], int *i, const char *flag, const char *example,
+                      const char **out, char *err, size_t errlen)
+{
+    const char *value;
+    if (value_of(argc, argv, i, flag, &value, err, errlen) != 0)
+        return -1;
+    if (*value == '\0') {
+        snprintf(err, errlen, "%s needs a file name, e.g. %s %s", flag, flag, example);
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
 static bool is_flag(const char *arg, const char *flag)
 {
     size_t n = strlen(flag);
@@ -47,6 +63,7 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
     o->list_source = "MGPU_GPUS";
     o->report = env->report;
     o->trace = env->trace_path[0] ? env->trace_path : NULL;
+    o->topology = env->topology_path[0] ? env->topology_path : NULL;
     o->verbose = env->verbose;
 
     bool count_given = false, list_given = false;
@@ -89,13 +106,12 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
             o->ngpus = 0;
             list_given = true;
         } else if (is_flag(arg, "--trace")) {
-            if (value_of(argc, argv, &i, "--trace", &value, err, errlen) != 0)
+            if (file_value(argc, argv, &i, "--trace", "run.json", &o->trace, err, errlen) != 0)
                 return -1;
-            if (*value == '\0') {
-                snprintf(err, errlen, "--trace needs a file name, e.g. --trace run.json");
+        } else if (is_flag(arg, "--topology")) {
+            if (file_value(argc, argv, &i, "--topology", "node.xml", &o->topology, err, errlen) !=
+                0)
                 return -1;
-            }
-            o->trace = value;
         } else {
             snprintf(err, errlen, "unknown option %s; see mgpu-run --help", arg);
             return -1;
@@ -111,12 +127,16 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
 
 void launcher_print_help(const char *argv0)
 {
-    printf("Usage: %s [-n N | --gpus 0,2,5] [--report] [--trace FILE] [-v] [--] program [args]\n"
+    printf("Usage: %s [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]\n"
+           "       [--] program [args]\n"
            "\n"
            "Runs an unmodified CUDA program with the selected GPUs presented as one device.\n"
            "\n"
-           "  -n, --ngpus N    use N GPUs (default: all)\n"
+           "  -n, --ngpus N    use N GPUs (default: all): the best-linked N, near this\n"
+           "                   process, ordered so that neighbours are linked best\n"
            "      --gpus LIST  use exactly these GPUs, in this order, e.g. --gpus 0,2,5\n"
+           "      --topology FILE  choose and order the GPUs from this hwloc XML topology\n"
+           "                   (lstopo --of xml) instead of this machine's; see mgpu-info\n"
            "      --report     print a report of kernels, memory and calls at exit (stderr)\n"
            "      --trace FILE write a timeline of kernels (Chrome trace JSON) at exit\n"
            "  -v, --verbose    say what mgpu does; twice for every hooked lookup\n"

@@ -14,7 +14,8 @@ struct launcher_options {
     const char *count_source; /* "-n " or "MGPU_NGPUS=", for messages */
     const char *list_source;  /* "--gpus" or "MGPU_GPUS" */
     bool report;
-    const char *trace; /* NULL when not asked for */
+    const char *trace;    /* NULL when not asked for */
+    const char *topology; /* --topology or MGPU_TOPOLOGY; NULL: this machine's */
     int verbose;
     bool help, version;
     int program_index; /* argv index of the program; 0 when none */

@@ -10,6 +10,7 @@
 #include "real_driver.h"
 #include "run/gpu_selection.h"
 #include "run/launcher_options.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -113,8 +114,9 @@ static void format_uuid(char *out, size_t outlen, const CUuuid *u)
              b[15]);
 }
 
-/* An absolute path for the trace, since the program may change directory. */
-static void absolute_path(const char *path, char *out, size_t outlen)
+/* An absolute path for the program's environment, since the program may
+ * change directory. `option` names where it came from, for the message. */
+static void absolute_path(const char *path, const char *option, char *out, size_t outlen)
 {
     char cwd[PATH_MAX];
     int n;
@@ -123,8 +125,50 @@ static void absolute_path(const char *path, char *out, size_t outlen)
     else
         n = snprintf(out, outlen, "%s/%s", cwd, path);
     if (n < 0 || (size_t)n >= outlen) {
-        say("the --trace path %s is too long; give a shorter one", path);
+        say("the %s path %s is too long; give a shorter one", option, path);
         exit(EXIT_USAGE);
+    }
+}
+
+/* Replaces index order with the topology's choice; a topology that cannot
+ * be loaded or does not match the driver's GPUs leaves index order, said in
+ * one line (the run goes on). */
+static void choose_by_topology(const struct launcher_options *opt, int device_count, int *chosen,
+                               int chosen_len)
+{
+    static struct mgpu_topology topology;
+    char why[512];
+    int r = opt->topology != NULL
+                ? mgpu_topology_load_xml(&topology, opt->topology, why, sizeof why)
+                : mgpu_topology_load_machine(&topology, why, sizeof why);
+    /* An XML file must be of this machine: the bus ids tell, where the
+     * driver gives them. */
+    static char bus_ids[MGPU_MAX_GPUS][MGPU_BUS_ID_LEN];
+    for (int i = 0; i < device_count && i < MGPU_MAX_GPUS; i++) {
+        char text[32];
+        CUdevice dev;
+        bus_ids[i][0] = '\0';
+        if (mgpu_drv.cuDeviceGetPCIBusId != NULL && mgpu_drv.cuDeviceGet(&dev, i) == CUDA_SUCCESS &&
+            mgpu_drv.cuDeviceGetPCIBusId(text, (int)sizeof text, dev) == CUDA_SUCCESS &&
+            mgpu_bus_id_normalise(text, bus_ids[i]) != 0)
+            bus_ids[i][0] = '\0';
+    }
+    if (r == 0)
+        r = gpu_select_by_topology(&topology, device_count, bus_ids, chosen_len, chosen, why,
+                                   sizeof why);
+    if (r != 0) {
+        say("%s; taking GPUs in index order", why);
+        return;
+    }
+    if (opt->verbose && topology.note[0])
+        say("topology: %s", topology.note);
+    if (opt->verbose) {
+        char list[MGPU_MAX_GPUS * 4] = "";
+        size_t len = 0;
+        for (int i = 0; i < chosen_len; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? "," : "", chosen[i]);
+        say("GPUs %s, chosen and ordered from the topology of %s (see mgpu-info)", list,
+            topology.source);
     }
 }
 
@@ -197,6 +241,8 @@ int main(int argc, char **argv)
         say("%s", err);
         return EXIT_USAGE;
     }
+    if (opt.gpus_len == 0 && device_count > 1)
+        choose_by_topology(&opt, device_count, chosen, chosen_len);
 
     /* The driver's devices inside the program are then exactly the chosen
      * GPUs in the chosen order, whatever CUDA_VISIBLE_DEVICES said before. */
@@ -233,8 +279,13 @@ int main(int argc, char **argv)
     setenv("MGPU_VERBOSE", level, 1);
     if (opt.trace) {
         char trace[PATH_MAX];
-        absolute_path(opt.trace, trace, sizeof trace);
+        absolute_path(opt.trace, "--trace", trace, sizeof trace);
         setenv("MGPU_TRACE", trace, 1);
+    }
+    if (opt.topology) {
+        char topology[PATH_MAX];
+        absolute_path(opt.topology, "--topology", topology, sizeof topology);
+        setenv("MGPU_TOPOLOGY", topology, 1);
     }
     run_program(argv, opt.program_index, program_path);
     return EXIT_FAILURE;

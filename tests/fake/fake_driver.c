@@ -2,7 +2,9 @@
  * small part of the driver API with the driver's names and signatures, counts
  * what reaches it, and honours CUDA_VISIBLE_DEVICES (as a list of its own
  * UUIDs) the way the real driver does, so that mgpu-run and the shim can be
- * tested end to end. FAKE_CUDA_GPUS sets how many GPUs it has (default 4). */
+ * tested end to end. FAKE_CUDA_GPUS sets how many GPUs it has (default 4);
+ * FAKE_CUDA_NVLINK lists the pairs of GPUs with native peer atomics (as over
+ * NVLink) and FAKE_CUDA_NO_PEER those without peer access, as "0-1,2-3". */
 /* The driver's own names, without cuda.h's version macros. */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
@@ -163,6 +165,53 @@ FAKE_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *bus)
         return CUDA_ERROR_INVALID_DEVICE;
     *dev = n;
     return CUDA_SUCCESS;
+}
+
+/* Whether the pair of physical GPUs (a, b) is in the list `var` names. */
+static int listed_pair(const char *var, int a, int b)
+{
+    const char *list = getenv(var);
+    int x, y, used;
+    while (list != NULL && sscanf(list, "%d-%d%n", &x, &y, &used) == 2) {
+        if ((x == a && y == b) || (x == b && y == a))
+            return 1;
+        list += used;
+        list += *list == ',';
+    }
+    return 0;
+}
+
+FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    NEED_INIT();
+    if (dev < 0 || dev >= visible_count || peer < 0 || peer >= visible_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = dev != peer && !listed_pair("FAKE_CUDA_NO_PEER", visible[dev], visible[peer]);
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attr, CUdevice src,
+                                             CUdevice dst)
+{
+    NEED_INIT();
+    if (src < 0 || src >= visible_count || dst < 0 || dst >= visible_count || src == dst)
+        return CUDA_ERROR_INVALID_DEVICE;
+    int nvlink = listed_pair("FAKE_CUDA_NVLINK", visible[src], visible[dst]);
+    int peer = !listed_pair("FAKE_CUDA_NO_PEER", visible[src], visible[dst]);
+    switch (attr) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+        *value = nvlink ? 0 : 1;
+        return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+        *value = peer;
+        return CUDA_SUCCESS;
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+        *value = peer && nvlink;
+        return CUDA_SUCCESS;
+    default:
+        *value = 0;
+        return CUDA_SUCCESS;
+    }
 }
 
 static int fake_context = 1;

@@ -30,6 +30,7 @@ int main(void)
     CHECK(parse(none, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 0 && cfg.gpus_len == 0 && !cfg.report && cfg.verbose == 0);
     CHECK(cfg.sm_count == MGPU_SM_COUNT_SUM && cfg.audit && cfg.trace_path[0] == '\0');
+    CHECK(cfg.topology_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
     CHECK(cfg.placement == MGPU_PLACEMENT_DISTRIBUTED);
@@ -58,6 +59,8 @@ int main(void)
                                 "driver",
                                 "MGPU_PLACEMENT",
                                 "interleave",
+                                "MGPU_TOPOLOGY",
+                                "node.xml",
                                 NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
@@ -66,6 +69,7 @@ int main(void)
     CHECK(cfg.split == MGPU_SPLIT_NEVER && cfg.memory == MGPU_MEMORY_DRIVER);
     CHECK(cfg.placement == MGPU_PLACEMENT_INTERLEAVE);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
+    CHECK_STR(cfg.topology_path, "node.xml");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
 
     const char *const list[] = {"MGPU_GPUS", "3,0,5", NULL};
@@ -103,6 +107,12 @@ int main(void)
     const char *const both[] = {"MGPU_NGPUS", "2", "MGPU_GPUS", "0,1", NULL};
     CHECK(parse(both, &cfg, err, sizeof err) == -1);
     CHECK_CONTAINS(err, "unset one of them");
+
+    static char long_path[MGPU_PATH_MAX + 2];
+    memset(long_path, 'a', sizeof long_path - 1);
+    const char *const too_long[] = {"MGPU_TOPOLOGY", long_path, NULL};
+    CHECK(parse(too_long, &cfg, err, sizeof err) == -1);
+    CHECK_STR(err, "MGPU_TOPOLOGY is longer than a path may be; give a shorter path");
 
     /* An empty value counts as unset. */
     const char *const empty[] = {"MGPU_NGPUS", "", "MGPU_REPORT", "", NULL};

@@ -1,0 +1,15 @@
+/* Between the two topology loaders: what hwloc adds to GPUs that the CUDA
+ * driver listed. Not for use outside partition/. */
+#ifndef MGPU_TOPOLOGY_HWLOC_H
+#define MGPU_TOPOLOGY_HWLOC_H
+
+#include "topology.h"
+
+/* Loads this machine's hwloc topology and fills, for the GPUs of t that have
+ * a bus id, their NUMA node, socket and CPUs, the PCIe path class of each
+ * pair and any NVLink bandwidth hwloc knows; also the NUMA nodes and where
+ * the process runs. Returns 0, or -1 with a one-line reason in `why` (the
+ * model is then left with places unknown). */
+int mgpu_topology_read_machine_places(struct mgpu_topology *t, char *why, size_t whylen);
+
+#endif
