@@ -2,6 +2,7 @@
  * the sticky slice error, and the printf flush (see slice_errors.h). */
 #include "slice_errors.h"
 
+#include "config.h"
 #include "log.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
@@ -13,7 +14,9 @@
 static atomic_ullong unchecked_gpus; /* bit g: GPU g ran slices not yet asked about */
 static atomic_bool printf_pending;
 static _Atomic CUresult sticky_error = CUDA_SUCCESS;
-static const CUcontext *slice_contexts;
+/* Copied, not pointed to: the module whose copies they came from may be
+ * unloaded before the next synchronisation. */
+static _Atomic(CUcontext) slice_contexts[MGPU_MAX_GPUS];
 static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
@@ -23,7 +26,9 @@ void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
     for (int s = 0; s < nslices; s++)
         if (slices[s].gpu > 0 && slices[s].gpu < 64)
             gpus |= 1ull << slices[s].gpu;
-    slice_contexts = k->contexts;
+    for (int g = 1; g < k->ngpus && g < MGPU_MAX_GPUS; g++)
+        if (slice_contexts[g] == NULL)
+            slice_contexts[g] = k->contexts[g];
     if (k->notes & MGPU_NOTE_PRINTF)
         atomic_store(&printf_pending, true);
     atomic_fetch_or(&unchecked_gpus, gpus);
@@ -54,7 +59,8 @@ CUresult mgpu_slice_errors_check(CUresult result, bool waited)
     for (int g = 1; g < 64 && gpus >> g; g++) {
         if (!(gpus >> g & 1))
             continue;
-        CUresult r = flush ? synchronise_context(slice_contexts[g]) : mgpu_slice_streams_query(g);
+        CUresult r = flush && slice_contexts[g] != NULL ? synchronise_context(slice_contexts[g])
+                                                        : mgpu_slice_streams_query(g);
         if (r == CUDA_ERROR_NOT_READY)
             busy |= 1ull << g; /* ask again at the next call */
         else if (r != CUDA_SUCCESS && slice_error == CUDA_SUCCESS)
