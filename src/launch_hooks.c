@@ -136,8 +136,11 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         why = MGPU_UNSPLIT_SMALL;
     if (why == MGPU_UNSPLIT_NONE &&
         (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
-         mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS))
+         mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS)) {
+        mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
+        probe->shape = NULL;
         why = MGPU_UNSPLIT_SMALL;
+    }
     if (why != MGPU_UNSPLIT_NONE) {
         shape->why = why;
         return false;
