@@ -9,7 +9,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 #define TABLE_SIZE 4096 /* a power of two */
@@ -141,24 +140,4 @@ void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUres
         s->in_flight = false;
         pthread_mutex_unlock(&policy_lock);
     }
-}
-
-void mgpu_split_policy_describe(const void *kernel, char *out, size_t len)
-{
-    out[0] = '\0';
-    pthread_mutex_lock(&policy_lock);
-    for (size_t i = 0; i < TABLE_SIZE; i++) {
-        struct shape *s = &table[i];
-        if (s->kernel != kernel)
-            continue;
-        collect(s);
-        if (isfinite(s->best_us[0]) &&
-            (s->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS || s->best_us[0] <= s->best_us[1])) {
-            if (isfinite(s->best_us[1]))
-                snprintf(out, len, "whole %.1f us, split %.1f us", s->best_us[0], s->best_us[1]);
-            else
-                snprintf(out, len, "whole %.1f us", s->best_us[0]);
-        }
-    }
-    pthread_mutex_unlock(&policy_lock);
 }

@@ -31,8 +31,4 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
 void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream);
 void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched);
 
-/* For the report: why the shape of `kernel` last chosen whole was, in a few
- * words ("whole 12.0 us, split 30.1 us"); empty when it never was. */
-void mgpu_split_policy_describe(const void *kernel, char *out, size_t len);
-
 #endif
