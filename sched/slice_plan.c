@@ -10,34 +10,42 @@
 #include "real_driver.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
-static pthread_once_t weights_once = PTHREAD_ONCE_INIT;
-static double weight_ends[MGPU_MAX_GPUS + 1][MGPU_MAX_GPUS]; /* [ngpus]: cumulative ends */
-static const CUcontext *weight_contexts;
-static int weight_gpus;
+/* Every module's copies span the same GPUs, so one set of ends serves all
+ * launches; it is measured again only if a kernel comes with another
+ * count. */
+static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER;
+static double weight_ends[MGPU_MAX_GPUS];
+static atomic_int weight_gpus; /* the count weight_ends is for; 0 before the first */
 
-static void measure_weights(void)
+static void measure_weights(const struct mgpu_kernel_copies *k)
 {
     int sms[MGPU_MAX_GPUS] = {0}, khz[MGPU_MAX_GPUS] = {0};
-    for (int g = 0; g < weight_gpus; g++) {
+    for (int g = 0; g < k->ngpus; g++) {
         CUdevice dev;
-        if (mgpu_context_device(weight_contexts[g], &dev) == CUDA_SUCCESS) {
+        if (mgpu_context_device(k->contexts[g], &dev) == CUDA_SUCCESS) {
             mgpu_drv.cuDeviceGetAttribute(&sms[g], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
             mgpu_drv.cuDeviceGetAttribute(&khz[g], CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
         }
     }
     double weights[MGPU_MAX_GPUS];
-    mgpu_gpu_weights(weight_gpus, sms, khz, weights);
-    mgpu_grid_ends_from_weights(weight_gpus, weights, weight_ends[weight_gpus]);
+    mgpu_gpu_weights(k->ngpus, sms, khz, weights);
+    mgpu_grid_ends_from_weights(k->ngpus, weights, weight_ends);
 }
 
 static const double *ends_by_weight(const struct mgpu_kernel_copies *k)
 {
-    weight_contexts = k->contexts;
-    weight_gpus = k->ngpus;
-    pthread_once(&weights_once, measure_weights);
-    return weight_ends[weight_gpus];
+    if (atomic_load_explicit(&weight_gpus, memory_order_acquire) != k->ngpus) {
+        pthread_mutex_lock(&weights_lock);
+        if (atomic_load_explicit(&weight_gpus, memory_order_relaxed) != k->ngpus) {
+            measure_weights(k);
+            atomic_store_explicit(&weight_gpus, k->ngpus, memory_order_release);
+        }
+        pthread_mutex_unlock(&weights_lock);
+    }
+    return weight_ends;
 }
 
 static CUdeviceptr parameter_pointer(const struct mgpu_kernel_copies *k, unsigned i,
