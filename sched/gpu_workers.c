@@ -37,7 +37,7 @@ static pthread_cond_t caller_wake = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER; /* begin .. wait */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct worker workers[MGPU_MAX_GPUS];
-static int worker_count;
+static atomic_int worker_count; /* written under start_lock */
 static atomic_int pending;
 static atomic_bool caller_sleeping;
 
@@ -111,8 +111,10 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS])
+int mgpu_gpu_workers_start(int ngpus, const CUcontext *contexts)
 {
+    if (atomic_load_explicit(&worker_count, memory_order_acquire) >= ngpus)
+        return 0; /* every launch asks: no lock once they run */
     pthread_mutex_lock(&start_lock);
     int rc = 0;
     for (int g = worker_count; g < ngpus && rc == 0; g++) {
@@ -127,7 +129,7 @@ int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS])
         if (pthread_create(&thread, &attr, worker_main, w) != 0)
             rc = -1;
         else
-            worker_count = g + 1;
+            atomic_store_explicit(&worker_count, g + 1, memory_order_release);
         pthread_attr_destroy(&attr);
     }
     pthread_mutex_unlock(&start_lock);
@@ -137,7 +139,8 @@ int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS])
 void mgpu_gpu_workers_begin(const bool wanted[MGPU_MAX_GPUS], mgpu_gpu_work_fn fn, void *arg)
 {
     pthread_mutex_lock(&owner_lock);
-    for (int g = 0; g < worker_count; g++) {
+    int count = atomic_load_explicit(&worker_count, memory_order_acquire);
+    for (int g = 0; g < count; g++) {
         if (!wanted[g])
             continue;
         struct worker *w = &workers[g];

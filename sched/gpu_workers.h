@@ -17,8 +17,9 @@
 typedef void (*mgpu_gpu_work_fn)(int gpu, void *arg);
 
 /* Starts the threads for `ngpus` GPUs (once; later calls start only the
- * missing ones), each bound to the CPUs near its GPU (hwloc). Returns 0, or -1 when a thread cannot be made. */
-int mgpu_gpu_workers_start(int ngpus, const CUcontext contexts[MGPU_MAX_GPUS]);
+ * missing ones), each bound to the CPUs near its GPU (hwloc). Returns 0, or -1 when a thread cannot
+ * be made. */
+int mgpu_gpu_workers_start(int ngpus, const CUcontext *contexts);
 
 /* Hands fn(g, arg) to the thread of every GPU g with wanted[g] set and
  * returns at once; the caller may work meanwhile and must then call

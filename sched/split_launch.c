@@ -68,9 +68,7 @@ bool mgpu_split_attributes_allow(const CUlaunchConfig *config)
 
 int mgpu_split_launch_start(int ngpus, const CUcontext *contexts)
 {
-    CUcontext all[MGPU_MAX_GPUS];
-    memcpy(all, contexts, (size_t)ngpus * sizeof *contexts);
-    return mgpu_gpu_workers_start(ngpus, all);
+    return mgpu_gpu_workers_start(ngpus, contexts);
 }
 
 CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream stream)

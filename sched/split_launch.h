@@ -33,11 +33,13 @@ struct mgpu_split_request {
  * launch to events or to the next kernel in the stream do not. */
 bool mgpu_split_attributes_allow(const CUlaunchConfig *config);
 
-/* Starts the worker threads the split launches need; returns 0 or -1. */
+/* Starts the worker threads the split launches need (once; later calls
+ * cost an atomic load); returns 0 or -1. */
 int mgpu_split_launch_start(int ngpus, const CUcontext *contexts);
 
-/* Makes the streams and events of split launches on `stream` ahead of the
- * first one, so that a timed launch does not time their making. */
+/* Makes the streams and events of split launches on `stream` (when it has
+ * none yet) ahead of a timed launch, so that it does not time their
+ * making; mgpu_split_launch makes them itself otherwise. */
 CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream stream);
 
 /* Submits the slices. Returns the first error of a slice (the home GPU's

@@ -47,6 +47,15 @@ static enum mgpu_unsplit_reason why_not_split(const struct launch_shape *s, bool
     return s->why;
 }
 
+/* A stream being captured (or one the driver cannot tell about) gets
+ * nothing split and nothing timed. */
+static bool capturing(CUstream stream)
+{
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    return mgpu_drv.cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+           capture != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 struct launch_record {
     int kernel;
     bool capturing;
@@ -56,10 +65,7 @@ struct launch_record {
 static void before_launch(const struct launch_shape *s, struct launch_record *rec)
 {
     mgpu_runtime_program_running();
-    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (mgpu_drv.cuStreamIsCapturing(s->stream, &capture) != CUDA_SUCCESS)
-        capture = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
-    rec->capturing = capture != CU_STREAM_CAPTURE_STATUS_NONE;
+    rec->capturing = capturing(s->stream);
     rec->kernel = mgpu_kernel_stats_find(s->kernel);
     rec->timer.active = false;
     if (!rec->capturing)
@@ -72,13 +78,6 @@ static void after_launch(const struct launch_shape *s, struct launch_record *rec
     if (r == CUDA_SUCCESS)
         mgpu_kernel_stats_count_launch(rec->kernel, s->grid, s->block,
                                        why_not_split(s, rec->capturing));
-}
-
-static bool capturing(CUstream stream)
-{
-    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    return mgpu_drv.cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
-           capture != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /* Why a launch from the module copies is not split, or, with
@@ -113,8 +112,8 @@ static void describe_slices(const struct launch_shape *shape, const struct mgpu_
     size_t used = 0;
     int dim = mgpu_grid_split_dim(shape->grid);
     for (int i = 0; i < nslices && used < sizeof text && dim >= 0; i++)
-        used += (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u",
-                                 i ? ", " : "", slices[i].gpu, slices[i].first[dim],
+        used += (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u", i ? ", " : "",
+                                 slices[i].gpu, slices[i].first[dim],
                                  slices[i].first[dim] + slices[i].dims[dim] - 1);
     mgpu_debug("split launch of %u x %u x %u blocks along %c: %s", shape->grid[0], shape->grid[1],
                shape->grid[2], "xyz"[dim < 0 ? 0 : dim], text);
@@ -136,7 +135,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         why = MGPU_UNSPLIT_SMALL;
     if (why == MGPU_UNSPLIT_NONE &&
         (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
-         mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS)) {
+         (probe->shape != NULL &&
+          mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS))) {
         mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
         probe->shape = NULL;
         why = MGPU_UNSPLIT_SMALL;
