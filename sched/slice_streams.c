@@ -4,7 +4,9 @@
  * orders slices that could have run side by side, it never reorders. */
 #include "slice_streams.h"
 
+#include "log.h"
 #include "real_driver.h"
+#include "runtime.h"
 
 #include <string.h>
 
@@ -14,9 +16,67 @@ pthread_mutex_t mgpu_slice_streams_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mgpu_slice_streams table[TABLE_SIZE];
 static int used, next_victim;
 
+/* One row of MGPU_MAX_GPUS flags per set; made once, with the first set,
+ * and kept to the end of the process. */
+static volatile uint32_t *flag_rows;
+static CUdeviceptr flag_rows_device;
+static bool flag_rows_tried;
+
+bool mgpu_slice_streams_have_flags(void)
+{
+    return mgpu_drv.cuStreamWaitValue32 != NULL && mgpu_drv.cuStreamWriteValue32 != NULL &&
+           mgpu_drv.cuStreamBatchMemOp != NULL && mgpu_drv.cuMemHostAlloc != NULL &&
+           mgpu_drv.cuMemHostGetDevicePointer != NULL;
+}
+
+/* Pinned, mapped into every context (portable), and written by the GPUs
+ * without the host caching them: the host reads them only to find a
+ * flag a faulted GPU left behind. */
+static void make_flag_rows(void)
+{
+    flag_rows_tried = true;
+    if (mgpu_cfg.fork_join != MGPU_FORK_JOIN_FLAGS || !mgpu_slice_streams_have_flags())
+        return;
+    size_t bytes = (size_t)TABLE_SIZE * MGPU_MAX_GPUS * sizeof(uint32_t);
+    void *rows = NULL;
+    CUresult r = mgpu_drv.cuMemHostAlloc(&rows, bytes,
+                                         CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuMemHostGetDevicePointer(&flag_rows_device, rows, 0);
+    if (r != CUDA_SUCCESS) {
+        mgpu_info("split launches fork and join with events: no pinned memory for sequence "
+                  "flags (%s)",
+                  mgpu_cu_error_name(r));
+        return;
+    }
+    memset(rows, 0, bytes);
+    flag_rows = rows;
+}
+
+/* A set uses flags when the row exists and GPU g's stream accepts a
+ * flag write (one that changes nothing: the value already there). */
+static bool flags_work_on(struct mgpu_slice_streams *s, int g)
+{
+    CUresult r = mgpu_drv.cuStreamWriteValue32(s->streams[g],
+                                               s->flags_device + g * sizeof(uint32_t),
+                                               s->join_sequence[g], CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (r != CUDA_SUCCESS)
+        mgpu_info("split launches fork and join with events: GPU %d's stream takes no flag "
+                  "write (%s)",
+                  g, mgpu_cu_error_name(r));
+    return r == CUDA_SUCCESS;
+}
+
 static CUresult make_set(struct mgpu_slice_streams *s, CUstream program, CUcontext home, int ngpus,
                          const CUcontext *contexts)
 {
+    if (!flag_rows_tried)
+        make_flag_rows();
+    if (flag_rows != NULL) {
+        size_t row = (size_t)(s - table) * MGPU_MAX_GPUS;
+        s->flags = flag_rows + row;
+        s->flags_device = flag_rows_device + row * sizeof(uint32_t);
+    }
     int priority = 0;
     if (mgpu_drv.cuStreamGetPriority(program, &priority) != CUDA_SUCCESS)
         priority = 0;
@@ -28,6 +88,8 @@ static CUresult make_set(struct mgpu_slice_streams *s, CUstream program, CUconte
         r = mgpu_drv.cuStreamCreateWithPriority(&s->streams[g], CU_STREAM_NON_BLOCKING, priority);
         if (r == CUDA_SUCCESS)
             r = mgpu_drv.cuEventCreate(&s->joins[g], CU_EVENT_DISABLE_TIMING);
+        if (r == CUDA_SUCCESS && s->flags != NULL && !flags_work_on(s, g))
+            s->flags = NULL;
         CUcontext popped;
         mgpu_drv.cuCtxPopCurrent(&popped);
     }
@@ -57,7 +119,11 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
             return s;
         }
     }
+    /* The flags of a row keep counting up from where they are. */
+    struct mgpu_slice_streams before = *s;
     memset(s, 0, sizeof *s);
+    s->fork_sequence = before.fork_sequence;
+    memcpy(s->join_sequence, before.join_sequence, sizeof s->join_sequence);
     *err = make_set(s, program, home, ngpus, contexts);
     if (*err != CUDA_SUCCESS) {
         s->program = NULL;
@@ -82,4 +148,62 @@ CUresult mgpu_slice_streams_query(int gpu)
     }
     pthread_mutex_unlock(&mgpu_slice_streams_lock);
     return result;
+}
+
+/* Whether `flag` has not yet reached `wanted`, counting modulo 2^32 as the
+ * driver's wait does. */
+static bool behind(uint32_t flag, uint32_t wanted)
+{
+    return (int32_t)(flag - wanted) < 0;
+}
+
+/* The state of a context as any call in it reports: a fault is sticky. */
+static CUresult context_state(CUcontext ctx)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuStreamQuery(CU_STREAM_LEGACY);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
+}
+
+bool mgpu_slice_streams_release_faulted(void)
+{
+    bool awaited = false;
+    pthread_mutex_lock(&mgpu_slice_streams_lock);
+    for (int i = 0; i < used; i++) {
+        struct mgpu_slice_streams *s = &table[i];
+        if (s->flags == NULL)
+            continue;
+        bool home_faulted_looked = false;
+        for (int g = 1; g < s->ngpus; g++) {
+            if (!behind(s->flags[g], s->join_sequence[g]))
+                continue;
+            CUresult r = mgpu_drv.cuStreamQuery(s->streams[g]);
+            if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
+                mgpu_info("GPU %d's split-launch stream failed (%s); its join flag is written "
+                          "for it",
+                          g, mgpu_cu_error_name(r));
+                s->flags[g] = s->join_sequence[g];
+                continue;
+            }
+            awaited = true;
+            /* A slice stream that waits for a fork that a faulted home
+             * context will never write. */
+            if (r == CUDA_ERROR_NOT_READY && !home_faulted_looked &&
+                behind(s->flags[0], s->fork_sequence)) {
+                home_faulted_looked = true;
+                CUresult home = context_state(s->home);
+                if (home != CUDA_SUCCESS) {
+                    mgpu_info("the home context failed (%s); the fork flag is written for it",
+                              mgpu_cu_error_name(home));
+                    s->flags[0] = s->fork_sequence;
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&mgpu_slice_streams_lock);
+    return awaited;
 }

@@ -1,8 +1,16 @@
-/* The streams and events a split launch forks onto and joins from: for
- * each stream of the program's home context, one internal stream on every
- * other GPU (non-blocking, at the program stream's priority), a fork event
- * in the home context and a join event on each GPU, made the first time
- * the program's stream is split and kept for later launches on it. */
+/* The streams, events and sequence flags a split launch forks onto and
+ * joins from: for each stream of the program's home context, one internal
+ * stream on every other GPU (non-blocking, at the program stream's
+ * priority), a fork event in the home context and a join event on each
+ * GPU, and a row of flags in pinned host memory that every GPU maps: the
+ * fork flag, then one join flag per GPU. All are made the first time the
+ * program's stream is split and kept for later launches on it.
+ *
+ * A flag only grows: launch n of a set writes n (modulo 2^32, which the
+ * driver's cyclic "greater or equal" wait allows for), so no flag is ever
+ * reset. A GPU that faults never writes its join flag; the flag watch
+ * (mgpu_slice_streams_release_faulted) writes it instead, so that the
+ * program's stream does not wait for ever. */
 #ifndef MGPU_SLICE_STREAMS_H
 #define MGPU_SLICE_STREAMS_H
 
@@ -10,6 +18,8 @@
 
 #include <cuda.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 struct mgpu_slice_streams {
     CUstream program;                /* the key: the program's stream */
@@ -18,6 +28,12 @@ struct mgpu_slice_streams {
     CUevent fork;                    /* in the home context */
     CUstream streams[MGPU_MAX_GPUS]; /* [g] in GPU g's context; [0] unused */
     CUevent joins[MGPU_MAX_GPUS];    /* [g] in GPU g's context; [0] unused */
+    /* NULL when the flags could not be had: the set forks and joins with
+     * its events. [0] is the fork flag, [g] GPU g's join flag. */
+    volatile uint32_t *flags;
+    CUdeviceptr flags_device; /* the same row, as the GPUs address it */
+    uint32_t fork_sequence;   /* what the fork flag is written last */
+    uint32_t join_sequence[MGPU_MAX_GPUS]; /* what GPU g's join flag is written last */
 };
 
 /* The set for `program` (a stream of `home`, or a special handle: NULL,
@@ -34,5 +50,15 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
  * all are idle, CUDA_ERROR_NOT_READY while one is busy, or the error of
  * GPU g's context. Takes the caller's lock itself. */
 CUresult mgpu_slice_streams_query(int gpu);
+
+/* For the flag watch: writes the flags that a faulted context will never
+ * write (a join flag whose GPU's stream reports an error; a fork flag whose
+ * home context does), and says whether a flag is still awaited. Takes the
+ * lock itself. */
+bool mgpu_slice_streams_release_faulted(void);
+
+/* Whether the driver lets a flag wait precede a launch: the memory
+ * operations and mapped pinned memory exist. */
+bool mgpu_slice_streams_have_flags(void);
 
 #endif

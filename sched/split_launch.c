@@ -1,15 +1,24 @@
 /* Owns the submission of split launches (see split_launch.h): the slices'
  * parameters, the fork and the join, and the handoff to the worker
  * threads. One split launch is submitted at a time, under the slice
- * streams' lock, so their events can be reused. */
+ * streams' lock, so their events and flags can be reused.
+ *
+ * The fork and join are sequence flags where the set has them (DESIGN §5:
+ * a fraction of the host cost of events): the program's stream writes the
+ * fork flag, each other GPU's slice stream waits for it, launches, and
+ * writes its join flag; the program's stream waits for all join flags in
+ * one batch. Otherwise events do the same. */
 #include "split_launch.h"
 
+#include "flag_watch.h"
 #include "gpu_workers.h"
+#include "log.h"
 #include "real_driver.h"
 #include "slice_errors.h"
 #include "slice_streams.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,11 +36,14 @@ struct slice_launch {
     void *extra[5];
     CUlaunchConfig config;
     CUresult result;
+    bool joined; /* the join flag or event is on its way */
 };
 
 struct split_job {
     const struct mgpu_split_request *req;
     struct mgpu_slice_streams *streams;
+    bool flags; /* fork and join on the set's sequence flags */
+    uint32_t sequence;
     struct slice_launch launches[MGPU_MAX_GPUS]; /* by slice */
     int slice_of_gpu[MGPU_MAX_GPUS];
 };
@@ -140,19 +152,108 @@ static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct
     return mgpu_drv.cuLaunchKernelEx(&l->config, fn, l->params, extra);
 }
 
-/* On GPU g's worker: wait for the fork, run the slice, record the join. */
+/* On GPU g's worker: wait for the fork, run the slice, signal the join.
+ * The join is signalled even when the launch failed: the program's
+ * stream waits for it. A flag write's default memory barrier makes the
+ * slice's writes visible before the flag. */
 static void run_slice_on_worker(int gpu, void *arg)
 {
     struct split_job *job = arg;
     int s = job->slice_of_gpu[gpu];
     struct slice_launch *l = &job->launches[s];
-    CUstream stream = job->streams->streams[gpu];
-    l->result = mgpu_drv.cuStreamWaitEvent(stream, job->streams->fork, 0);
-    if (l->result == CUDA_SUCCESS)
-        l->result = launch_slice(job->req, s, l, stream);
-    CUresult joined = mgpu_drv.cuEventRecord(job->streams->joins[gpu], stream);
+    const struct mgpu_slice_streams *set = job->streams;
+    CUstream stream = set->streams[gpu];
+    CUresult joined;
+    if (job->flags) {
+        l->result = mgpu_drv.cuStreamWaitValue32(stream, set->flags_device, job->sequence,
+                                                 CU_STREAM_WAIT_VALUE_GEQ);
+        if (l->result == CUDA_SUCCESS)
+            l->result = launch_slice(job->req, s, l, stream);
+        joined = mgpu_drv.cuStreamWriteValue32(stream, set->flags_device + gpu * sizeof(uint32_t),
+                                               job->sequence, CU_STREAM_WRITE_VALUE_DEFAULT);
+    } else {
+        l->result = mgpu_drv.cuStreamWaitEvent(stream, set->fork, 0);
+        if (l->result == CUDA_SUCCESS)
+            l->result = launch_slice(job->req, s, l, stream);
+        joined = mgpu_drv.cuEventRecord(set->joins[gpu], stream);
+    }
+    l->joined = joined == CUDA_SUCCESS;
     if (l->result == CUDA_SUCCESS)
         l->result = joined;
+}
+
+/* With flags nothing on the host has to wait for anything else: the
+ * workers queue their waits while this thread writes the fork flag,
+ * launches the home slice and queues the wait for the joins, all at once.
+ * A fork or join that could not be queued is written from the host, so
+ * that no stream waits for ever; the launch then returns the error. */
+static CUresult split_with_flags(struct split_job *job, const bool *wanted, int home_slice)
+{
+    const struct mgpu_split_request *req = job->req;
+    struct mgpu_slice_streams *set = job->streams;
+    uint32_t sequence = set->fork_sequence + 1;
+    job->sequence = sequence;
+    set->fork_sequence = sequence;
+    CUstreamBatchMemOpParams waits[MGPU_MAX_GPUS];
+    unsigned count = 0;
+    for (int g = 1; g < set->ngpus; g++) {
+        if (!wanted[g])
+            continue;
+        set->join_sequence[g] = sequence; /* what the flag watch expects */
+        memset(&waits[count], 0, sizeof waits[count]);
+        waits[count].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        waits[count].waitValue.address = set->flags_device + g * sizeof(uint32_t);
+        waits[count].waitValue.value = sequence;
+        waits[count].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+        count++;
+    }
+    mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
+    CUresult r = mgpu_drv.cuStreamWriteValue32(req->stream, set->flags_device, sequence,
+                                               CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (r != CUDA_SUCCESS)
+        set->flags[0] = sequence;
+    if (r == CUDA_SUCCESS && home_slice >= 0)
+        r = launch_slice(req, home_slice, &job->launches[home_slice], req->stream);
+    CUresult joined =
+        count > 0 ? mgpu_drv.cuStreamBatchMemOp(req->stream, count, waits, 0) : CUDA_SUCCESS;
+    mgpu_gpu_workers_wait();
+    for (int s = 0; s < req->nslices; s++) {
+        if (s == home_slice)
+            continue;
+        if (!job->launches[s].joined)
+            set->flags[req->slices[s].gpu] = sequence;
+        if (r == CUDA_SUCCESS)
+            r = job->launches[s].result;
+    }
+    return r == CUDA_SUCCESS ? joined : r;
+}
+
+/* With events the fork must be recorded before the workers wait for it,
+ * and the joins before the program's stream waits for them. */
+static CUresult split_with_events(struct split_job *job, const bool *wanted, int home_slice)
+{
+    const struct mgpu_split_request *req = job->req;
+    struct mgpu_slice_streams *set = job->streams;
+    CUresult r = mgpu_drv.cuEventRecord(set->fork, req->stream);
+    if (r != CUDA_SUCCESS)
+        return r;
+    mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
+    if (home_slice >= 0)
+        r = launch_slice(req, home_slice, &job->launches[home_slice], req->stream);
+    mgpu_gpu_workers_wait();
+    for (int s = 0; s < req->nslices; s++) {
+        if (s == home_slice)
+            continue;
+        if (r == CUDA_SUCCESS)
+            r = job->launches[s].result;
+        if (!job->launches[s].joined)
+            continue; /* a join that never comes must not be waited for */
+        CUresult waited =
+            mgpu_drv.cuStreamWaitEvent(req->stream, set->joins[req->slices[s].gpu], 0);
+        if (r == CUDA_SUCCESS)
+            r = waited;
+    }
+    return r;
 }
 
 CUresult mgpu_split_launch(const struct mgpu_split_request *req)
@@ -161,6 +262,7 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
     pthread_mutex_lock(&mgpu_slice_streams_lock);
     struct split_job *job = &the_job;
     job->req = req;
+    job->flags = false;
     int prepared = 0;
     while (prepared < req->nslices && prepare_slice(req, prepared, &job->launches[prepared]))
         prepared++;
@@ -168,15 +270,14 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
     if (prepared == req->nslices)
         job->streams =
             mgpu_slice_streams_for(req->stream, k->contexts[0], k->ngpus, k->contexts, &r);
-    if (prepared == req->nslices && job->streams != NULL)
-        r = mgpu_drv.cuEventRecord(job->streams->fork, req->stream);
-    if (r != CUDA_SUCCESS)
+    if (prepared < req->nslices || job->streams == NULL)
         goto out;
 
     bool wanted[MGPU_MAX_GPUS] = {false};
     int home_slice = -1;
     for (int s = 0; s < req->nslices; s++) {
         int gpu = req->slices[s].gpu;
+        job->launches[s].joined = false;
         if (gpu == 0) {
             home_slice = s;
             continue;
@@ -184,24 +285,16 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
         wanted[gpu] = true;
         job->slice_of_gpu[gpu] = s;
     }
-    mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
-    if (home_slice >= 0)
-        r = launch_slice(req, home_slice, &job->launches[home_slice], req->stream);
-    mgpu_gpu_workers_wait();
-    for (int s = 0; s < req->nslices; s++) {
-        if (s == home_slice)
-            continue;
-        CUresult waited =
-            mgpu_drv.cuStreamWaitEvent(req->stream, job->streams->joins[req->slices[s].gpu], 0);
-        if (r == CUDA_SUCCESS)
-            r = job->launches[s].result;
-        if (r == CUDA_SUCCESS)
-            r = waited;
-    }
+    job->flags = job->streams->flags != NULL;
+    r = job->flags ? split_with_flags(job, wanted, home_slice)
+                   : split_with_events(job, wanted, home_slice);
     mgpu_slice_errors_launched(k, req->slices, req->nslices);
 out:
     for (int s = 0; s < prepared; s++)
         release_slice(&job->launches[s]);
+    bool flags_issued = job->flags;
     pthread_mutex_unlock(&mgpu_slice_streams_lock);
+    if (flags_issued)
+        mgpu_flag_watch_awaiting();
     return r;
 }

@@ -32,6 +32,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
     {"MGPU_SPLIT", "auto|always|never",
      "never: run the program's own modules untouched, as with one GPU (default auto)"},
+    {"MGPU_FORK_JOIN", "flags|events",
+     "how a split launch's slices wait for the program's stream and it for them: sequence "
+     "flags in pinned memory (default) or events"},
     {"MGPU_CACHE_DIR", "DIR|off",
      "compiled per-GPU modules (default $XDG_CACHE_HOME/mgpu or ~/.cache/mgpu)"},
     {"MGPU_MEMORY", "pool|driver",
@@ -227,6 +230,11 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->split = (enum mgpu_split_mode)choice;
+    static const char *const fork_joins[] = {"flags", "events", NULL};
+    if (parse_one_of(get, "MGPU_FORK_JOIN", fork_joins, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->fork_join = (enum mgpu_fork_join_mode)choice;
     static const char *const memory_modes[] = {"pool", "driver", NULL};
     if (parse_one_of(get, "MGPU_MEMORY", memory_modes, &choice, err, errlen) != 0)
         return -1;

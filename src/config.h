@@ -14,6 +14,7 @@ enum mgpu_sm_count_mode { MGPU_SM_COUNT_SUM, MGPU_SM_COUNT_HOME };
 enum mgpu_device_count_mode { MGPU_DEVICE_COUNT_ALL, MGPU_DEVICE_COUNT_ONE };
 enum mgpu_split_mode { MGPU_SPLIT_AUTO, MGPU_SPLIT_ALWAYS, MGPU_SPLIT_NEVER };
 enum mgpu_memory_mode { MGPU_MEMORY_POOL, MGPU_MEMORY_DRIVER };
+enum mgpu_fork_join_mode { MGPU_FORK_JOIN_FLAGS, MGPU_FORK_JOIN_EVENTS };
 /* The same order as enum mgpu_placement in mirror/placement.h. */
 enum mgpu_placement_mode {
     MGPU_PLACEMENT_DISTRIBUTED,
@@ -35,6 +36,7 @@ struct mgpu_config {
     bool call_log;                            /* MGPU_CALL_LOG */
     char passthrough[1024];                   /* MGPU_PASSTHROUGH, extra library prefixes */
     enum mgpu_split_mode split;               /* MGPU_SPLIT */
+    enum mgpu_fork_join_mode fork_join;       /* MGPU_FORK_JOIN */
     enum mgpu_memory_mode memory;             /* MGPU_MEMORY */
     enum mgpu_placement_mode placement;       /* MGPU_PLACEMENT */
 };

@@ -62,6 +62,11 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
     };
     /* For per-GPU modules; where a driver lacks one, mgpu does not split. */
     struct symbol optional[] = {
+        {"cuStreamWaitValue32_v2", (void **)&mgpu_drv.cuStreamWaitValue32},
+        {"cuStreamWriteValue32_v2", (void **)&mgpu_drv.cuStreamWriteValue32},
+        {"cuStreamBatchMemOp_v2", (void **)&mgpu_drv.cuStreamBatchMemOp},
+        {"cuMemHostAlloc", (void **)&mgpu_drv.cuMemHostAlloc},
+        {"cuMemHostGetDevicePointer_v2", (void **)&mgpu_drv.cuMemHostGetDevicePointer},
         {"cuCtxPushCurrent_v2", (void **)&mgpu_drv.cuCtxPushCurrent},
         {"cuCtxPopCurrent_v2", (void **)&mgpu_drv.cuCtxPopCurrent},
         {"cuCtxGetDevice", (void **)&mgpu_drv.cuCtxGetDevice},

@@ -90,6 +90,12 @@ struct mgpu_driver_api {
     PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId;
     PFN_cuCtxEnablePeerAccess_v4000 cuCtxEnablePeerAccess;
     PFN_cuDeviceGetP2PAttribute_v8000 cuDeviceGetP2PAttribute;
+    /* fork and join on sequence flags (optional: events otherwise) */
+    PFN_cuStreamWaitValue32_v11070 cuStreamWaitValue32;
+    PFN_cuStreamWriteValue32_v11070 cuStreamWriteValue32;
+    PFN_cuStreamBatchMemOp_v11070 cuStreamBatchMemOp;
+    PFN_cuMemHostAlloc_v2020 cuMemHostAlloc;
+    PFN_cuMemHostGetDevicePointer_v3020 cuMemHostGetDevicePointer;
 };
 
 extern struct mgpu_driver_api mgpu_drv;

@@ -6,8 +6,10 @@
 # mgpu-run -n 2 (and -n 4 where there are four GPUs) with every launch split
 # (MGPU_SPLIT=always) and with the cost model (auto); the report shows the
 # kernels split. Device printf of every GPU reaches the output by the next
-# synchronisation, and an illegal address in the last GPU's slice is
-# returned by the next synchronising call, as without mgpu.
+# synchronisation, and an illegal address in the last GPU's slice, or in
+# the home GPU's, is returned by the next synchronising call, as without
+# mgpu, and the program ends. Fork and join with sequence flags (the
+# default) and with events (MGPU_FORK_JOIN=events) both run the checks.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/split_launch
@@ -44,7 +46,29 @@ sort "$work/out.printf" | diff "$work/plain.printf" - || fail "device printf lin
 pass "device printf of both GPUs is flushed at the synchronisation"
 
 "$prog" fault > "$work/plain.fault" 2>&1 || { cat "$work/plain.fault"; fail "fault without mgpu"; }
-timeout 120 env MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" fault > "$work/out.fault" 2>&1 || {
-  cat "$work/out.fault"; fail "the fault on GPU 1 was not returned"; }
-grep "^launch:" "$work/out.fault" | diff "$work/plain.fault" - || fail "fault reported differently"
-pass "an illegal address on GPU 1 is returned by the next synchronisation"
+"$prog" fault-home > "$work/plain.fault-home" 2>&1 || {
+  cat "$work/plain.fault-home"; fail "home fault without mgpu"; }
+for fork_join in flags events; do
+  export MGPU_FORK_JOIN=$fork_join
+  timeout 120 env MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" fault > "$work/out.fault" 2>&1 || {
+    cat "$work/out.fault"; fail "the fault on GPU 1 was not returned ($fork_join)"; }
+  grep "^launch:" "$work/out.fault" | diff "$work/plain.fault" - ||
+    fail "fault reported differently ($fork_join)"
+  pass "an illegal address on GPU 1 is returned by the next synchronisation ($fork_join)"
+
+  # On the home GPU, with one more split launch queued behind it: the
+  # other GPU's slice waits for a fork the home GPU will never give; the
+  # program must still get its error and end.
+  timeout 120 env MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" fault-home > "$work/out.fault" 2>&1 || {
+    cat "$work/out.fault"; fail "the home GPU's fault was not returned, or a hang ($fork_join)"; }
+  grep "^launch:" "$work/out.fault" | diff "$work/plain.fault-home" - ||
+    fail "home fault reported differently ($fork_join)"
+  pass "an illegal address on the home GPU is returned and the program ends ($fork_join)"
+done
+unset MGPU_FORK_JOIN
+
+# Events fork and join the same kernels as the flags do.
+MGPU_FORK_JOIN=events MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" all > "$work/out" 2> "$work/err" || {
+  cat "$work/out" "$work/err"; fail "split_launch with MGPU_FORK_JOIN=events"; }
+diff "$work/plain" "$work/out" || { cat "$work/err"; fail "MGPU_FORK_JOIN=events differs"; }
+pass "split_launch with MGPU_FORK_JOIN=events gives the plain output"

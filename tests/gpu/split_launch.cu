@@ -121,10 +121,10 @@ __global__ void say_hello(int every)
         printf("hello from block %d of %d\n", blockIdx.x, gridDim.x);
 }
 
-__global__ void poke(unsigned *out, size_t n)
+__global__ void poke(unsigned *out, size_t n, unsigned faulting_block)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0)
+    if (blockIdx.x == faulting_block && threadIdx.x == 0)
         out[(size_t)1 << 40] = 1; // far outside any allocation
     else if (i < n)
         out[i] = 1;
@@ -368,14 +368,23 @@ static void check_streams_and_events()
     CHECK(cudaFreeHost(host));
 }
 
-static int fault()
+// An illegal address in the grid's last block (the last GPU's slice), or
+// in its first (the home GPU's) followed by one more launch that queues
+// behind the fault: the synchronisation returns the fault and the program
+// ends, on every GPU.
+static int fault(bool in_first_block)
 {
     const size_t n = (size_t)1 << 24;
+    const unsigned blocks = (unsigned)(n / 256);
     unsigned *d;
     CHECK(cudaMalloc(&d, n * 4));
-    poke<<<(unsigned)(n / 256), 256>>>(d, n);
+    poke<<<blocks, 256>>>(d, n, in_first_block ? 0 : blocks - 1);
     cudaError_t launched = cudaGetLastError();
+    if (in_first_block)
+        poke<<<blocks, 256>>>(d, n, blocks);
     cudaError_t synced = cudaDeviceSynchronize();
+    if (in_first_block)
+        launched = cudaSuccess; // the second launch may or may not see the fault yet
     std::printf("launch: %s, synchronize: %s\n", cudaGetErrorName(launched),
                 cudaGetErrorName(synced));
     return synced == cudaSuccess ? 1 : 0;
@@ -384,8 +393,8 @@ static int fault()
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
-    if (std::strcmp(mode, "fault") == 0)
-        return fault();
+    if (std::strcmp(mode, "fault") == 0 || std::strcmp(mode, "fault-home") == 0)
+        return fault(std::strcmp(mode, "fault-home") == 0);
     if (std::strcmp(mode, "printf") == 0) {
         say_hello<<<64, 32>>>(8);
         CHECK(cudaDeviceSynchronize());
@@ -393,7 +402,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (std::strcmp(mode, "all") != 0) {
-        std::fprintf(stderr, "usage: split_launch [all|printf|fault]\n");
+        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home]\n");
         return 2;
     }
     check_add();

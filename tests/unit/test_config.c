@@ -34,6 +34,7 @@ int main(void)
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
     CHECK(cfg.placement == MGPU_PLACEMENT_DISTRIBUTED);
+    CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
 
     const char *const full[] = {"MGPU_NGPUS",
                                 "4",
@@ -61,6 +62,8 @@ int main(void)
                                 "interleave",
                                 "MGPU_TOPOLOGY",
                                 "node.xml",
+                                "MGPU_FORK_JOIN",
+                                "events",
                                 NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
@@ -68,6 +71,7 @@ int main(void)
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ONE && cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_NEVER && cfg.memory == MGPU_MEMORY_DRIVER);
     CHECK(cfg.placement == MGPU_PLACEMENT_INTERLEAVE);
+    CHECK(cfg.fork_join == MGPU_FORK_JOIN_EVENTS);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.topology_path, "node.xml");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
@@ -97,6 +101,7 @@ int main(void)
         {"MGPU_SPLIT", "off", "use MGPU_SPLIT=auto, always or never"},
         {"MGPU_MEMORY", "vmm", "use MGPU_MEMORY=pool or driver"},
         {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home or interleave"},
+        {"MGPU_FORK_JOIN", "memops", "use MGPU_FORK_JOIN=flags or events"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};

@@ -1,0 +1,91 @@
+/* Owns the flag watch thread (see flag_watch.h). Going to sleep and being
+ * woken follow one rule: the watch sets `asleep`, then looks at the flags
+ * once more; a launch issues its flags, then reads `asleep`. Both orders
+ * are sequentially consistent, so flags issued after the last look always
+ * find the watch marked asleep and wake it. */
+#include "flag_watch.h"
+
+#include "log.h"
+#include "slice_streams.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* How long a faulted GPU can hold the program's stream: short against a
+ * program's reaction to an error, long against a cuStreamQuery per GPU. */
+#define LOOK_INTERVAL_NANOSECONDS 1000000L
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static bool woken;         /* under sleep_lock */
+static bool stopping;      /* under sleep_lock */
+static atomic_bool asleep; /* the watch waits for `wake` */
+static atomic_bool running;
+
+static void *watch(void *unused)
+{
+    (void)unused;
+    const struct timespec interval = {0, LOOK_INTERVAL_NANOSECONDS};
+    for (;;) {
+        pthread_mutex_lock(&sleep_lock);
+        bool stop = stopping;
+        pthread_mutex_unlock(&sleep_lock);
+        if (stop)
+            return NULL;
+        if (mgpu_slice_streams_release_faulted()) {
+            nanosleep(&interval, NULL);
+            continue;
+        }
+        atomic_store(&asleep, true);
+        if (mgpu_slice_streams_release_faulted()) {
+            atomic_store(&asleep, false);
+            continue;
+        }
+        pthread_mutex_lock(&sleep_lock);
+        while (!woken && !stopping)
+            pthread_cond_wait(&wake, &sleep_lock);
+        woken = false;
+        atomic_store(&asleep, false);
+        pthread_mutex_unlock(&sleep_lock);
+    }
+}
+
+static pthread_t watch_thread;
+
+/* At exit the driver is about to be torn down: the watch must not be in
+ * a driver call then, nor start one. */
+static void stop_watch(void)
+{
+    pthread_mutex_lock(&sleep_lock);
+    stopping = true;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&sleep_lock);
+    pthread_join(watch_thread, NULL);
+}
+
+static void start_watch(void)
+{
+    if (pthread_create(&watch_thread, NULL, watch, NULL) != 0) {
+        mgpu_error("cannot start the flag watch thread; a GPU that faults in a split kernel "
+                   "may stall the program");
+        return;
+    }
+    atomic_store(&running, true);
+    atexit(stop_watch);
+}
+
+void mgpu_flag_watch_awaiting(void)
+{
+    if (!atomic_load_explicit(&running, memory_order_relaxed))
+        pthread_once(&start_once, start_watch);
+    if (!atomic_load(&asleep))
+        return;
+    pthread_mutex_lock(&sleep_lock);
+    woken = true;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&sleep_lock);
+}
