@@ -92,3 +92,39 @@ int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], 
         ends = owner_ends;
     return mgpu_grid_split(grid, k->ngpus, ends, out);
 }
+
+/* Enough for the distributed and home placements' runs, and a fair sample
+ * of an interleaved buffer's, whose GPUs hold about the same anyway. */
+#define OWNER_RUNS 256
+
+int mgpu_slice_plan_data_owner(const struct mgpu_kernel_copies *k, void *const *params,
+                               const void *buffer)
+{
+    double bytes_on[MGPU_MAX_GPUS] = {0};
+    unsigned long long counted[MGPU_MAX_GPUS]; /* a buffer named twice counts once */
+    int ncounted = 0;
+    for (unsigned i = 0; k->param_sizes != NULL && i < k->nparams; i++) {
+        if (k->param_sizes[i] != sizeof(CUdeviceptr))
+            continue;
+        struct mgpu_pool_block b;
+        CUdeviceptr p = parameter_pointer(k, i, params, buffer);
+        if (!mgpu_pool_holds(p) || !mgpu_pool_find(p, &b))
+            continue;
+        bool seen = false;
+        for (int c = 0; c < ncounted; c++)
+            seen = seen || counted[c] == b.id;
+        if (seen || ncounted == MGPU_MAX_GPUS)
+            continue;
+        counted[ncounted++] = b.id;
+        struct mgpu_owner_run runs[OWNER_RUNS];
+        size_t n = mgpu_pool_runs(b.start, b.bytes, runs, OWNER_RUNS);
+        for (size_t r = 0; r < n && r < OWNER_RUNS; r++)
+            if (runs[r].gpu >= 0 && runs[r].gpu < k->ngpus)
+                bytes_on[runs[r].gpu] += (double)runs[r].bytes;
+    }
+    int owner = 0;
+    for (int g = 1; g < k->ngpus; g++)
+        if (bytes_on[g] > bytes_on[owner])
+            owner = g;
+    return owner;
+}

@@ -50,7 +50,7 @@ struct split_job {
 
 static struct split_job the_job; /* under mgpu_slice_streams_lock */
 
-bool mgpu_split_attributes_allow(const CUlaunchConfig *config)
+bool mgpu_split_attributes_allow(const CUlaunchConfig *config, bool whole)
 {
     for (unsigned i = 0; config->attrs != NULL && i < config->numAttrs; i++) {
         const CUlaunchAttribute *a = &config->attrs[i];
@@ -64,11 +64,12 @@ bool mgpu_split_attributes_allow(const CUlaunchConfig *config)
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
             break;
         case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-            if (a->value.cooperative)
+            if (a->value.cooperative && !whole)
                 return false;
             break;
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-            if (a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1)
+            if (a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1 &&
+                !whole)
                 return false;
             break;
         default:
@@ -140,6 +141,11 @@ static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct
     const struct mgpu_grid_slice *slice = &req->slices[s];
     CUfunction fn = req->kernel->fns[slice->gpu];
     void **extra = l->params != NULL ? NULL : l->extra;
+    if (req->config == NULL && req->cooperative)
+        return mgpu_drv.cuLaunchCooperativeKernel(fn, slice->dims[0], slice->dims[1],
+                                                  slice->dims[2], req->block[0], req->block[1],
+                                                  req->block[2], req->shared_bytes, stream,
+                                                  l->params);
     if (req->config == NULL)
         return mgpu_drv.cuLaunchKernel(fn, slice->dims[0], slice->dims[1], slice->dims[2],
                                        req->block[0], req->block[1], req->block[2],

@@ -1,10 +1,11 @@
 /* Submitting one launch as slices of its grid, one per GPU, at the same
  * time, ordered in the program's stream as one launch would be: the
- * program's stream records a fork event; each other GPU's slice stream
- * waits for it, runs its slice and records a join event; the home GPU's
- * slice runs in the program's stream itself, which then waits for every
- * join. The other GPUs' slices are launched by their worker threads while
- * the calling thread launches the home GPU's. */
+ * program's stream signals a fork (a sequence flag or an event); each
+ * other GPU's slice stream waits for it, runs its slice and signals its
+ * join; the home GPU's slice runs in the program's stream itself, which
+ * then waits for every join. The other GPUs' slices are launched by their
+ * worker threads while the calling thread launches the home GPU's. One
+ * slice on another GPU is a whole launch moved to that GPU. */
 #ifndef MGPU_SPLIT_LAUNCH_H
 #define MGPU_SPLIT_LAUNCH_H
 
@@ -25,13 +26,16 @@ struct mgpu_split_request {
     const void *buffer;  /* else its parameter buffer, __mgpu_grid included */
     size_t buffer_size;
     const CUlaunchConfig *config; /* cuLaunchKernelEx's, for its attributes; or NULL */
+    bool cooperative;             /* without config: a cuLaunchCooperativeKernel */
 };
 
-/* Whether cuLaunchKernelEx's attributes allow a split: those that concern
+/* Whether cuLaunchKernelEx's attributes allow a split (or, with `whole`,
+ * a move of the whole grid to another GPU's stream): those that concern
  * the blocks themselves (access policy, priority, memory sync domain,
- * shared memory carve-out, clusters of one block) do; those that tie the
- * launch to events or to the next kernel in the stream do not. */
-bool mgpu_split_attributes_allow(const CUlaunchConfig *config);
+ * shared memory carve-out, clusters of one block; with `whole`, any
+ * clusters and cooperative launches too) do; those that tie the launch to
+ * events or to the next kernel in the stream do not. */
+bool mgpu_split_attributes_allow(const CUlaunchConfig *config, bool whole);
 
 /* Starts the worker threads the split launches need (once; later calls
  * cost an atomic load); returns 0 or -1. */

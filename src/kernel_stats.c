@@ -152,6 +152,19 @@ void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigne
     pthread_mutex_unlock(&stats_lock);
 }
 
+void mgpu_kernel_stats_count_moved(int id, const unsigned grid[3], const unsigned block[3],
+                                   enum mgpu_unsplit_reason reason, int gpu)
+{
+    pthread_mutex_lock(&stats_lock);
+    struct mgpu_kernel_record *r = launched(id, grid, block);
+    if (r != NULL) {
+        r->reasons |= 1u << reason;
+        r->moved_gpu = r->moved_launches == 0 || r->moved_gpu == gpu ? gpu : -1;
+        r->moved_launches++;
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
 void mgpu_kernel_stats_add_time(int id, double ms)
 {
     pthread_mutex_lock(&stats_lock);

@@ -32,6 +32,8 @@ struct mgpu_kernel_record {
     unsigned reasons;    /* bit per enum mgpu_unsplit_reason seen */
     unsigned long split_launches;
     int most_slices; /* of a split launch */
+    unsigned long moved_launches; /* run whole on another GPU than the home one */
+    int moved_gpu;                /* that GPU; -1 when there were several */
     double gpu_ms;       /* sum over timed launches */
     unsigned long timed; /* launches with a GPU time */
 };
@@ -45,6 +47,10 @@ void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsign
 /* Counts one successful launch split into `slices` slices. */
 void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],
                                    int slices);
+/* Counts one launch that did not split for `reason` and ran whole on
+ * GPU `gpu`, which holds most of its data. */
+void mgpu_kernel_stats_count_moved(int id, const unsigned grid[3], const unsigned block[3],
+                                   enum mgpu_unsplit_reason reason, int gpu);
 void mgpu_kernel_stats_add_time(int id, double ms);
 
 /* For the report and the trace, after the program's work is done. */

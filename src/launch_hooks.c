@@ -1,7 +1,9 @@
 /* Owns the kernel launch hooks: a kernel whose module has per-GPU copies
  * (program_modules.c) is split over the GPUs when it can be and the cost
- * model wants it (sched/), or runs whole from the home GPU's copy; any
- * other runs as the program launched it. With statistics on, each launch is
+ * model wants it (sched/), or runs whole: on the GPU that holds most of
+ * its data when a split is impossible (cooperative, cluster, rejected by
+ * the analysis), else from the home GPU's copy; any other runs as the
+ * program launched it. With statistics on, each launch is
  * counted, given the reason it was not split, and timed with events on its
  * own stream. */
 #include "hook_table.h"
@@ -19,6 +21,7 @@
 #include <cudaTypedefs.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 MGPU_DECLARE_HOOK(cuLaunchKernel, PFN_cuLaunchKernel_v4000);
 MGPU_DECLARE_HOOK(cuLaunchKernel_ptsz, PFN_cuLaunchKernel_v7000_ptsz);
@@ -93,7 +96,7 @@ static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
         return MGPU_UNSPLIT_CLUSTER;
     if (copy->kernel.unsplittable != 0)
         return MGPU_UNSPLIT_ANALYSIS;
-    if (config != NULL && !mgpu_split_attributes_allow(config))
+    if (config != NULL && !mgpu_split_attributes_allow(config, false))
         return MGPU_UNSPLIT_ATTRIBUTE;
     if (capturing(s->stream))
         return MGPU_UNSPLIT_CAPTURE;
@@ -119,10 +122,35 @@ static void describe_slices(const struct launch_shape *shape, const struct mgpu_
                shape->grid[2], "xyz"[dim < 0 ? 0 : dim], text);
 }
 
-/* Launches a kernel of a module with copies split over the GPUs, when it
- * can be and the cost model wants it. Returns false, with shape->why set,
- * to have the caller launch it whole, timed with *probe when the cost
- * model asks for that. */
+/* For a launch that cannot be split for `why`: one slice, the whole grid,
+ * on the GPU that holds most of its data, when that is not the home GPU
+ * and the launch may leave the program's stream. Returns that GPU, or 0. */
+static int plan_move(const struct launch_shape *s, const struct mgpu_copy_launch *copy,
+                     const CUlaunchConfig *config, enum mgpu_unsplit_reason why,
+                     struct mgpu_grid_slice *slice)
+{
+    if (why != MGPU_UNSPLIT_COOPERATIVE && why != MGPU_UNSPLIT_CLUSTER &&
+        why != MGPU_UNSPLIT_ANALYSIS)
+        return 0;
+    if (config != NULL ? !mgpu_split_attributes_allow(config, true)
+                       : s->cooperative && (copy->params == NULL ||
+                                            mgpu_drv.cuLaunchCooperativeKernel == NULL))
+        return 0;
+    if (capturing(s->stream))
+        return 0;
+    int gpu = mgpu_slice_plan_data_owner(&copy->kernel, copy->params, copy->buffer);
+    if (gpu <= 0)
+        return 0;
+    *slice = (struct mgpu_grid_slice){.gpu = gpu};
+    memcpy(slice->dims, s->grid, sizeof slice->dims);
+    return gpu;
+}
+
+/* Launches a kernel of a module with copies split over the GPUs, or whole
+ * on the GPU that holds most of its data when it cannot be split, when
+ * the cost model wants it. Returns false, with shape->why set, to have the
+ * caller launch it whole in the program's stream, timed with *probe when
+ * the cost model asks for that. */
 static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_launch *copy,
                          unsigned shared, const CUlaunchConfig *config,
                          struct mgpu_split_probe *probe, CUresult *result)
@@ -130,19 +158,23 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
     int nslices = 0;
     enum mgpu_unsplit_reason why = plan_split(shape, copy, config, slices, &nslices);
-    if (why == MGPU_UNSPLIT_NONE &&
-        !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block, probe))
-        why = MGPU_UNSPLIT_SMALL;
-    if (why == MGPU_UNSPLIT_NONE &&
-        (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
-         (probe->shape != NULL &&
-          mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS))) {
+    int moved_to = why == MGPU_UNSPLIT_NONE ? 0 : plan_move(shape, copy, config, why, &slices[0]);
+    if (moved_to > 0)
+        nslices = 1;
+    bool go = why == MGPU_UNSPLIT_NONE || moved_to > 0;
+    /* Not worth it: a split runs whole; a move stays home, for its reason. */
+    enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
+    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block, probe))
+        go = false;
+    if (go && (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
+               (probe->shape != NULL &&
+                mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS))) {
         mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
         probe->shape = NULL;
-        why = MGPU_UNSPLIT_SMALL;
+        go = false;
     }
-    if (why != MGPU_UNSPLIT_NONE) {
-        shape->why = why;
+    if (!go) {
+        shape->why = declined;
         return false;
     }
     struct mgpu_split_request req = {
@@ -157,6 +189,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         .buffer = copy->buffer,
         .buffer_size = copy->buffer_size,
         .config = config,
+        .cooperative = shape->cooperative,
     };
     if (mgpu_cfg.verbose >= 2)
         describe_slices(shape, slices, nslices);
@@ -166,9 +199,20 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     mgpu_split_probe_begin(probe, shape->stream);
     *result = mgpu_split_launch(&req);
     mgpu_split_probe_end(probe, shape->stream, *result);
+    if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
+        /* A GPU with fewer multiprocessors than the home one: run it home. */
+        if (mgpu_stats_enabled)
+            mgpu_timing_end(&record.timer, shape->stream, *result);
+        probe->shape = NULL;
+        shape->why = why;
+        return false;
+    }
     if (mgpu_stats_enabled) {
         mgpu_timing_end(&record.timer, shape->stream, *result);
-        if (*result == CUDA_SUCCESS)
+        if (*result == CUDA_SUCCESS && moved_to > 0)
+            mgpu_kernel_stats_count_moved(record.kernel, shape->grid, shape->block, why,
+                                          moved_to);
+        else if (*result == CUDA_SUCCESS)
             mgpu_kernel_stats_count_split(record.kernel, shape->grid, shape->block, nslices);
     }
     return true;

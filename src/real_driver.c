@@ -62,6 +62,7 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
     };
     /* For per-GPU modules; where a driver lacks one, mgpu does not split. */
     struct symbol optional[] = {
+        {"cuLaunchCooperativeKernel", (void **)&mgpu_drv.cuLaunchCooperativeKernel},
         {"cuStreamWaitValue32_v2", (void **)&mgpu_drv.cuStreamWaitValue32},
         {"cuStreamWriteValue32_v2", (void **)&mgpu_drv.cuStreamWriteValue32},
         {"cuStreamBatchMemOp_v2", (void **)&mgpu_drv.cuStreamBatchMemOp},

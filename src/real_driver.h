@@ -84,6 +84,7 @@ struct mgpu_driver_api {
     /* split launches */
     PFN_cuLaunchKernel_v4000 cuLaunchKernel;
     PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx;
+    PFN_cuLaunchCooperativeKernel_v9000 cuLaunchCooperativeKernel; /* optional */
     PFN_cuStreamGetPriority_v5050 cuStreamGetPriority;
     PFN_cuStreamCreateWithPriority_v5050 cuStreamCreateWithPriority;
     PFN_cuStreamQuery_v2000 cuStreamQuery;

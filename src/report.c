@@ -79,6 +79,8 @@ void mgpu_report_print(void)
                 .reasons = k->reasons,
                 .split_launches = k->split_launches,
                 .most_slices = k->most_slices,
+                .moved_launches = k->moved_launches,
+                .moved_gpu = k->moved_gpu,
                 .gpu_ms = k->gpu_ms,
                 .timed = k->timed,
             };

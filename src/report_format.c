@@ -123,6 +123,11 @@ size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n)
         m->timed += rows[i].timed;
         m->reasons |= rows[i].reasons;
         m->split_launches += rows[i].split_launches;
+        if (rows[i].moved_launches > 0)
+            m->moved_gpu = m->moved_launches == 0 || m->moved_gpu == rows[i].moved_gpu
+                               ? rows[i].moved_gpu
+                               : -1;
+        m->moved_launches += rows[i].moved_launches;
         if (rows[i].most_slices > m->most_slices)
             m->most_slices = rows[i].most_slices;
     }
@@ -131,7 +136,8 @@ size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n)
 }
 
 /* "x8" when every launch was split (into at most 8 slices), "no [2,5]"
- * with the reasons when none was, both when some were. */
+ * with the reasons when none was, both when some were; "@3" after the
+ * reasons when unsplit launches ran on GPU 3 ("@*": on several). */
 static void format_split(char *out, size_t outlen, const struct mgpu_report_row *row)
 {
     size_t used = 0;
@@ -147,11 +153,17 @@ static void format_split(char *out, size_t outlen, const struct mgpu_report_row 
             first = false;
         }
     if (used < outlen)
-        snprintf(out + used, outlen - used, "]");
+        used += (size_t)snprintf(out + used, outlen - used, "]");
+    if (row->moved_launches > 0 && used < outlen) {
+        if (row->moved_gpu >= 0)
+            snprintf(out + used, outlen - used, " @%d", row->moved_gpu);
+        else
+            snprintf(out + used, outlen - used, " @*");
+    }
 }
 
 static void render_kernels(FILE *out, const struct mgpu_report *r, unsigned *reasons_used,
-                           bool *any_varies)
+                           bool *any_varies, bool *any_moved)
 {
     fprintf(out, "%-*s %9s %-15s %-11s %-13s %10s\n", NAME_WIDTH, "kernel", "launches", "grid",
             "block", "split", "GPU ms");
@@ -159,6 +171,7 @@ static void render_kernels(FILE *out, const struct mgpu_report *r, unsigned *rea
     for (size_t i = 0; i < r->row_count; i++) {
         const struct mgpu_report_row *row = &r->rows[i];
         *reasons_used |= row->reasons;
+        *any_moved = *any_moved || row->moved_launches > 0;
         if (i >= MGPU_REPORT_MAX_ROWS) {
             hidden_launches += row->launches;
             continue;
@@ -223,11 +236,14 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
         fprintf(out, "kernels: none launched\n");
     } else {
         unsigned reasons_used = 0;
-        bool any_varies = false;
-        render_kernels(out, r, &reasons_used, &any_varies);
+        bool any_varies = false, any_moved = false;
+        render_kernels(out, r, &reasons_used, &any_varies, &any_moved);
         for (int i = 0; i < r->reason_count; i++)
             if (reasons_used & (1u << i))
                 fprintf(out, "  [%d] %.90s\n", i + 1, r->reason_texts[i]);
+        if (any_moved)
+            fprintf(out, "  @g ran whole on GPU g, which holds most of the data it is given "
+                         "(@*: several GPUs)\n");
         if (any_varies)
             fprintf(out, "  * launched with several shapes; the first is shown\n");
     }

@@ -18,6 +18,8 @@ struct mgpu_report_row {
     unsigned reasons; /* bit i: reason i+1 in the legend */
     unsigned long split_launches;
     int most_slices; /* of a split launch */
+    unsigned long moved_launches; /* unsplit, run whole on another GPU */
+    int moved_gpu;                /* that GPU; -1 when several */
     double gpu_ms;
     unsigned long timed; /* launches with a GPU time */
 };

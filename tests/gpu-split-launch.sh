@@ -6,7 +6,8 @@
 # mgpu-run -n 2 (and -n 4 where there are four GPUs) with every launch split
 # (MGPU_SPLIT=always) and with the cost model (auto); the report shows the
 # kernels split. Device printf of every GPU reaches the output by the next
-# synchronisation, and an illegal address in the last GPU's slice, or in
+# synchronisation; a cooperative launch runs whole on the GPU that holds
+# most of its data; and an illegal address in the last GPU's slice, or in
 # the home GPU's, is returned by the next synchronising call, as without
 # mgpu, and the program ends. Fork and join with sequence flags (the
 # default) and with events (MGPU_FORK_JOIN=events) both run the checks.
@@ -30,6 +31,13 @@ for n in 2 4; do
       expect_match "$work/err" "^last_block_sum\(.*\) +4 +777 +256 +x$n "
       expect_match "$work/err" "^reverse_in_shared\(.*\) +1 +300 +256 +x$n "
       expect_match "$work/err" "^from_table\(.*\) +3 +16384 +256 +x$n "
+      # The cooperative kernel runs whole, on the GPU that holds most of
+      # its data: GPU 1 under -n 2, the home GPU under -n 4 (a tie).
+      if [ $n = 2 ]; then
+        expect_match "$work/err" "^reverse_after_grid_sync\(.*\) +1 +64 +256 +no \[5\] @1 "
+      else
+        expect_match "$work/err" "^reverse_after_grid_sync\(.*\) +1 +64 +256 +no \[5\] +[0-9]"
+      fi
     fi
     # Under auto, kernels of a few microseconds stay whole.
     [ $split = always ] || expect_match "$work/err" "^coordinates\(.*\) +[0-9]+ +[0-9x]+\* +[0-9x]+ +no \[2\]"

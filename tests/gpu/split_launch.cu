@@ -8,6 +8,7 @@
 // mode, provokes an illegal address in the grid's last block, which the
 // next synchronising call must return. Built with nvcc; run plain and
 // under mgpu-run, with the same output expected (tests/gpu-split-launch.sh).
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -128,6 +129,39 @@ __global__ void poke(unsigned *out, size_t n, unsigned faulting_block)
         out[(size_t)1 << 40] = 1; // far outside any allocation
     else if (i < n)
         out[i] = 1;
+}
+
+// A grid-wide barrier: the launch cannot be split. Its two buffers are
+// three 2 MiB pages each, two of which the distributed placement puts on
+// the second GPU under -n 2, so mgpu runs it whole there (the report says
+// "@1"); under -n 4 no GPU holds more than the home one.
+__global__ void reverse_after_grid_sync(float *x, float *y, size_t n)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for (size_t i = grid.thread_rank(); i < n; i += grid.size())
+        x[i] = (float)(i % 100003);
+    grid.sync();
+    for (size_t i = grid.thread_rank(); i < n; i += grid.size())
+        y[i] = x[n - 1 - i] + 1.0f;
+}
+
+static void check_cooperative()
+{
+    size_t n = (size_t)3 << 19; // 6 MiB of floats
+    float *x, *y;
+    CHECK(cudaMalloc(&x, n * 4));
+    CHECK(cudaMalloc(&y, n * 4));
+    void *args[] = {&x, &y, &n};
+    CHECK(cudaLaunchCooperativeKernel((const void *)reverse_after_grid_sync, dim3(64), dim3(256),
+                                      args, 0, nullptr));
+    std::vector<float> got(n);
+    CHECK(cudaMemcpy(got.data(), y, n * 4, cudaMemcpyDeviceToHost));
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = got[i] == (float)((n - 1 - i) % 100003) + 1.0f;
+    report("cooperative launch with a grid-wide barrier", ok);
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(y));
 }
 
 static void check_add()
@@ -415,6 +449,7 @@ int main(int argc, char **argv)
     check_constants();
     check_dynamic_shared_and_launch_ex();
     check_streams_and_events();
+    check_cooperative();
     std::printf("%s\n", failures ? "split_launch: FAIL" : "split_launch: PASS");
     return failures ? 1 : 0;
 }

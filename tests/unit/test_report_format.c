@@ -67,9 +67,21 @@ int main(void)
         rows[i].block[0] = 1024;
         rows[i].block[1] = rows[i].block[2] = 1;
     }
+    /* Unsplit launches run on another GPU: kernel_41's all on GPU 3,
+     * kernel_00's on GPUs 1 and 2 (merged below). */
+    rows[41].moved_launches = 10, rows[41].moved_gpu = 3;
+    rows[0].moved_launches = 4, rows[0].moved_gpu = 1;
+    rows[42].moved_launches = 6, rows[42].moved_gpu = 2;
     /* kernel_00..02 appear twice with other shapes: merged, launches added. */
     size_t n = mgpu_report_merge_rows(rows, 45);
     CHECK(n == 42);
+    bool found_kernel_00 = false;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].name, "kernel_00(float*, int)") == 0) {
+            found_kernel_00 = true;
+            CHECK(rows[i].moved_launches == 10 && rows[i].moved_gpu == -1);
+        }
+    CHECK(found_kernel_00);
     CHECK_STR(rows[0].name, "kernel_41(float*, int)");
     CHECK(rows[n - 1].launches == 20 && rows[n - 1].shape_varies);
 
@@ -113,6 +125,8 @@ int main(void)
     CHECK_CONTAINS(text, "[1] only one GPU selected");
     CHECK_CONTAINS(text, "[2] grid splitting is not built yet");
     CHECK_CONTAINS(text, "no [1]");
+    CHECK_CONTAINS(text, "kernel_41(float*, int)                      10 100041          1024        no [2] @3");
+    CHECK_CONTAINS(text, "@g ran whole on GPU g, which holds most of the data it is given");
     CHECK_CONTAINS(text, "memory: 3 allocations (3.00 GiB), 3 frees; peak 3.00 GiB; 0 B still");
     CHECK_CONTAINS(text,
                    "driver calls intercepted: 100011:\n  cuLaunchKernel 100000, cuMemAlloc_v2 3,");
