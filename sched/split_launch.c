@@ -192,7 +192,9 @@ static void run_slice_on_worker(int gpu, void *arg)
  * workers queue their waits while this thread writes the fork flag,
  * launches the home slice and queues the wait for the joins, all at once.
  * A fork or join that could not be queued is written from the host, so
- * that no stream waits for ever; the launch then returns the error. */
+ * that no stream waits for ever; the launch then returns the error. (A
+ * stream operation fails to queue when its context is lost, and a lost
+ * context writes no older flag value over the host's later.) */
 static CUresult split_with_flags(struct split_job *job, const bool *wanted, int home_slice)
 {
     const struct mgpu_split_request *req = job->req;
