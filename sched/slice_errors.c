@@ -34,6 +34,14 @@ void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
     atomic_fetch_or(&unchecked_gpus, gpus);
 }
 
+void mgpu_slice_errors_found(int gpu, CUresult error)
+{
+    CUresult none = CUDA_SUCCESS;
+    if (atomic_compare_exchange_strong(&sticky_error, &none, error))
+        mgpu_error("a slice of a split kernel failed on GPU %d: %s", gpu,
+                   mgpu_cu_error_name(error));
+}
+
 static CUresult synchronise_context(CUcontext ctx)
 {
     CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);

@@ -3,7 +3,9 @@
  * context the program synchronises, so after each of the program's
  * synchronising calls mgpu asks the other GPUs' slice streams, and
  * returns a slice's error as the driver would have returned the kernel's:
- * from that call and every later one. Device printf output is flushed by
+ * from that call and every later one. (The slice watch may find the
+ * fault first; launches keep succeeding, as they do after a fault on one
+ * GPU until the program synchronises.) Device printf output is flushed by
  * a synchronisation of the context that printed it, so after a kernel
  * that prints was split, the program's synchronisations also synchronise
  * the other GPUs' contexts. */
@@ -19,6 +21,12 @@
 /* A split launch of `k` put work on the GPUs of `slices`. */
 void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
                                 const struct mgpu_grid_slice *slices, int nslices);
+
+/* A slice stream of GPU `gpu` failed with `error`, found by the slice
+ * watch between the program's synchronisations, or a slice could not be
+ * queued there: the error becomes the sticky answer of the next
+ * synchronising call at once. */
+void mgpu_slice_errors_found(int gpu, CUresult error);
 
 /* After one of the program's synchronising calls returned `result`: that
  * result, or the first error of a slice, which stays the answer of every

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "real_driver.h"
 #include "runtime.h"
+#include "slice_errors.h"
 
 #include <string.h>
 
@@ -39,8 +40,8 @@ static void make_flag_rows(void)
         return;
     size_t bytes = (size_t)TABLE_SIZE * MGPU_MAX_GPUS * sizeof(uint32_t);
     void *rows = NULL;
-    CUresult r = mgpu_drv.cuMemHostAlloc(&rows, bytes,
-                                         CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    CUresult r =
+        mgpu_drv.cuMemHostAlloc(&rows, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuMemHostGetDevicePointer(&flag_rows_device, rows, 0);
     if (r != CUDA_SUCCESS) {
@@ -57,9 +58,9 @@ static void make_flag_rows(void)
  * flag write (one that changes nothing: the value already there). */
 static bool flags_work_on(struct mgpu_slice_streams *s, int g)
 {
-    CUresult r = mgpu_drv.cuStreamWriteValue32(s->streams[g],
-                                               s->flags_device + g * sizeof(uint32_t),
-                                               s->join_sequence[g], CU_STREAM_WRITE_VALUE_DEFAULT);
+    CUresult r =
+        mgpu_drv.cuStreamWriteValue32(s->streams[g], s->flags_device + g * sizeof(uint32_t),
+                                      s->join_sequence[g], CU_STREAM_WRITE_VALUE_DEFAULT);
     if (r != CUDA_SUCCESS)
         mgpu_info("split launches fork and join with events: GPU %d's stream takes no flag "
                   "write (%s)",
@@ -124,6 +125,7 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
     memset(s, 0, sizeof *s);
     s->fork_sequence = before.fork_sequence;
     memcpy(s->join_sequence, before.join_sequence, sizeof s->join_sequence);
+    memcpy(s->seen_done, before.join_sequence, sizeof s->seen_done);
     *err = make_set(s, program, home, ngpus, contexts);
     if (*err != CUDA_SUCCESS) {
         s->program = NULL;
@@ -169,40 +171,55 @@ static CUresult context_state(CUcontext ctx)
     return r == CUDA_ERROR_NOT_READY ? CUDA_SUCCESS : r;
 }
 
-bool mgpu_slice_streams_release_faulted(void)
+/* Whether GPU g of set s has slices not yet seen done. */
+static bool outstanding(const struct mgpu_slice_streams *s, int g)
+{
+    uint32_t done = s->flags != NULL ? s->flags[g] : s->seen_done[g];
+    return behind(done, s->join_sequence[g]);
+}
+
+/* A slice stream that waits for a fork flag that a failed home context
+ * will never write. */
+static void release_fork_of_failed_home(struct mgpu_slice_streams *s)
+{
+    if (s->flags == NULL || !behind(s->flags[0], s->fork_sequence))
+        return;
+    CUresult home = context_state(s->home);
+    if (home == CUDA_SUCCESS)
+        return;
+    mgpu_info("the home context failed (%s); the fork flag is written for it",
+              mgpu_cu_error_name(home));
+    s->flags[0] = s->fork_sequence;
+}
+
+bool mgpu_slice_streams_watch(void)
 {
     bool awaited = false;
     pthread_mutex_lock(&mgpu_slice_streams_lock);
     for (int i = 0; i < used; i++) {
         struct mgpu_slice_streams *s = &table[i];
-        if (s->flags == NULL)
-            continue;
-        bool home_faulted_looked = false;
+        bool some_busy = false;
         for (int g = 1; g < s->ngpus; g++) {
-            if (!behind(s->flags[g], s->join_sequence[g]))
+            if (!outstanding(s, g))
                 continue;
             CUresult r = mgpu_drv.cuStreamQuery(s->streams[g]);
-            if (r != CUDA_SUCCESS && r != CUDA_ERROR_NOT_READY) {
-                mgpu_info("GPU %d's split-launch stream failed (%s); its join flag is written "
-                          "for it",
-                          g, mgpu_cu_error_name(r));
-                s->flags[g] = s->join_sequence[g];
+            if (r == CUDA_ERROR_NOT_READY) {
+                awaited = true;
+                some_busy = true;
                 continue;
             }
-            awaited = true;
-            /* A slice stream that waits for a fork that a faulted home
-             * context will never write. */
-            if (r == CUDA_ERROR_NOT_READY && !home_faulted_looked &&
-                behind(s->flags[0], s->fork_sequence)) {
-                home_faulted_looked = true;
-                CUresult home = context_state(s->home);
-                if (home != CUDA_SUCCESS) {
-                    mgpu_info("the home context failed (%s); the fork flag is written for it",
-                              mgpu_cu_error_name(home));
-                    s->flags[0] = s->fork_sequence;
-                }
-            }
+            if (r != CUDA_SUCCESS)
+                mgpu_slice_errors_found(g, r);
+            /* Idle or failed, the stream will write nothing more: its flag
+             * gets the value it has (idle: no worker is queueing, the lock
+             * is held) or will never get (failed), and the program's
+             * stream moves on. */
+            if (s->flags != NULL)
+                s->flags[g] = s->join_sequence[g];
+            s->seen_done[g] = s->join_sequence[g];
         }
+        if (some_busy)
+            release_fork_of_failed_home(s);
     }
     pthread_mutex_unlock(&mgpu_slice_streams_lock);
     return awaited;

@@ -8,9 +8,9 @@
  *
  * A flag only grows: launch n of a set writes n (modulo 2^32, which the
  * driver's cyclic "greater or equal" wait allows for), so no flag is ever
- * reset. A GPU that faults never writes its join flag; the flag watch
- * (mgpu_slice_streams_release_faulted) writes it instead, so that the
- * program's stream does not wait for ever. */
+ * reset. A GPU that faults never writes its join flag; the slice watch
+ * (mgpu_slice_streams_watch) writes it instead, so that the program's
+ * stream does not wait for ever. */
 #ifndef MGPU_SLICE_STREAMS_H
 #define MGPU_SLICE_STREAMS_H
 
@@ -32,8 +32,12 @@ struct mgpu_slice_streams {
      * its events. [0] is the fork flag, [g] GPU g's join flag. */
     volatile uint32_t *flags;
     CUdeviceptr flags_device; /* the same row, as the GPUs address it */
-    uint32_t fork_sequence;   /* what the fork flag is written last */
-    uint32_t join_sequence[MGPU_MAX_GPUS]; /* what GPU g's join flag is written last */
+    /* Launches counted the same way with flags or events: the last
+     * launch of the set, the last with a slice on GPU g, and the last
+     * the slice watch saw done on GPU g (with flags, the flag says). */
+    uint32_t fork_sequence;
+    uint32_t join_sequence[MGPU_MAX_GPUS];
+    uint32_t seen_done[MGPU_MAX_GPUS];
 };
 
 /* The set for `program` (a stream of `home`, or a special handle: NULL,
@@ -51,11 +55,12 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
  * GPU g's context. Takes the caller's lock itself. */
 CUresult mgpu_slice_streams_query(int gpu);
 
-/* For the flag watch: writes the flags that a faulted context will never
- * write (a join flag whose GPU's stream reports an error; a fork flag whose
- * home context does), and says whether a flag is still awaited. Takes the
- * lock itself. */
-bool mgpu_slice_streams_release_faulted(void);
+/* For the slice watch: asks every slice stream that has slices not yet
+ * seen done. A failed one's error goes to mgpu_slice_errors_found, and
+ * with flags, the flags that a faulted context will never write (its
+ * join flag; the fork flag of a failed home context) are written for it.
+ * Says whether slices are still outstanding. Takes the lock itself. */
+bool mgpu_slice_streams_watch(void);
 
 /* Whether the driver lets a flag wait precede a launch: the memory
  * operations and mapped pinned memory exist. */

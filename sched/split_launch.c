@@ -10,12 +10,12 @@
  * one batch. Otherwise events do the same. */
 #include "split_launch.h"
 
-#include "flag_watch.h"
 #include "gpu_workers.h"
 #include "log.h"
 #include "real_driver.h"
 #include "slice_errors.h"
 #include "slice_streams.h"
+#include "slice_watch.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -68,8 +68,7 @@ bool mgpu_split_attributes_allow(const CUlaunchConfig *config, bool whole)
                 return false;
             break;
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-            if (a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1 &&
-                !whole)
+            if (a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1 && !whole)
                 return false;
             break;
         default:
@@ -142,10 +141,9 @@ static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct
     CUfunction fn = req->kernel->fns[slice->gpu];
     void **extra = l->params != NULL ? NULL : l->extra;
     if (req->config == NULL && req->cooperative)
-        return mgpu_drv.cuLaunchCooperativeKernel(fn, slice->dims[0], slice->dims[1],
-                                                  slice->dims[2], req->block[0], req->block[1],
-                                                  req->block[2], req->shared_bytes, stream,
-                                                  l->params);
+        return mgpu_drv.cuLaunchCooperativeKernel(
+            fn, slice->dims[0], slice->dims[1], slice->dims[2], req->block[0], req->block[1],
+            req->block[2], req->shared_bytes, stream, l->params);
     if (req->config == NULL)
         return mgpu_drv.cuLaunchKernel(fn, slice->dims[0], slice->dims[1], slice->dims[2],
                                        req->block[0], req->block[1], req->block[2],
@@ -188,6 +186,23 @@ static void run_slice_on_worker(int gpu, void *arg)
         l->result = joined;
 }
 
+/* The launch's answer so far, `r`, after slice s on another GPU was
+ * queued with `queued`. With a home slice, that slice's answer is the
+ * launch's, as the one GPU's would be; another GPU's failure (its context
+ * lost to an earlier fault, say) is kept for the next synchronisation,
+ * where a kernel's faults are reported. A launch moved whole to another
+ * GPU answers with that GPU's result. */
+static CUresult slice_result(const struct mgpu_split_request *req, int s, int home_slice,
+                             CUresult r, CUresult queued)
+{
+    if (queued == CUDA_SUCCESS || r != CUDA_SUCCESS)
+        return r;
+    if (home_slice < 0)
+        return queued;
+    mgpu_slice_errors_found(req->slices[s].gpu, queued);
+    return r;
+}
+
 /* With flags nothing on the host has to wait for anything else: the
  * workers queue their waits while this thread writes the fork flag,
  * launches the home slice and queues the wait for the joins, all at once.
@@ -199,15 +214,12 @@ static CUresult split_with_flags(struct split_job *job, const bool *wanted, int 
 {
     const struct mgpu_split_request *req = job->req;
     struct mgpu_slice_streams *set = job->streams;
-    uint32_t sequence = set->fork_sequence + 1;
-    job->sequence = sequence;
-    set->fork_sequence = sequence;
+    uint32_t sequence = job->sequence;
     CUstreamBatchMemOpParams waits[MGPU_MAX_GPUS];
     unsigned count = 0;
     for (int g = 1; g < set->ngpus; g++) {
         if (!wanted[g])
             continue;
-        set->join_sequence[g] = sequence; /* what the flag watch expects */
         memset(&waits[count], 0, sizeof waits[count]);
         waits[count].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
         waits[count].waitValue.address = set->flags_device + g * sizeof(uint32_t);
@@ -230,8 +242,7 @@ static CUresult split_with_flags(struct split_job *job, const bool *wanted, int 
             continue;
         if (!job->launches[s].joined)
             set->flags[req->slices[s].gpu] = sequence;
-        if (r == CUDA_SUCCESS)
-            r = job->launches[s].result;
+        r = slice_result(req, s, home_slice, r, job->launches[s].result);
     }
     return r == CUDA_SUCCESS ? joined : r;
 }
@@ -252,8 +263,7 @@ static CUresult split_with_events(struct split_job *job, const bool *wanted, int
     for (int s = 0; s < req->nslices; s++) {
         if (s == home_slice)
             continue;
-        if (r == CUDA_SUCCESS)
-            r = job->launches[s].result;
+        r = slice_result(req, s, home_slice, r, job->launches[s].result);
         if (!job->launches[s].joined)
             continue; /* a join that never comes must not be waited for */
         CUresult waited =
@@ -270,7 +280,7 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
     pthread_mutex_lock(&mgpu_slice_streams_lock);
     struct split_job *job = &the_job;
     job->req = req;
-    job->flags = false;
+    bool queued = false;
     int prepared = 0;
     while (prepared < req->nslices && prepare_slice(req, prepared, &job->launches[prepared]))
         prepared++;
@@ -293,16 +303,23 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
         wanted[gpu] = true;
         job->slice_of_gpu[gpu] = s;
     }
-    job->flags = job->streams->flags != NULL;
+    /* Launch n of the set: what its fork flag, its join flags and the
+     * slice watch count. */
+    struct mgpu_slice_streams *set = job->streams;
+    job->sequence = ++set->fork_sequence;
+    for (int g = 1; g < set->ngpus; g++)
+        if (wanted[g])
+            set->join_sequence[g] = job->sequence;
+    job->flags = set->flags != NULL;
     r = job->flags ? split_with_flags(job, wanted, home_slice)
                    : split_with_events(job, wanted, home_slice);
     mgpu_slice_errors_launched(k, req->slices, req->nslices);
+    queued = true;
 out:
     for (int s = 0; s < prepared; s++)
         release_slice(&job->launches[s]);
-    bool flags_issued = job->flags;
     pthread_mutex_unlock(&mgpu_slice_streams_lock);
-    if (flags_issued)
-        mgpu_flag_watch_awaiting();
+    if (queued)
+        mgpu_slice_watch_awaiting();
     return r;
 }

@@ -133,8 +133,8 @@ static int plan_move(const struct launch_shape *s, const struct mgpu_copy_launch
         why != MGPU_UNSPLIT_ANALYSIS)
         return 0;
     if (config != NULL ? !mgpu_split_attributes_allow(config, true)
-                       : s->cooperative && (copy->params == NULL ||
-                                            mgpu_drv.cuLaunchCooperativeKernel == NULL))
+                       : s->cooperative &&
+                             (copy->params == NULL || mgpu_drv.cuLaunchCooperativeKernel == NULL))
         return 0;
     if (capturing(s->stream))
         return 0;
@@ -210,8 +210,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     if (mgpu_stats_enabled) {
         mgpu_timing_end(&record.timer, shape->stream, *result);
         if (*result == CUDA_SUCCESS && moved_to > 0)
-            mgpu_kernel_stats_count_moved(record.kernel, shape->grid, shape->block, why,
-                                          moved_to);
+            mgpu_kernel_stats_count_moved(record.kernel, shape->grid, shape->block, why, moved_to);
         else if (*result == CUDA_SUCCESS)
             mgpu_kernel_stats_count_split(record.kernel, shape->grid, shape->block, nslices);
     }

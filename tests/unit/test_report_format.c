@@ -125,7 +125,9 @@ int main(void)
     CHECK_CONTAINS(text, "[1] only one GPU selected");
     CHECK_CONTAINS(text, "[2] grid splitting is not built yet");
     CHECK_CONTAINS(text, "no [1]");
-    CHECK_CONTAINS(text, "kernel_41(float*, int)                      10 100041          1024        no [2] @3");
+    CHECK_CONTAINS(
+        text,
+        "kernel_41(float*, int)                      10 100041          1024        no [2] @3");
     CHECK_CONTAINS(text, "@g ran whole on GPU g, which holds most of the data it is given");
     CHECK_CONTAINS(text, "memory: 3 allocations (3.00 GiB), 3 frees; peak 3.00 GiB; 0 B still");
     CHECK_CONTAINS(text,

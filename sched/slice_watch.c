@@ -1,9 +1,9 @@
-/* Owns the flag watch thread (see flag_watch.h). Going to sleep and being
- * woken follow one rule: the watch sets `asleep`, then looks at the flags
- * once more; a launch issues its flags, then reads `asleep`. Both orders
- * are sequentially consistent, so flags issued after the last look always
- * find the watch marked asleep and wake it. */
-#include "flag_watch.h"
+/* Owns the slice watch thread (see slice_watch.h). Going to sleep and
+ * being woken follow one rule: the watch sets `asleep`, then looks at the
+ * slice streams once more; a launch queues its slices, then reads
+ * `asleep`. Both orders are sequentially consistent, so slices queued
+ * after the last look always find the watch marked asleep and wake it. */
+#include "slice_watch.h"
 
 #include "log.h"
 #include "slice_streams.h"
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* How long a faulted GPU can hold the program's stream: short against a
+/* How long a fault on another GPU can go unseen: short against a
  * program's reaction to an error, long against a cuStreamQuery per GPU. */
 #define LOOK_INTERVAL_NANOSECONDS 1000000L
 
@@ -36,12 +36,12 @@ static void *watch(void *unused)
         pthread_mutex_unlock(&sleep_lock);
         if (stop)
             return NULL;
-        if (mgpu_slice_streams_release_faulted()) {
+        if (mgpu_slice_streams_watch()) {
             nanosleep(&interval, NULL);
             continue;
         }
         atomic_store(&asleep, true);
-        if (mgpu_slice_streams_release_faulted()) {
+        if (mgpu_slice_streams_watch()) {
             atomic_store(&asleep, false);
             continue;
         }
@@ -70,7 +70,7 @@ static void stop_watch(void)
 static void start_watch(void)
 {
     if (pthread_create(&watch_thread, NULL, watch, NULL) != 0) {
-        mgpu_error("cannot start the flag watch thread; a GPU that faults in a split kernel "
+        mgpu_error("cannot start the slice watch thread; a GPU that faults in a split kernel "
                    "may stall the program");
         return;
     }
@@ -78,7 +78,7 @@ static void start_watch(void)
     atexit(stop_watch);
 }
 
-void mgpu_flag_watch_awaiting(void)
+void mgpu_slice_watch_awaiting(void)
 {
     if (!atomic_load_explicit(&running, memory_order_relaxed))
         pthread_once(&start_once, start_watch);
