@@ -10,6 +10,7 @@ rounds=${1:-11}
 n=${2:-100000}
 bench=${LAUNCH_OVERHEAD:-bench/launch_overhead}
 . "$(dirname "$0")/find_mgpu_run.sh"
+. "$(dirname "$0")/median.sh"
 [ -x "$bench" ] || { echo "run-launch-overhead.sh: $bench is missing; run make check first" >&2; exit 2; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 configs="plain mgpu-n1"
@@ -29,8 +30,6 @@ for r in $(seq 1 "$rounds"); do
   done
   printf 'round %s of %s done\n' "$r" "$rounds" >&2
 done
-
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "launch_overhead, $n calls each, median of $rounds interleaved rounds (µs per call)"
 echo

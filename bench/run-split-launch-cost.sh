@@ -14,6 +14,7 @@ rounds=${1:-5}
 n=${2:-20000}
 bench=${SPLIT_LAUNCH_COST:-bench/split_launch_cost}
 . "$(dirname "$0")/find_mgpu_run.sh"
+. "$(dirname "$0")/median.sh"
 [ -x "$bench" ] || { echo "run-split-launch-cost.sh: $bench is missing; run make check first" >&2; exit 2; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [ "${gpus:-0}" -ge 2 ] || { echo "run-split-launch-cost.sh: needs two GPUs or more" >&2; exit 2; }
@@ -32,8 +33,6 @@ for r in $(seq 1 "$rounds"); do
   done
   printf 'round %s of %s done\n' "$r" "$rounds" >&2
 done
-
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "split_launch_cost, $n launches each, median of $rounds interleaved rounds (host µs per launch)"
 echo "plain (no mgpu): $(median "$out/plain") µs"

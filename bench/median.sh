@@ -1,0 +1,3 @@
+# Sourced by the bench/run-*.sh scripts: median FILE prints the median of
+# the numbers in FILE, one per line.
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
