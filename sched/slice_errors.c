@@ -64,6 +64,7 @@ CUresult mgpu_slice_errors_check(CUresult result, bool waited)
     unsigned long long gpus = atomic_exchange(&unchecked_gpus, 0), busy = 0;
     bool flush = waited && atomic_exchange(&printf_pending, false);
     CUresult slice_error = CUDA_SUCCESS;
+    int failed_gpu = 0;
     for (int g = 1; g < 64 && gpus >> g; g++) {
         if (!(gpus >> g & 1))
             continue;
@@ -71,14 +72,16 @@ CUresult mgpu_slice_errors_check(CUresult result, bool waited)
                                                         : mgpu_slice_streams_query(g);
         if (r == CUDA_ERROR_NOT_READY)
             busy |= 1ull << g; /* ask again at the next call */
-        else if (r != CUDA_SUCCESS && slice_error == CUDA_SUCCESS)
+        else if (r != CUDA_SUCCESS && slice_error == CUDA_SUCCESS) {
             slice_error = r;
+            failed_gpu = g;
+        }
     }
     atomic_fetch_or(&unchecked_gpus, busy);
-    if (slice_error != CUDA_SUCCESS) {
-        mgpu_error("a slice of a split kernel failed: %s", mgpu_cu_error_name(slice_error));
-        atomic_store(&sticky_error, slice_error);
-    }
+    if (slice_error != CUDA_SUCCESS)
+        mgpu_slice_errors_found(failed_gpu, slice_error);
     pthread_mutex_unlock(&check_lock);
-    return slice_error != CUDA_SUCCESS ? slice_error : result;
+    /* The first error found, here or by the slice watch meanwhile. */
+    sticky = atomic_load(&sticky_error);
+    return sticky != CUDA_SUCCESS ? sticky : result;
 }

@@ -23,7 +23,9 @@ static volatile uint32_t *flag_rows;
 static CUdeviceptr flag_rows_device;
 static bool flag_rows_tried;
 
-bool mgpu_slice_streams_have_flags(void)
+/* Whether the driver has the memory operations and mapped pinned memory
+ * that sequence flags need. */
+static bool driver_has_flags(void)
 {
     return mgpu_drv.cuStreamWaitValue32 != NULL && mgpu_drv.cuStreamWriteValue32 != NULL &&
            mgpu_drv.cuStreamBatchMemOp != NULL && mgpu_drv.cuMemHostAlloc != NULL &&
@@ -36,7 +38,7 @@ bool mgpu_slice_streams_have_flags(void)
 static void make_flag_rows(void)
 {
     flag_rows_tried = true;
-    if (mgpu_cfg.fork_join != MGPU_FORK_JOIN_FLAGS || !mgpu_slice_streams_have_flags())
+    if (mgpu_cfg.fork_join != MGPU_FORK_JOIN_FLAGS || !driver_has_flags())
         return;
     size_t bytes = (size_t)TABLE_SIZE * MGPU_MAX_GPUS * sizeof(uint32_t);
     void *rows = NULL;

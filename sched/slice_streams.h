@@ -62,8 +62,4 @@ CUresult mgpu_slice_streams_query(int gpu);
  * Says whether slices are still outstanding. Takes the lock itself. */
 bool mgpu_slice_streams_watch(void);
 
-/* Whether the driver lets a flag wait precede a launch: the memory
- * operations and mapped pinned memory exist. */
-bool mgpu_slice_streams_have_flags(void);
-
 #endif
