@@ -21,6 +21,7 @@ struct shape {
     unsigned grid[3], block[3];
     double best_us[2]; /* [split]: INFINITY until measured */
     int samples[2];
+    bool warmed; /* launched once, untimed */
     bool in_flight;
     bool in_flight_split;
     CUevent start, stop;
@@ -91,6 +92,14 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
     pthread_mutex_lock(&policy_lock);
     struct shape *s = find_shape(kernel, grid, block);
     bool split = prior_guess(grid, block);
+    /* The first launch of a shape pays one-off costs (the driver loads a
+     * module's function at its first launch, caches and page tables are
+     * cold) that can make a kernel of microseconds time as milliseconds:
+     * it follows the prior untimed. */
+    if (s != NULL && !s->warmed) {
+        s->warmed = true;
+        s = NULL;
+    }
     if (s != NULL) {
         collect(s);
         double whole = s->best_us[0], sliced = s->best_us[1];

@@ -1,8 +1,9 @@
 /* When to split: MGPU_SPLIT=always splits every launch that can be split;
  * auto (the default) decides per kernel and grid shape from measured GPU
  * times. The first launch of a shape runs as the prior guess says (split
- * when the grid has at least MGPU_SPLIT_PRIOR_THREADS threads), timed with
- * events; the next ones after that time is known run the other way and
+ * when the grid has at least MGPU_SPLIT_PRIOR_THREADS threads), untimed,
+ * since it pays one-off costs; so does the second, timed with events; the
+ * next ones after that time is known run the other way and
  * then split again, also timed; from then on the faster way is taken (the
  * best of two split launches against the whole one). A shape whose whole launch
  * takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole, since the host cost
