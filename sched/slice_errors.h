@@ -1,14 +1,15 @@
 /* Errors and printf output of the slices that ran on the other GPUs. A
- * fault in a slice on GPU g poisons GPU g's context, not the home
- * context the program synchronises, so after each of the program's
- * synchronising calls mgpu asks the other GPUs' slice streams, and
- * returns a slice's error as the driver would have returned the kernel's:
- * from that call and every later one. (The slice watch may find the
- * fault first; launches keep succeeding, as they do after a fault on one
- * GPU until the program synchronises.) Device printf output is flushed by
- * a synchronisation of the context that printed it, so after a kernel
- * that prints was split, the program's synchronisations also synchronise
- * the other GPUs' contexts. */
+ * fault in a slice on GPU g poisons GPU g's context, not (until the driver
+ * notices it and fails every context of the process) the home context the
+ * program synchronises. So after each of the program's synchronising calls
+ * and blocking copies mgpu asks the other GPUs' slice streams, and returns
+ * a slice's error as the driver would have returned the kernel's: from
+ * that call and every later one. (The slice watch may find the fault
+ * first; launches keep succeeding, as they do after a fault on one GPU
+ * until the program synchronises.) Device printf output is flushed by a
+ * synchronisation of the context that printed it, so after a kernel that
+ * prints was split, the program's synchronisations also synchronise the
+ * other GPUs' contexts. */
 #ifndef MGPU_SLICE_ERRORS_H
 #define MGPU_SLICE_ERRORS_H
 

@@ -5,14 +5,19 @@
  *   per-GPU copies, which makes the copies refresh it before that module's
  *   next launch;
  * - hands copies and sets of pool memory to the copy router, which splits
- *   them by owning GPU; what it leaves goes to the driver unchanged.
- * Forms not hooked here (2D/3D copies, peer copies) pass through, which is
- * correct because pool addresses are valid on every GPU; they write
- * constants only in programs that look the address up again first, which
- * the symbol lookup hooks see. */
+ *   them by owning GPU; what it leaves goes to the driver unchanged;
+ * - if it is one of the blocking forms, answers the error of a slice that
+ *   failed on another GPU (sched/slice_errors.h), as the driver answers a
+ *   kernel's fault from the blocking copy that follows it.
+ * Forms the router does not split (2D/3D copies, peer copies) pass
+ * through, which is correct because pool addresses are valid on every
+ * GPU; their blocking forms are hooked for the slice errors only. They
+ * write constants only in programs that look the address up again first,
+ * which the symbol lookup hooks see. */
 #include "copy_router.h"
 #include "hook_table.h"
 #include "program_modules.h"
+#include "slice_errors.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -23,17 +28,26 @@
 /* In a _ptsz call, stream 0 is the calling thread's default stream. */
 #define ASYNC_PER_THREAD(s) ((struct mgpu_copy_call){(s) ? (s) : CU_STREAM_PER_THREAD, false})
 
-#define COPY_HOOK(sym, pfn, params, args, written, route)                                          \
+#define COPY_HOOK(sym, pfn, params, args, written, route, answer)                                  \
     MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
     static CUresult CUDAAPI hook_##sym params                                                      \
     {                                                                                              \
         MGPU_COUNT_CALL(sym);                                                                      \
         written;                                                                                   \
         CUresult routed;                                                                           \
-        if (route)                                                                                 \
-            return routed;                                                                         \
-        return real_##sym args;                                                                    \
+        CUresult r = (route) ? routed : real_##sym args;                                           \
+        return answer(r);                                                                          \
     }
+
+/* How each form answers, after the copy or set itself:
+ * - a blocking copy waited for the work before it, as it does in the
+ *   driver, where it returns a kernel's fault and flushes device printf;
+ * - a blocking set of device memory does not wait (the driver's own rule),
+ *   so it answers a slice error only if one was already found;
+ * - a stream-ordered one answers what the driver said, as launches do. */
+#define AFTER_BLOCKING_COPY(r) mgpu_slice_errors_check((r), true)
+#define AFTER_BLOCKING_SET(r) mgpu_slice_errors_check((r), false)
+#define AS_QUEUED(r) (r)
 
 #define HTOD_PARAMS (CUdeviceptr dst, const void *src, size_t n)
 #define HTOD_ASYNC_PARAMS (CUdeviceptr dst, const void *src, size_t n, CUstream s)
@@ -47,70 +61,109 @@
 #define WRITES(dst, bytes) mgpu_program_memory_written((dst), (bytes))
 
 COPY_HOOK(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, HTOD_PARAMS, (dst, src, n), WRITES(dst, n),
-          mgpu_copy_to_device(dst, src, n, SYNC_LEGACY, &routed))
+          mgpu_copy_to_device(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, DTOH_PARAMS, (dst, src, n), NOTHING_WRITTEN,
-          mgpu_copy_to_host(dst, src, n, SYNC_LEGACY, &routed))
+          mgpu_copy_to_host(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
-          mgpu_copy_on_device(dst, src, n, SYNC_LEGACY, &routed))
+          mgpu_copy_on_device(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpy, PFN_cuMemcpy_v4000, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
-          mgpu_copy_unified(dst, src, n, SYNC_LEGACY, &routed))
+          mgpu_copy_unified(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemsetD8_v2, PFN_cuMemsetD8_v3020, SET_PARAMS(unsigned char), (dst, value, n),
-          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_LEGACY, &routed))
+          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_LEGACY, &routed),
+          AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD16_v2, PFN_cuMemsetD16_v3020, SET_PARAMS(unsigned short), (dst, value, n),
-          WRITES(dst, 2 * n), mgpu_set_device(dst, value, 2, n, SYNC_LEGACY, &routed))
+          WRITES(dst, 2 * n), mgpu_set_device(dst, value, 2, n, SYNC_LEGACY, &routed),
+          AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD32_v2, PFN_cuMemsetD32_v3020, SET_PARAMS(unsigned), (dst, value, n),
-          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_LEGACY, &routed))
+          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_LEGACY, &routed),
+          AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemcpyHtoD_v2_ptds, PFN_cuMemcpyHtoD_v7000_ptds, HTOD_PARAMS, (dst, src, n),
-          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, SYNC_PER_THREAD, &routed))
+          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, SYNC_PER_THREAD, &routed),
+          AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpyDtoH_v2_ptds, PFN_cuMemcpyDtoH_v7000_ptds, DTOH_PARAMS, (dst, src, n),
-          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, SYNC_PER_THREAD, &routed))
+          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, SYNC_PER_THREAD, &routed),
+          AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpyDtoD_v2_ptds, PFN_cuMemcpyDtoD_v7000_ptds, DTOD_PARAMS, (dst, src, n),
-          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, SYNC_PER_THREAD, &routed))
+          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, SYNC_PER_THREAD, &routed),
+          AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpy_ptds, PFN_cuMemcpy_v7000_ptds, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
-          mgpu_copy_unified(dst, src, n, SYNC_PER_THREAD, &routed))
+          mgpu_copy_unified(dst, src, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemsetD8_v2_ptds, PFN_cuMemsetD8_v7000_ptds, SET_PARAMS(unsigned char), (dst, value, n),
-          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_PER_THREAD, &routed))
+          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_PER_THREAD, &routed),
+          AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD16_v2_ptds, PFN_cuMemsetD16_v7000_ptds, SET_PARAMS(unsigned short),
           (dst, value, n), WRITES(dst, 2 * n),
-          mgpu_set_device(dst, value, 2, n, SYNC_PER_THREAD, &routed))
+          mgpu_set_device(dst, value, 2, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD32_v2_ptds, PFN_cuMemsetD32_v7000_ptds, SET_PARAMS(unsigned), (dst, value, n),
-          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_PER_THREAD, &routed))
+          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_PER_THREAD, &routed),
+          AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020, HTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, ASYNC(s), &routed))
+          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020, DTOH_ASYNC_PARAMS, (dst, src, n, s),
-          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, ASYNC(s), &routed))
+          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020, DTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, ASYNC(s), &routed))
+          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, DTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC(s), &routed))
+          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, SET_ASYNC_PARAMS(unsigned char),
-          (dst, value, n, s), WRITES(dst, n), mgpu_set_device(dst, value, 1, n, ASYNC(s), &routed))
+          (dst, value, n, s), WRITES(dst, n), mgpu_set_device(dst, value, 1, n, ASYNC(s), &routed),
+          AS_QUEUED)
 COPY_HOOK(cuMemsetD16Async, PFN_cuMemsetD16Async_v3020, SET_ASYNC_PARAMS(unsigned short),
           (dst, value, n, s), WRITES(dst, 2 * n),
-          mgpu_set_device(dst, value, 2, n, ASYNC(s), &routed))
+          mgpu_set_device(dst, value, 2, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD32Async, PFN_cuMemsetD32Async_v3020, SET_ASYNC_PARAMS(unsigned),
           (dst, value, n, s), WRITES(dst, 4 * n),
-          mgpu_set_device(dst, value, 4, n, ASYNC(s), &routed))
+          mgpu_set_device(dst, value, 4, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyHtoDAsync_v2_ptsz, PFN_cuMemcpyHtoDAsync_v7000_ptsz, HTOD_ASYNC_PARAMS,
           (dst, src, n, s), WRITES(dst, n),
-          mgpu_copy_to_device(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+          mgpu_copy_to_device(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyDtoHAsync_v2_ptsz, PFN_cuMemcpyDtoHAsync_v7000_ptsz, DTOH_ASYNC_PARAMS,
           (dst, src, n, s), NOTHING_WRITTEN,
-          mgpu_copy_to_host(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+          mgpu_copy_to_host(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyDtoDAsync_v2_ptsz, PFN_cuMemcpyDtoDAsync_v7000_ptsz, DTOD_ASYNC_PARAMS,
           (dst, src, n, s), WRITES(dst, n),
-          mgpu_copy_on_device(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+          mgpu_copy_on_device(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyAsync_ptsz, PFN_cuMemcpyAsync_v7000_ptsz, DTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC_PER_THREAD(s), &routed))
+          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD8Async_ptsz, PFN_cuMemsetD8Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned char),
           (dst, value, n, s), WRITES(dst, n),
-          mgpu_set_device(dst, value, 1, n, ASYNC_PER_THREAD(s), &routed))
+          mgpu_set_device(dst, value, 1, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD16Async_ptsz, PFN_cuMemsetD16Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned short),
           (dst, value, n, s), WRITES(dst, 2 * n),
-          mgpu_set_device(dst, value, 2, n, ASYNC_PER_THREAD(s), &routed))
+          mgpu_set_device(dst, value, 2, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned),
           (dst, value, n, s), WRITES(dst, 4 * n),
-          mgpu_set_device(dst, value, 4, n, ASYNC_PER_THREAD(s), &routed))
+          mgpu_set_device(dst, value, 4, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
+
+/* Blocking forms the router leaves to the driver, hooked for their answer. */
+#define BLOCKING_COPY_HOOK(sym, pfn, params, args)                                                 \
+    MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
+    static CUresult CUDAAPI hook_##sym params                                                      \
+    {                                                                                              \
+        MGPU_COUNT_CALL(sym);                                                                      \
+        return AFTER_BLOCKING_COPY(real_##sym args);                                               \
+    }
+
+#define PEER_PARAMS                                                                                \
+    (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n)
+#define PEER_ARGS (dst, dst_ctx, src, src_ctx, n)
+
+BLOCKING_COPY_HOOK(cuMemcpy2D_v2, PFN_cuMemcpy2D_v3020, (const CUDA_MEMCPY2D *copy), (copy))
+BLOCKING_COPY_HOOK(cuMemcpy2DUnaligned_v2, PFN_cuMemcpy2DUnaligned_v3020,
+                   (const CUDA_MEMCPY2D *copy), (copy))
+BLOCKING_COPY_HOOK(cuMemcpy3D_v2, PFN_cuMemcpy3D_v3020, (const CUDA_MEMCPY3D *copy), (copy))
+BLOCKING_COPY_HOOK(cuMemcpy3DPeer, PFN_cuMemcpy3DPeer_v4000, (const CUDA_MEMCPY3D_PEER *copy),
+                   (copy))
+BLOCKING_COPY_HOOK(cuMemcpyPeer, PFN_cuMemcpyPeer_v4000, PEER_PARAMS, PEER_ARGS)
+BLOCKING_COPY_HOOK(cuMemcpy2D_v2_ptds, PFN_cuMemcpy2D_v7000_ptds, (const CUDA_MEMCPY2D *copy),
+                   (copy))
+BLOCKING_COPY_HOOK(cuMemcpy2DUnaligned_v2_ptds, PFN_cuMemcpy2DUnaligned_v7000_ptds,
+                   (const CUDA_MEMCPY2D *copy), (copy))
+BLOCKING_COPY_HOOK(cuMemcpy3D_v2_ptds, PFN_cuMemcpy3D_v7000_ptds, (const CUDA_MEMCPY3D *copy),
+                   (copy))
+BLOCKING_COPY_HOOK(cuMemcpy3DPeer_ptds, PFN_cuMemcpy3DPeer_v7000_ptds,
+                   (const CUDA_MEMCPY3D_PEER *copy), (copy))
+BLOCKING_COPY_HOOK(cuMemcpyPeer_ptds, PFN_cuMemcpyPeer_v7000_ptds, PEER_PARAMS, PEER_ARGS)
 
 const struct mgpu_hook mgpu_copy_hooks[] = {
     MGPU_HOOK(cuMemcpyHtoD_v2),
@@ -141,5 +194,15 @@ const struct mgpu_hook mgpu_copy_hooks[] = {
     MGPU_HOOK(cuMemsetD8Async_ptsz),
     MGPU_HOOK(cuMemsetD16Async_ptsz),
     MGPU_HOOK(cuMemsetD32Async_ptsz),
+    MGPU_HOOK(cuMemcpy2D_v2),
+    MGPU_HOOK(cuMemcpy2DUnaligned_v2),
+    MGPU_HOOK(cuMemcpy3D_v2),
+    MGPU_HOOK(cuMemcpy3DPeer),
+    MGPU_HOOK(cuMemcpyPeer),
+    MGPU_HOOK(cuMemcpy2D_v2_ptds),
+    MGPU_HOOK(cuMemcpy2DUnaligned_v2_ptds),
+    MGPU_HOOK(cuMemcpy3D_v2_ptds),
+    MGPU_HOOK(cuMemcpy3DPeer_ptds),
+    MGPU_HOOK(cuMemcpyPeer_ptds),
     MGPU_HOOK_END,
 };

@@ -56,6 +56,8 @@ pass "device printf of both GPUs is flushed at the synchronisation"
 "$prog" fault > "$work/plain.fault" 2>&1 || { cat "$work/plain.fault"; fail "fault without mgpu"; }
 "$prog" fault-home > "$work/plain.fault-home" 2>&1 || {
   cat "$work/plain.fault-home"; fail "home fault without mgpu"; }
+"$prog" fault-copy > "$work/plain.fault-copy" 2>&1 || {
+  cat "$work/plain.fault-copy"; fail "blocking copies after a fault without mgpu"; }
 for fork_join in flags events; do
   export MGPU_FORK_JOIN=$fork_join
   timeout 120 env MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" fault > "$work/out.fault" 2>&1 || {
@@ -72,6 +74,17 @@ for fork_join in flags events; do
   grep "^launch:" "$work/out.fault" | diff "$work/plain.fault-home" - ||
     fail "home fault reported differently ($fork_join)"
   pass "an illegal address on the home GPU is returned and the program ends ($fork_join)"
+
+  # A blocking copy of home-GPU data waits for the slices and must return
+  # GPU 1's fault, as the driver does, not the data. (Driver 580 also fails
+  # the home GPU's calls once a fault on GPU 1 has been noticed, so this
+  # passed before mgpu checked blocking copies too; the check keeps the
+  # answer from depending on that.)
+  timeout 120 env MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" fault-copy > "$work/out.fault" 2>&1 || {
+    cat "$work/out.fault"; fail "a blocking copy after a fault on GPU 1 succeeded ($fork_join)"; }
+  grep "^launch:" "$work/out.fault" | diff "$work/plain.fault-copy" - ||
+    fail "fault reported differently by blocking copies ($fork_join)"
+  pass "blocking copies after an illegal address on GPU 1 return it ($fork_join)"
 done
 unset MGPU_FORK_JOIN
 

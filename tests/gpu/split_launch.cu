@@ -4,9 +4,9 @@
 // last-block reduction across all blocks, a __device__ counter, a
 // __constant__ table rewritten between launches, dynamic shared memory
 // beyond 48 KiB, cudaLaunchKernelEx with attributes, streams, events, host
-// functions and device printf. Prints one line per check and, in `fault`
-// mode, provokes an illegal address in the grid's last block, which the
-// next synchronising call must return. Built with nvcc; run plain and
+// functions and device printf. Prints one line per check and, in the
+// `fault` modes, provokes an illegal address, which the next synchronising
+// call or blocking copy must return. Built with nvcc; run plain and
 // under mgpu-run, with the same output expected (tests/gpu-split-launch.sh).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -424,11 +424,33 @@ static int fault(bool in_first_block)
     return synced == cudaSuccess ? 1 : 0;
 }
 
+// An illegal address in the last GPU's slice, then blocking copies of a
+// part of the buffer that lies on the home GPU, without a synchronisation:
+// the driver returns the fault from the first blocking copy, and from
+// every call after it. A 2D copy first, then a plain one.
+static int fault_then_copy()
+{
+    const size_t n = (size_t)1 << 24;
+    const unsigned blocks = (unsigned)(n / 256);
+    unsigned *d, host[64];
+    CHECK(cudaMalloc(&d, n * 4));
+    poke<<<blocks, 256>>>(d, n, blocks - 1);
+    cudaError_t launched = cudaGetLastError();
+    cudaError_t copied_2d =
+        cudaMemcpy2D(host, 16, d, 64, 16, 4, cudaMemcpyDeviceToHost);
+    cudaError_t copied = cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost);
+    std::printf("launch: %s, 2D copy: %s, copy: %s\n", cudaGetErrorName(launched),
+                cudaGetErrorName(copied_2d), cudaGetErrorName(copied));
+    return copied_2d == cudaSuccess || copied == cudaSuccess ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "all";
     if (std::strcmp(mode, "fault") == 0 || std::strcmp(mode, "fault-home") == 0)
         return fault(std::strcmp(mode, "fault-home") == 0);
+    if (std::strcmp(mode, "fault-copy") == 0)
+        return fault_then_copy();
     if (std::strcmp(mode, "printf") == 0) {
         say_hello<<<64, 32>>>(8);
         CHECK(cudaDeviceSynchronize());
@@ -436,7 +458,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (std::strcmp(mode, "all") != 0) {
-        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home]\n");
+        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home|fault-copy]\n");
         return 2;
     }
     check_add();
