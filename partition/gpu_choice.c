@@ -332,6 +332,8 @@ static void greedy_order(struct order_search *s)
             if (lv > lp || (lv == lp && s->m->key[v] < s->m->key[p]))
                 pick = a;
         }
+        if (pick < 0)
+            break; /* not reached: depth < k leaves a GPU untaken */
         taken[pick] = true;
         s->best[depth] = s->set[pick];
     }

@@ -147,10 +147,10 @@ int mgpu_program_image_copy(const void *image, void **bytes, size_t *size, char 
 int mgpu_program_image_read_file(const char *path, void **bytes, size_t *size, char *err,
                                  size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
     struct stat st;
     if (f == NULL || fstat(fileno(f), &st) != 0 || st.st_size <= 0) {
-        snprintf(err, errlen, "cannot read the image file %s", path);
+        snprintf(err, errlen, "cannot read the image file %s", path ? path : "(none named)");
         if (f)
             fclose(f);
         return -1;
@@ -161,7 +161,7 @@ int mgpu_program_image_read_file(const char *path, void **bytes, size_t *size, c
     fclose(f);
     if (!ok) {
         free(data);
-        snprintf(err, errlen, "cannot read the image file %s", path);
+        snprintf(err, errlen, "cannot read the image file %s", path ? path : "(none named)");
         return -1;
     }
     data[n] = '\0';
