@@ -6,8 +6,10 @@
 // beyond 48 KiB, cudaLaunchKernelEx with attributes, streams, events, host
 // functions and device printf. Prints one line per check and, in the
 // `fault` modes, provokes an illegal address, which the next synchronising
-// call or blocking copy must return. Built with nvcc; run plain and
-// under mgpu-run, with the same output expected (tests/gpu-split-launch.sh).
+// call or blocking copy must return; in `grid-stride` mode, times a loop
+// of launches the cost model must not leave split. Built with nvcc; run
+// plain and under mgpu-run, with the same output expected
+// (tests/gpu-split-launch.sh).
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -424,6 +426,56 @@ static int fault(bool in_first_block)
     return synced == cudaSuccess ? 1 : 0;
 }
 
+// y += x with a grid-stride loop: each block's elements lie all over the
+// array, so split over GPUs it reads and writes mostly remote memory.
+__global__ void add_strided(const float *x, float *y, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        y[i] += x[i];
+}
+
+// A loop of grid-stride launches of `blocks` blocks, queued back to back
+// as a benchmark loop does: prints the result's checksum on stdout and the
+// time per launch on stderr (tests/gpu-split-launch.sh compares it with
+// the plain run's: the cost model must not leave such a kernel split).
+static int grid_stride(unsigned blocks)
+{
+    const size_t n = (size_t)1 << 27;
+    const int launches = 60;
+    std::vector<float> host(n);
+    for (size_t i = 0; i < n; i++)
+        host[i] = (float)(i % 13 + 1);
+    float *x, *y;
+    CHECK(cudaMalloc(&x, n * sizeof(float)));
+    CHECK(cudaMalloc(&y, n * sizeof(float)));
+    CHECK(cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(y, 0, n * sizeof(float)));
+    add_strided<<<blocks, 256>>>(x, y, n); // warm-up
+    CHECK(cudaDeviceSynchronize());
+    cudaEvent_t start, stop;
+    CHECK(cudaEventCreate(&start));
+    CHECK(cudaEventCreate(&stop));
+    CHECK(cudaEventRecord(start));
+    for (int l = 0; l < launches; l++)
+        add_strided<<<blocks, 256>>>(x, y, n);
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    CHECK(cudaMemcpy(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+    unsigned long long wrong = 0, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        wrong += host[i] != (float)((launches + 1) * (i % 13 + 1)); // exact below 2^24
+        sum += (unsigned long long)host[i];
+    }
+    std::printf("grid-stride, %u blocks: %s, sum %llu\n", blocks, wrong ? "FAIL" : "PASS", sum);
+    std::fprintf(stderr, "grid-stride ms per launch: %.4f\n", ms / launches);
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(y));
+    return wrong ? 1 : 0;
+}
+
 // An illegal address in the last GPU's slice, then blocking copies of a
 // part of the buffer that lies on the home GPU, without a synchronisation:
 // the driver returns the fault from the first blocking copy, and from
@@ -451,6 +503,8 @@ int main(int argc, char **argv)
         return fault(std::strcmp(mode, "fault-home") == 0);
     if (std::strcmp(mode, "fault-copy") == 0)
         return fault_then_copy();
+    if (std::strcmp(mode, "grid-stride") == 0 && argc > 2)
+        return grid_stride((unsigned)std::strtoul(argv[2], nullptr, 10));
     if (std::strcmp(mode, "printf") == 0) {
         say_hello<<<64, 32>>>(8);
         CHECK(cudaDeviceSynchronize());
@@ -458,7 +512,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (std::strcmp(mode, "all") != 0) {
-        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home|fault-copy]\n");
+        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home|fault-copy|grid-stride BLOCKS]\n");
         return 2;
     }
     check_add();
