@@ -10,11 +10,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #define TABLE_SIZE 4096 /* a power of two */
 /* The first split launch of a shape may meet cold caches and page tables
  * on the other GPUs: the best of two decides. */
 #define SPLIT_SAMPLES 2
+#define PROBE_WAIT_MAX_MS 1000.0
 
 struct shape {
     const void *kernel; /* NULL: free slot */
@@ -82,6 +84,54 @@ static bool prior_guess(const unsigned grid[3], const unsigned block[3])
     return threads >= MGPU_SPLIT_PRIOR_THREADS;
 }
 
+/* Under policy_lock: the way is known once the whole launch is too short
+ * to split, or both ways have their samples. */
+static bool decided(const struct shape *s)
+{
+    return s->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
+           (s->samples[0] >= 1 && s->samples[1] >= SPLIT_SAMPLES);
+}
+
+/* Without policy_lock: until the timing recorded with `stop` is in, or
+ * PROBE_WAIT_MAX_MS passed (a stream held up by the host, say, waiting for
+ * a value this thread writes later). */
+static void wait_for_timing(CUevent stop)
+{
+    struct timespec started, now, pause = {0, 20000};
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double ms = (now.tv_sec - started.tv_sec) * 1e3 + (now.tv_nsec - started.tv_nsec) / 1e6;
+        if (ms > PROBE_WAIT_MAX_MS)
+            return;
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Under policy_lock, for a shape launched before: the way this launch
+ * goes, and whether it is to be timed. */
+static bool decide(struct shape *s, bool prior, struct mgpu_split_probe *probe)
+{
+    double whole = s->best_us[0], sliced = s->best_us[1];
+    if (whole < MGPU_SPLIT_MIN_MICROSECONDS)
+        return false;
+    if (decided(s))
+        return sliced < whole;
+    /* The timing waited for is not back yet: the guess, untimed. */
+    if (s->in_flight)
+        return prior;
+    bool split = isfinite(whole) ? true : isfinite(sliced) ? false : prior;
+    if (s->start == NULL && (mgpu_drv.cuEventCreate(&s->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+                             mgpu_drv.cuEventCreate(&s->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS))
+        s->start = s->stop = NULL;
+    if (s->stop == NULL)
+        return prior;
+    probe->shape = s;
+    s->in_flight = true;
+    s->in_flight_split = split;
+    return split;
+}
+
 bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
                               struct mgpu_split_probe *probe)
 {
@@ -91,7 +141,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         return true;
     pthread_mutex_lock(&policy_lock);
     struct shape *s = find_shape(kernel, grid, block);
-    bool split = prior_guess(grid, block);
+    bool prior = prior_guess(grid, block), split = prior;
     /* The first launch of a shape pays one-off costs (the driver loads a
      * module's function at its first launch, caches and page tables are
      * cold) that can make a kernel of microseconds time as milliseconds:
@@ -102,26 +152,22 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
     }
     if (s != NULL) {
         collect(s);
-        double whole = s->best_us[0], sliced = s->best_us[1];
-        bool enough = s->samples[0] >= 1 && s->samples[1] >= SPLIT_SAMPLES;
-        if (whole < MGPU_SPLIT_MIN_MICROSECONDS)
-            split = false;
-        else if (enough)
-            split = sliced < whole;
-        else if (isfinite(whole) || isfinite(sliced))
-            split = !isfinite(whole) ? false : true; /* measure what is missing */
-        bool known = enough || (isfinite(s->best_us[split]) && !split);
-        if (!s->in_flight && !known && !(split == false && whole < MGPU_SPLIT_MIN_MICROSECONDS)) {
-            if (s->start == NULL &&
-                (mgpu_drv.cuEventCreate(&s->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-                 mgpu_drv.cuEventCreate(&s->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS))
-                s->start = s->stop = NULL;
-            if (s->stop != NULL) {
-                probe->shape = s;
-                s->in_flight = true;
-                s->in_flight_split = split;
-            }
+        /* A timing is still out: wait for it rather than guess. The host
+         * is often far ahead of the GPUs (a loop queues all its launches
+         * before the first one ends), so the launches queued meanwhile
+         * would all go the guessed way: a kernel that splits badly (a
+         * grid-stride loop touches every GPU's memory from every block)
+         * would run slower than on one GPU throughout, and one that splits
+         * well would stay whole. A few waits per shape, each until the
+         * work already queued ends. */
+        if (s->in_flight && !decided(s)) {
+            CUevent stop = s->stop;
+            pthread_mutex_unlock(&policy_lock);
+            wait_for_timing(stop);
+            pthread_mutex_lock(&policy_lock);
+            collect(s);
         }
+        split = decide(s, prior, probe);
     }
     pthread_mutex_unlock(&policy_lock);
     probe->split = split;

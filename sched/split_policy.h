@@ -2,12 +2,14 @@
  * auto (the default) decides per kernel and grid shape from measured GPU
  * times. The first launch of a shape runs as the prior guess says (split
  * when the grid has at least MGPU_SPLIT_PRIOR_THREADS threads), untimed,
- * since it pays one-off costs; so does the second, timed with events; the
- * next ones after that time is known run the other way and
- * then split again, also timed; from then on the faster way is taken (the
- * best of two split launches against the whole one). A shape whose whole launch
- * takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole, since the host cost
- * of a split launch is of that order. Timings are read without waiting. */
+ * since it pays one-off costs. The next ones are timed with events, one at
+ * a time: the prior's way, the other way, and split once more; from then
+ * on the faster way is taken (the best of two split launches against the
+ * whole one). A launch made while one of these timings is still out waits
+ * for it (at most a second): a loop queues its launches long before the
+ * first one ends, and they would otherwise all follow the guess. A shape
+ * whose whole launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole,
+ * since the host cost of a split launch is of that order. */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 

@@ -9,8 +9,10 @@
 # synchronisation; a cooperative launch runs whole on the GPU that holds
 # most of its data; and an illegal address in the last GPU's slice, or in
 # the home GPU's, is returned by the next synchronising call, as without
-# mgpu, and the program ends. Fork and join with sequence flags (the
-# default) and with events (MGPU_FORK_JOIN=events) both run the checks.
+# mgpu, and the program ends; so do blocking copies. Fork and join with
+# sequence flags (the default) and with events (MGPU_FORK_JOIN=events) both
+# run the checks. Under auto, a loop of a kernel that splits badly runs
+# about as fast as without mgpu.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/split_launch
@@ -93,3 +95,24 @@ MGPU_FORK_JOIN=events MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" all > "$work/ou
   cat "$work/out" "$work/err"; fail "split_launch with MGPU_FORK_JOIN=events"; }
 diff "$work/plain" "$work/out" || { cat "$work/err"; fail "MGPU_FORK_JOIN=events differs"; }
 pass "split_launch with MGPU_FORK_JOIN=events gives the plain output"
+
+# The cost model (auto) must find the faster way before a loop of launches
+# is queued, not after: with every buffer on the home GPU
+# (MGPU_PLACEMENT=home), a split grid-stride kernel reads and writes half
+# its data remotely, so the loop must run about as fast as without mgpu,
+# whether the prior guess says whole (2048 blocks of 256 threads) or split
+# (8192 blocks).
+for blocks in 2048 8192; do
+  "$prog" grid-stride $blocks > "$work/plain.stride" 2> "$work/plain.stride.err" || {
+    cat "$work/plain.stride" "$work/plain.stride.err"; fail "grid-stride $blocks without mgpu"; }
+  MGPU_SPLIT=auto MGPU_PLACEMENT=home "$MGPU_RUN" -n 2 --report "$prog" grid-stride $blocks \
+    > "$work/out.stride" 2> "$work/err.stride" || {
+    cat "$work/out.stride" "$work/err.stride"; fail "grid-stride $blocks"; }
+  diff "$work/plain.stride" "$work/out.stride" || fail "grid-stride $blocks differs"
+  plain_ms=$(sed -n 's/^grid-stride ms per launch: //p' "$work/plain.stride.err")
+  mgpu_ms=$(sed -n 's/^grid-stride ms per launch: //p' "$work/err.stride")
+  awk -v p="$plain_ms" -v m="$mgpu_ms" 'BEGIN { exit !(p > 0 && m <= 1.3 * p + 0.05) }' || {
+    cat "$work/err.stride"
+    fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under -n 2 against $plain_ms ms plain: the cost model kept splitting it"; }
+  pass "grid-stride loop of $blocks blocks, data at home, auto: $mgpu_ms ms per launch, plain $plain_ms"
+done
