@@ -67,3 +67,21 @@ int mgpu_grid_split(const unsigned grid[3], int ngpus, const double *ends,
     }
     return n;
 }
+
+void mgpu_grid_split_iterations(unsigned long long iterations, const double *ends,
+                                struct mgpu_grid_slice *slices, int nslices)
+{
+    unsigned long long begin = 0;
+    for (int s = 0; s < nslices; s++) {
+        double share = ends[slices[s].gpu];
+        share = share < 0 ? 0 : share > 1 ? 1 : share;
+        unsigned long long end =
+            s == nslices - 1 ? iterations : (unsigned long long)llround(share * (double)iterations);
+        if (end < begin)
+            end = begin;
+        slices[s].iterations = true;
+        slices[s].iteration_begin = begin;
+        slices[s].iteration_end = end;
+        begin = end;
+    }
+}

@@ -16,6 +16,10 @@ struct mgpu_grid_slice {
     int gpu;
     unsigned first[3];
     unsigned dims[3];
+    /* For a kernel whose grid-stride loop is cut by iterations instead:
+     * this slice runs iterations [iteration_begin, iteration_end). */
+    bool iterations;
+    unsigned long long iteration_begin, iteration_end;
 };
 
 /* The dimension a grid is cut along: the slowest-varying one (z, then y,
@@ -39,5 +43,13 @@ bool mgpu_grid_ends_from_owners(const struct mgpu_owner_run *runs, size_t nruns,
  * Returns how many there are (1 for a grid that cannot be cut). */
 int mgpu_grid_split(const unsigned grid[3], int ngpus, const double *ends,
                     struct mgpu_grid_slice *out);
+
+/* Gives the slices of a grid-stride loop of `iterations` iterations the
+ * ranges the same ends give their GPUs, so that each runs the iterations
+ * next to its data: slice s from where the previous one stops to
+ * round(ends[gpu] * iterations), the first from 0, the last to the end,
+ * which covers every iteration once whichever GPUs got no slice. */
+void mgpu_grid_split_iterations(unsigned long long iterations, const double *ends,
+                                struct mgpu_grid_slice *slices, int nslices);
 
 #endif

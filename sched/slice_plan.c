@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Every module's copies span the same GPUs, so one set of ends serves all
@@ -83,6 +84,32 @@ static bool ends_by_owner(const struct mgpu_kernel_copies *k, void *const *param
     return n <= MGPU_MAX_GPUS && mgpu_grid_ends_from_owners(runs, n, largest.bytes, k->ngpus, ends);
 }
 
+/* The iteration count of a kernel's grid-stride loop: the value of the
+ * parameter that bounds it, when it is a positive count that fits the
+ * loop's index (a 4-byte one may be signed, so it stays below 2^31). */
+static bool stride_iterations(const struct mgpu_kernel_copies *k, void *const *params,
+                              const void *buffer, unsigned long long *iterations)
+{
+    int i = k->stride_bound_param;
+    if (i < 0 || (unsigned)i >= k->nparams || (params == NULL && buffer == NULL))
+        return false;
+    size_t size = k->param_sizes[i];
+    const void *at = params != NULL ? params[i] : (const char *)buffer + k->param_offsets[i];
+    if (size == 4) {
+        uint32_t v;
+        memcpy(&v, at, sizeof v);
+        *iterations = v;
+        return v > 0 && v < (1u << 31);
+    }
+    if (size == 8) {
+        uint64_t v;
+        memcpy(&v, at, sizeof v);
+        *iterations = v;
+        return v > 0 && v < (1ull << 63);
+    }
+    return false;
+}
+
 int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], void *const *params,
                     const void *buffer, struct mgpu_grid_slice *out)
 {
@@ -90,7 +117,13 @@ int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], 
     const double *ends = ends_by_weight(k);
     if (ends_by_owner(k, params, buffer, owner_ends))
         ends = owner_ends;
-    return mgpu_grid_split(grid, k->ngpus, ends, out);
+    int n = mgpu_grid_split(grid, k->ngpus, ends, out);
+    /* A grid-stride loop of a 1D grid: each slice runs the iterations next
+     * to its data, cut where its blocks would have been. */
+    unsigned long long iterations;
+    if (n > 1 && grid[1] == 1 && grid[2] == 1 && stride_iterations(k, params, buffer, &iterations))
+        mgpu_grid_split_iterations(iterations, ends, out, n);
+    return n;
 }
 
 /* Enough for the distributed and home placements' runs, and a fair sample

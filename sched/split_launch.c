@@ -27,7 +27,7 @@
 
 /* What one slice hands the driver. */
 struct slice_launch {
-    unsigned grid_words[6]; /* __mgpu_grid: first block, then the whole grid */
+    struct mgpu_grid_param grid_words; /* __mgpu_grid */
     void *params_inline[INLINE_PARAMS];
     void **params;
     unsigned char buffer_inline[INLINE_BUFFER];
@@ -97,9 +97,15 @@ CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream 
 static bool prepare_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l)
 {
     const struct mgpu_grid_slice *slice = &req->slices[s];
+    memset(&l->grid_words, 0, sizeof l->grid_words);
     for (int d = 0; d < 3; d++) {
-        l->grid_words[d] = slice->first[d];
-        l->grid_words[3 + d] = req->grid[d];
+        l->grid_words.first[d] = slice->first[d];
+        l->grid_words.grid[d] = req->grid[d];
+    }
+    if (slice->iterations) {
+        l->grid_words.iteration_split = 1;
+        l->grid_words.iteration_begin = slice->iteration_begin;
+        l->grid_words.iteration_end = slice->iteration_end;
     }
     l->params = NULL;
     l->buffer = NULL;
@@ -109,7 +115,7 @@ static bool prepare_slice(const struct mgpu_split_request *req, int s, struct sl
         if (l->params == NULL)
             return false;
         memcpy(l->params, req->params, n * sizeof(void *));
-        l->params[n] = l->grid_words;
+        l->params[n] = &l->grid_words;
         return true;
     }
     l->buffer_size = req->buffer_size;
@@ -117,7 +123,7 @@ static bool prepare_slice(const struct mgpu_split_request *req, int s, struct sl
     if (l->buffer == NULL)
         return false;
     memcpy(l->buffer, req->buffer, l->buffer_size);
-    memcpy((char *)l->buffer + req->kernel->grid_offset, l->grid_words, sizeof l->grid_words);
+    memcpy((char *)l->buffer + req->kernel->grid_offset, &l->grid_words, sizeof l->grid_words);
     l->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
     l->extra[1] = l->buffer;
     l->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;

@@ -35,6 +35,7 @@ struct kernel_entry {
     unsigned *param_use;                 /* enum mgpu_param_use each; NULL when not analysed */
     unsigned unsplittable;               /* enum mgpu_unsplittable */
     unsigned notes;                      /* enum mgpu_kernel_note */
+    int stride_bound_param;              /* of the grid-stride loop; -1: none */
     struct {
         CUfunction_attribute attrib;
         int value;
@@ -490,6 +491,7 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
             CUDA_SUCCESS)
             return false;
     k->unsplittable = MGPU_WHY_UNPARSED;
+    k->stride_bound_param = -1;
     const struct mgpu_ptx_analysis *a = &m->copies.analysis;
     for (size_t i = 0; i < a->nkernels; i++) {
         const struct mgpu_kernel_info *info = &a->kernels[i];
@@ -497,6 +499,8 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
             continue;
         k->unsplittable = info->why;
         k->notes = info->notes;
+        if (info->stride_bound_param >= 0 && (unsigned)info->stride_bound_param < n)
+            k->stride_bound_param = info->stride_bound_param;
         if (info->nparams == n && (k->param_use = calloc(n + 1, sizeof *k->param_use)) != NULL)
             for (unsigned p = 0; p < n; p++)
                 k->param_use[p] = info->params[p].use;
@@ -661,7 +665,7 @@ static bool copy_extra(struct mgpu_copy_launch *l, const struct kernel_entry *k,
     if ((l->buffer = calloc(1, l->buffer_size)) == NULL)
         return false;
     memcpy(l->buffer, buffer, *size);
-    memcpy((char *)l->buffer + k->grid_offset, l->grid, sizeof l->grid);
+    memcpy((char *)l->buffer + k->grid_offset, &l->grid, sizeof l->grid);
     l->extra_words[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
     l->extra_words[1] = l->buffer;
     l->extra_words[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
@@ -685,7 +689,7 @@ static bool copy_params(struct mgpu_copy_launch *l, const struct kernel_entry *k
         return false;
     for (size_t i = 0; i < n; i++)
         p[i] = params[i];
-    p[n] = l->grid;
+    p[n] = &l->grid;
     l->params = p;
     l->extra = NULL;
     return true;
@@ -709,10 +713,9 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         return false;
     if (params != NULL && extra != NULL)
         return false; /* the driver refuses both; let it say so */
-    for (int d = 0; d < 3; d++) {
-        l->grid[d] = 0;
-        l->grid[3 + d] = grid[d];
-    }
+    memset(&l->grid, 0, sizeof l->grid);
+    for (int d = 0; d < 3; d++)
+        l->grid.grid[d] = grid[d];
     l->fn = k->fns[0];
     l->kernel = (struct mgpu_kernel_copies){
         .ngpus = m->copies.ngpus,
@@ -725,6 +728,7 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         .param_use = k->param_use,
         .unsplittable = k->unsplittable,
         .notes = k->notes,
+        .stride_bound_param = k->stride_bound_param,
     };
     if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params))) {
         if (m->copies.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))

@@ -17,6 +17,7 @@
 #define MGPU_PROGRAM_MODULES_H
 
 #include "kernel_stats.h"
+#include "ptx/ptx_passes.h"
 
 #include <cuda.h>
 #include <stdbool.h>
@@ -71,6 +72,7 @@ struct mgpu_kernel_copies {
     const unsigned *param_use; /* enum mgpu_param_use per parameter; NULL when unknown */
     unsigned unsplittable;     /* enum mgpu_unsplittable; 0 when it can be split */
     unsigned notes;            /* enum mgpu_kernel_note */
+    int stride_bound_param;    /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */
 };
 
 /* A launch redirected to a module copy: the function and the parameters to
@@ -80,7 +82,7 @@ struct mgpu_copy_launch {
     CUfunction fn; /* the home GPU's copy */
     void **params;
     void **extra;
-    unsigned grid[6]; /* __mgpu_grid: first block, full grid */
+    struct mgpu_grid_param grid; /* __mgpu_grid: first block 0, the full grid, no iterations */
     void *extra_words[5];
     size_t buffer_size;
     void *buffer; /* the parameter buffer of an `extra` launch */

@@ -96,6 +96,22 @@ MGPU_FORK_JOIN=events MGPU_SPLIT=always "$MGPU_RUN" -n 2 "$prog" all > "$work/ou
 diff "$work/plain" "$work/out" || { cat "$work/err"; fail "MGPU_FORK_JOIN=events differs"; }
 pass "split_launch with MGPU_FORK_JOIN=events gives the plain output"
 
+# stride_loop BLOCKS [ENV...]: tests/gpu/split_launch's grid-stride loop of
+# BLOCKS blocks, plain and under mgpu-run -n 2 (MGPU_SPLIT=auto, with ENV),
+# with the same output; sets plain_ms and mgpu_ms (per launch), and leaves
+# the report in $work/err.stride.
+stride_loop() {
+  blocks=$1; shift
+  "$prog" grid-stride $blocks > "$work/plain.stride" 2> "$work/plain.stride.err" || {
+    cat "$work/plain.stride" "$work/plain.stride.err"; fail "grid-stride $blocks without mgpu"; }
+  env MGPU_SPLIT=auto "$@" "$MGPU_RUN" -n 2 --report "$prog" grid-stride $blocks \
+    > "$work/out.stride" 2> "$work/err.stride" || {
+    cat "$work/out.stride" "$work/err.stride"; fail "grid-stride $blocks ($*)"; }
+  diff "$work/plain.stride" "$work/out.stride" || fail "grid-stride $blocks differs ($*)"
+  plain_ms=$(sed -n 's/^grid-stride ms per launch: //p' "$work/plain.stride.err")
+  mgpu_ms=$(sed -n 's/^grid-stride ms per launch: //p' "$work/err.stride")
+}
+
 # The cost model (auto) must find the faster way before a loop of launches
 # is queued, not after: with every buffer on the home GPU
 # (MGPU_PLACEMENT=home), a split grid-stride kernel reads and writes half
@@ -103,16 +119,21 @@ pass "split_launch with MGPU_FORK_JOIN=events gives the plain output"
 # whether the prior guess says whole (2048 blocks of 256 threads) or split
 # (8192 blocks).
 for blocks in 2048 8192; do
-  "$prog" grid-stride $blocks > "$work/plain.stride" 2> "$work/plain.stride.err" || {
-    cat "$work/plain.stride" "$work/plain.stride.err"; fail "grid-stride $blocks without mgpu"; }
-  MGPU_SPLIT=auto MGPU_PLACEMENT=home "$MGPU_RUN" -n 2 --report "$prog" grid-stride $blocks \
-    > "$work/out.stride" 2> "$work/err.stride" || {
-    cat "$work/out.stride" "$work/err.stride"; fail "grid-stride $blocks"; }
-  diff "$work/plain.stride" "$work/out.stride" || fail "grid-stride $blocks differs"
-  plain_ms=$(sed -n 's/^grid-stride ms per launch: //p' "$work/plain.stride.err")
-  mgpu_ms=$(sed -n 's/^grid-stride ms per launch: //p' "$work/err.stride")
+  stride_loop $blocks MGPU_PLACEMENT=home
   awk -v p="$plain_ms" -v m="$mgpu_ms" 'BEGIN { exit !(p > 0 && m <= 1.3 * p + 0.05) }' || {
     cat "$work/err.stride"
     fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under -n 2 against $plain_ms ms plain: the cost model kept splitting it"; }
   pass "grid-stride loop of $blocks blocks, data at home, auto: $mgpu_ms ms per launch, plain $plain_ms"
+done
+
+# With the default placement the loop is cut by iterations (a grid-stride
+# loop, src/ptx/ptx_stride_loop.h): each GPU runs the part of the array it
+# holds, so two GPUs must beat one.
+for blocks in 2048 8192; do
+  stride_loop $blocks
+  awk -v p="$plain_ms" -v m="$mgpu_ms" 'BEGIN { exit !(p > 0 && m <= 0.75 * p) }' || {
+    cat "$work/err.stride"
+    fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under -n 2 against $plain_ms ms plain: not cut by iterations?"; }
+  expect_match "$work/err.stride" "^add_strided\(.*\) +61 +$blocks +256 +x2"
+  pass "grid-stride loop of $blocks blocks cut by iterations: $mgpu_ms ms per launch, plain $plain_ms"
 done

@@ -47,10 +47,23 @@ pass "$((n + 2)) PTX files: printed unchanged, the same cubin; rewritten, they a
 "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/split.ptx" > "$work/plan" || fail "rewrite"
 r="$work/split.ptx"
 entries=$(grep -c '^\.visible \.entry' "$r")
-params=$(grep -c '\.param \.align 4 \.b8 __mgpu_grid\[24\]' "$r")
+params=$(grep -c '\.param \.align 8 \.b8 __mgpu_grid\[48\]' "$r")
 [ "$entries" -eq 19 ] && [ "$params" -eq 19 ] || fail "$params of $entries kernels got __mgpu_grid"
-grep '%n*ctaid\.[xyz]' "$r" | grep -v 'mov\.u32[[:space:]]*%__mgpu_ctaid_[xyz], %ctaid\.[xyz];' \
+# (The one read of %nctaid.x left on purpose: a grid-stride loop's step
+# over the slice's own blocks.)
+grep '%n*ctaid\.[xyz]' "$r" | grep -v 'mov\.u32[[:space:]]*%__mgpu_ctaid_[xyz], %ctaid\.[xyz];' |
+  grep -v 'mov\.u32[[:space:]]*%__mgpu_nb, %nctaid\.x;' \
   > "$work/raw" && { cat "$work/raw"; fail "a read of %ctaid or %nctaid was left"; }
+# grid_stride_saxpy's loop (32-bit i) runs the slice's iterations when
+# __mgpu_grid says so: i from the slice's first, by the slice's threads,
+# to the slice's end.
+[ "$(grep -c 'mov\.u32[[:space:]]*%__mgpu_nb, %nctaid\.x;' "$r")" -eq 1 ] ||
+  fail "not exactly one grid-stride loop was rewritten"
+expect_in "$r" "@%__mgpu_on sub.s32 	%r"
+expect_in "$r" "ld.param.u32 	%__mgpu_w, [__mgpu_grid+32];"
+expect_in "$r" "@%__mgpu_on mul.lo.u32 	%r"
+expect_in "$r" "ld.param.u32 	%__mgpu_end, [__mgpu_grid+40];"
+expect_in "$r" "selp.b32 	%__mgpu_end, %__mgpu_end, %r"
 expect_in "$r" "ld.param.u32 	%__mgpu_nctaid_x, [__mgpu_grid+12];"
 # The device function reads blockIdx: its kernel copies __mgpu_grid to
 # shared memory; only that kernel does.

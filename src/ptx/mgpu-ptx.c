@@ -98,6 +98,7 @@ struct kernel_row {
     unsigned why, notes;
     char detail[128];
     char pointers[256]; /* "0 load, 1 store" */
+    int stride_bound_param;
 };
 struct kernel_table {
     struct kernel_row *rows;
@@ -132,6 +133,7 @@ static void note_kernel(const char *name, void *ctx)
             return;
         t->rows = grown;
         memset(&t->rows[i], 0, sizeof t->rows[i]);
+        t->rows[i].stride_bound_param = -1;
         t->rows[i].name = strdup(name);
         if (t->rows[i].name == NULL)
             return;
@@ -201,6 +203,7 @@ static void analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o
         row->analysed_arch = o->arch;
         row->why = k->why | (rewrites ? 0 : MGPU_WHY_REWRITE);
         row->notes = k->notes;
+        row->stride_bound_param = k->stride_bound_param;
         snprintf(row->detail, sizeof row->detail, "%s", k->why ? k->detail : rewrites ? "" : err);
         describe_pointers(k, row->pointers, sizeof row->pointers);
     }
@@ -227,6 +230,9 @@ static void print_verdict(const struct kernel_row *row)
                 sep = "; ";
             }
         printf("%s%s%s\n", row->detail[0] ? " (" : "", row->detail, row->detail[0] ? ")" : "");
+    } else if (row->stride_bound_param >= 0) {
+        printf("    can be split: a grid-stride loop bounded by parameter %d, cut by iterations\n",
+               row->stride_bound_param);
     } else {
         printf("    can be split\n");
     }

@@ -8,6 +8,7 @@
  * iterating over the module until nothing changes, so recursion is handled
  * too. */
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_stride_loop.h"
 #include "ptx/ptx_edit.h"
 
 #include <stdlib.h>
@@ -600,6 +601,8 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
     if (k->name == NULL || k->params == NULL || (k->why && k->detail == NULL))
         return -1;
     k->nparams = f->nparams;
+    struct ptx_stride_loop loop;
+    k->stride_bound_param = !k->why && ptx_find_stride_loop(f, &loop) ? loop.bound_param : -1;
     for (size_t i = 0; i < f->nparams; i++) {
         struct mgpu_kernel_param *p = &k->params[i];
         p->name = ptx_str_dup(f->params[i].name);

@@ -55,6 +55,9 @@ struct mgpu_kernel_info {
     char *detail;   /* the external function, unparsed statement, ... the reason names */
     struct mgpu_kernel_param *params;
     size_t nparams;
+    /* The parameter that bounds the kernel's grid-stride loop, which a split
+     * launch cuts by iterations (ptx_stride_loop.h); -1 when it has none. */
+    int stride_bound_param;
 };
 
 struct mgpu_ptx_analysis {

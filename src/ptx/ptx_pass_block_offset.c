@@ -1,13 +1,16 @@
 /* Owns the block-offset pass: a GPU that runs a slice of a grid must let
  * each block see its index in the whole grid and the whole grid's size.
  * Every kernel gets one more parameter, __mgpu_grid (the slice's first block
- * and the full grid, x y z each), and every read of %ctaid.{x,y,z} becomes
+ * and the full grid, x y z each, then the iteration words of
+ * ptx_stride_loop.h), and every read of %ctaid.{x,y,z} becomes
  * %ctaid + offset, every read of %nctaid.{x,y,z} the full grid. Device
  * functions cannot see kernel parameters, so when one reads these registers
  * the kernels copy __mgpu_grid into shared memory on entry and the function
- * reads it there. */
+ * reads it there. A kernel's grid-stride loop, found before that rewriting,
+ * is rewritten after it (ptx_stride_loop.c). */
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_passes.h"
+#include "ptx/ptx_stride_loop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +95,7 @@ static int add_grid_param(struct ptx_module *m, struct ptx_function *f)
         memcpy(params, f->params, f->nparams * sizeof *params);
     struct ptx_param *p = &params[f->nparams];
     memset(p, 0, sizeof *p);
-    p->text = ptx_str_of(".param .align 4 .b8 " MGPU_PTX_GRID_PARAM "[24]");
+    p->text = ptx_str_of(".param .align 8 .b8 " MGPU_PTX_GRID_PARAM "[48]");
     p->name = ptx_str_of(MGPU_PTX_GRID_PARAM);
     p->size = MGPU_PTX_GRID_PARAM_SIZE;
     p->aggregate = true;
@@ -205,7 +208,11 @@ int ptx_pass_block_offset(struct ptx_module *m)
         if (f->is_entry && add_grid_param(m, f) != 0)
             goto out;
         bool copy_to_shared = f->is_entry && reads[i];
+        struct ptx_stride_loop loop;
+        bool stride_loop = ptx_find_stride_loop(f, &loop);
         if ((direct[i] || copy_to_shared) && rewrite_function(m, f, copy_to_shared) != 0)
+            goto out;
+        if (stride_loop && ptx_rewrite_stride_loop(m, f, &loop) != 0)
             goto out;
     }
     rc = 0;

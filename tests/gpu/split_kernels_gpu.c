@@ -6,8 +6,9 @@
  * be the same, including a __device__ counter both slices increment (in
  * the storage module_copies.c keeps for it), a
  * __constant__ array the host writes after the copies are loaded (as
- * cudaMemcpyToSymbol does), atomics and a last-block reduction across GPUs.
- * Memory is allocated on GPU 0 and reached from GPU 1 by peer access.
+ * cudaMemcpyToSymbol does), atomics and a last-block reduction across GPUs;
+ * the grid-stride loop runs once more with its slices cut by iterations
+ * instead (ptx_stride_loop.h). Memory is allocated on GPU 0 and reached from GPU 1 by peer access.
  * With one GPU, both slices run on it, from two module copies.
  *   split_kernels_gpu split_kernels.ptx */
 #include "driver_locate.h"
@@ -65,6 +66,10 @@ struct launch {
     int nargs;
 };
 
+/* For a rewritten grid-stride loop: run_split cuts this many iterations
+ * in two, one range per slice (0: the loop runs as the program wrote it). */
+static unsigned long long split_iterations;
+
 /* The kernel once over its whole grid from the program's own module. */
 static void run_unsplit(const struct launch *l)
 {
@@ -84,7 +89,7 @@ static void run_split(const struct launch *l)
 {
     int dim = l->grid[2] > 1 ? 2 : l->grid[1] > 1 ? 1 : 0;
     unsigned total = l->grid[dim], first = total / 2 + total % 2;
-    unsigned grid_param[2][6];
+    struct mgpu_grid_param grid_param[2];
     void *args[2][32];
     for (int g = 0; g < 2; g++) {
         unsigned lo = g == 0 ? 0 : first, hi = g == 0 ? first : total;
@@ -92,12 +97,18 @@ static void run_split(const struct launch *l)
         slice[dim] = hi - lo;
         if (slice[dim] == 0)
             continue;
+        memset(&grid_param[g], 0, sizeof grid_param[g]);
         for (int d = 0; d < 3; d++) {
-            grid_param[g][d] = d == dim ? lo : 0;
-            grid_param[g][3 + d] = l->grid[d];
+            grid_param[g].first[d] = d == dim ? lo : 0;
+            grid_param[g].grid[d] = l->grid[d];
+        }
+        if (split_iterations > 0) {
+            grid_param[g].iteration_split = 1;
+            grid_param[g].iteration_begin = g == 0 ? 0 : split_iterations / 3;
+            grid_param[g].iteration_end = g == 0 ? split_iterations / 3 : split_iterations;
         }
         memcpy(args[g], l->args, (size_t)l->nargs * sizeof(void *));
-        args[g][l->nargs] = grid_param[g];
+        args[g][l->nargs] = &grid_param[g];
         CUfunction f;
         size_t offset;
         unsigned nparams;
@@ -210,6 +221,11 @@ static void test_elementwise(void)
     void *saxpy[] = {&a, &b.d[0], &b.d[1], &n};
     struct launch s = {"grid_stride_saxpy", {120, 1, 1}, {256, 1, 1}, saxpy, 4};
     compare_runs(&s, b.d[1], (size_t)n * 4, reset_buffers, &b, "grid-stride loop over gridDim");
+    /* The same slices running a third and two thirds of the iterations. */
+    split_iterations = (unsigned long long)n;
+    compare_runs(&s, b.d[1], (size_t)n * 4, reset_buffers, &b,
+                 "grid-stride loop cut by iterations, 1/3 and 2/3");
+    split_iterations = 0;
 
     float factor = -1.5f;
     void *scale[] = {&b.d[0], &factor, &n};

@@ -130,6 +130,39 @@ static void test_random_tiling(void)
     }
 }
 
+/* A grid-stride loop's iterations go with the same ends: every iteration
+ * once, in order, each slice the share of its GPU, and a GPU without
+ * blocks hands its share to the slices around it. */
+static void test_iterations(void)
+{
+    double ends[4] = {0.25, 0.5, 0.75, 1.0};
+    unsigned grid[3] = {1024, 1, 1};
+    struct mgpu_grid_slice s[4];
+    int n = mgpu_grid_split(grid, 4, ends, s);
+    mgpu_grid_split_iterations(1000003, ends, s, n);
+    CHECK(n == 4);
+    unsigned long long next = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK(s[i].iterations && s[i].iteration_begin == next);
+        next = s[i].iteration_end;
+    }
+    CHECK(next == 1000003 && s[1].iteration_begin == 250001 && s[2].iteration_end == 750002);
+
+    /* Two blocks for four GPUs: two slices, which still cover it all. */
+    unsigned small[3] = {2, 1, 1};
+    n = mgpu_grid_split(small, 4, ends, s);
+    mgpu_grid_split_iterations(10, ends, s, n);
+    CHECK(n == 2 && s[0].iteration_begin == 0 && s[n - 1].iteration_end == 10 &&
+          s[1].iteration_begin == s[0].iteration_end);
+
+    /* Fewer iterations than slices: empty ranges, never reversed. */
+    n = mgpu_grid_split(grid, 4, ends, s);
+    mgpu_grid_split_iterations(1, ends, s, n);
+    for (int i = 0; i < n; i++)
+        CHECK(s[i].iteration_begin <= s[i].iteration_end && s[i].iteration_end <= 1);
+    CHECK(s[n - 1].iteration_end == 1);
+}
+
 int main(void)
 {
     test_dimension();
@@ -137,5 +170,6 @@ int main(void)
     test_fewer_blocks_than_gpus();
     test_owner_ends();
     test_random_tiling();
+    test_iterations();
     CHECK_DONE();
 }

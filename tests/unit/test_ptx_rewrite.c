@@ -8,6 +8,7 @@
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_module.h"
 #include "ptx/ptx_rewrite.h"
+#include "ptx/ptx_stride_loop.h"
 
 #include <stdlib.h>
 
@@ -187,7 +188,7 @@ static void test_block_offset_pass(void)
 {
     struct mgpu_ptx_rewrite rw;
     const char *out = rewrite(sample, MGPU_PASS_BLOCK_OFFSET, &rw);
-    CHECK_CONTAINS(out, "\t.param .align 4 .b8 __mgpu_grid[24]\n)");
+    CHECK_CONTAINS(out, "\t.param .align 8 .b8 __mgpu_grid[48]\n)");
     /* the kernel reads its own registers from the parameter... */
     CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_ctaid_x_offset, [__mgpu_grid+0];");
     CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_nctaid_x, [__mgpu_grid+12];");
@@ -205,7 +206,7 @@ static void test_block_offset_pass(void)
                                 "mov.u32 %r1, %ctaid.x;\nret;\n}\n";
     out = rewrite(plain, MGPU_PASS_ALL, &rw);
     CHECK(out != NULL && strstr(out, "__mgpu_grid_shared") == NULL);
-    CHECK_CONTAINS(out, "__mgpu_grid[24]");
+    CHECK_CONTAINS(out, "__mgpu_grid[48]");
     CHECK_CONTAINS(out, ".visible .const .align 4 .u32 __mgpu_device_ordinal;");
     CHECK(rw.globals.nredirected == 0 && rw.globals.nconstants == 0);
     mgpu_ptx_rewrite_free(&rw);
@@ -362,6 +363,122 @@ static void test_robustness(void)
     exercise(".visible .func (", 16);
 }
 
+/* A grid-stride loop as nvcc emits it for
+ *   for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+ *        i += gridDim.x * blockDim.x) y[i] = a * x[i] + y[i];
+ * with a marker line in the body and one after the loop that the
+ * variations below replace. */
+static const char stride_loop[] =
+    ".version 8.5\n.target sm_90\n.address_size 64\n"
+    ".visible .entry saxpy(.param .u64 n_param, .param .f32 a_param, .param .u64 x_param,\n"
+    "  .param .u64 y_param)\n{\n"
+    ".reg .pred %p<3>;\n.reg .f32 %f<6>;\n.reg .b32 %r<10>;\n.reg .b64 %rd<21>;\n"
+    "ld.param.u64 %rd8, [n_param];\nld.param.f32 %f1, [a_param];\n"
+    "ld.param.u64 %rd9, [x_param];\nld.param.u64 %rd10, [y_param];\n"
+    "mov.u32 %r1, %ntid.x;\ncvt.u64.u32 %rd1, %r1;\nmov.u32 %r2, %ctaid.x;\n"
+    "mul.wide.u32 %rd11, %r2, %r1;\nmov.u32 %r3, %tid.x;\ncvt.u64.u32 %rd12, %r3;\n"
+    "add.s64 %rd17, %rd11, %rd12;\nsetp.ge.u64 %p1, %rd17, %rd8;\n@%p1 bra $L__BB0_3;\n"
+    "mov.u32 %r4, %nctaid.x;\ncvt.u64.u32 %rd13, %r4;\nmul.lo.s64 %rd3, %rd13, %rd1;\n"
+    "cvta.to.global.u64 %rd4, %rd9;\ncvta.to.global.u64 %rd5, %rd10;\n"
+    "$L__BB0_2:\nshl.b64 %rd14, %rd17, 2;\nadd.s64 %rd15, %rd5, %rd14;\n"
+    "ld.global.f32 %f2, [%rd15];\nadd.s64 %rd16, %rd4, %rd14;\nld.global.f32 %f3, [%rd16];\n"
+    "fma.rn.f32 %f4, %f1, %f3, %f2;\nst.global.f32 [%rd15], %f4;\n"
+    "// BODY\n"
+    "add.s64 %rd17, %rd17, %rd3;\nsetp.lt.u64 %p2, %rd17, %rd8;\n@%p2 bra $L__BB0_2;\n"
+    "$L__BB0_3:\n"
+    "// AFTER\n"
+    "ret;\n}\n";
+
+/* stride_loop with `marker`'s line replaced by `text`. */
+static char *stride_variant(const char *marker, const char *text)
+{
+    static char out[sizeof stride_loop + 256];
+    const char *at = strstr(stride_loop, marker);
+    size_t head = (size_t)(at - stride_loop);
+    snprintf(out, sizeof out, "%.*s%s%s", (int)head, stride_loop, text, at + strlen(marker));
+    return out;
+}
+
+static bool finds_stride_loop(const char *ptx, struct ptx_stride_loop *loop)
+{
+    struct ptx_module m;
+    if (ptx_parse(ptx, strlen(ptx), &m) != 0)
+        return false;
+    bool found = ptx_find_stride_loop(function_named(&m, "saxpy"), loop);
+    ptx_module_free(&m);
+    return found;
+}
+
+static void test_stride_loop(void)
+{
+    struct ptx_stride_loop loop;
+    CHECK(finds_stride_loop(stride_loop, &loop));
+    CHECK(loop.bound_param == 0 && loop.width == 64 && !loop.is_signed);
+    /* A value computed and used within one iteration, an atomic: taken. */
+    CHECK(finds_stride_loop(
+        stride_variant("// BODY\n", "mul.f32 %f5, %f4, %f4;\nred.global.add.f32 [%rd9], %f5;\n"),
+        &loop));
+
+    /* Iterations that depend on one another or on their thread: refused. */
+    static const struct {
+        const char *marker, *text, *why;
+    } refused[] = {
+        {"// BODY\n", "add.f32 %f5, %f5, %f2;\n", "a sum carried from one iteration to the next"},
+        {"// AFTER\n", "st.global.f32 [%rd9], %f4;\n", "a value read after the loop"},
+        {"// BODY\n", "bar.sync 0;\n", "a barrier"},
+        {"// BODY\n", "shfl.sync.down.b32 %r5, %r6, 1, 31, -1;\n", "a warp shuffle"},
+        {"// BODY\n", "mov.u32 %r5, %tid.x;\n", "the thread's index"},
+        {"// BODY\n", "add.s64 %rd20, %rd17, %rd3;\n", "the step"},
+        {"// BODY\n", "@%p1 bra $L__BB0_3;\n", "a second way out"},
+        {"// AFTER\n", "add.s64 %rd20, %rd17, 1;\n", "i after the loop"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        bool found = finds_stride_loop(stride_variant(refused[i].marker, refused[i].text), &loop);
+        if (found)
+            fprintf(stderr, "stride loop taken despite %s\n", refused[i].why);
+        CHECK(!found);
+    }
+    /* A step over another dimension, a bound that is no parameter, a loop
+     * that runs while i != n (it may step over the end of a range), a
+     * first i that is not the thread's index, and loops that are not kept
+     * below the bound both at the start and at each step. */
+    static const char *const replaced[][2] = {
+        {"mov.u32 %r4, %nctaid.x;", "mov.u32 %r4, %nctaid.y;"},
+        {"ld.param.u64 %rd8, [n_param];", "mov.u64 %rd8, 1000;"},
+        {"setp.lt.u64 %p2, %rd17, %rd8;", "setp.ne.u64 %p2, %rd17, %rd8;"},
+        {"add.s64 %rd17, %rd11, %rd12;", "add.s64 %rd17, %rd11, %rd11;"},
+        /* the back edge taken on another value, no test of the first i */
+        {"setp.lt.u64 %p2, %rd17, %rd8;", "setp.lt.u64 %p2, %rd14, %rd8;"},
+        {"@%p1 bra $L__BB0_3;", "// no test of the first i"},
+        {"@%p2 bra $L__BB0_2;", "@!%p2 bra $L__BB0_2;"},
+    };
+    for (size_t i = 0; i < sizeof replaced / sizeof replaced[0]; i++) {
+        bool found = finds_stride_loop(stride_variant(replaced[i][0], replaced[i][1]), &loop);
+        if (found)
+            fprintf(stderr, "stride loop taken with %s\n", replaced[i][1]);
+        CHECK(!found);
+    }
+
+    /* The rewrite: i, the step and both comparisons, each under the
+     * iteration_split word, so that a launch that sets nothing runs the
+     * original loop. */
+    struct mgpu_ptx_rewrite rw;
+    const char *out = rewrite(stride_loop, MGPU_PASS_ALL | MGPU_PASS_ANALYZE, &rw);
+    CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_w, [__mgpu_grid+24];");
+    CHECK_CONTAINS(out, "@%__mgpu_on sub.s64 \t%rd17, %rd17, %__mgpu_d;");
+    CHECK_CONTAINS(out, "ld.param.u64 \t%__mgpu_d, [__mgpu_grid+32];");
+    CHECK_CONTAINS(out, "@%__mgpu_on add.s64 \t%rd17, %rd17, %__mgpu_d;");
+    CHECK_CONTAINS(out, "mov.u32 \t%__mgpu_nb, %nctaid.x;");
+    CHECK_CONTAINS(out, "@%__mgpu_on mul.wide.u32 \t%rd3, %__mgpu_nb, %__mgpu_nt;");
+    CHECK_CONTAINS(out, "ld.param.u64 \t%__mgpu_end, [__mgpu_grid+40];");
+    CHECK_CONTAINS(out, "min.u64 \t%__mgpu_end, %__mgpu_end, %rd8;");
+    CHECK_CONTAINS(out, "setp.ge.u64 \t%p1, %rd17, %__mgpu_end;");
+    CHECK_CONTAINS(out, "setp.lt.u64 \t%p2, %rd17, %__mgpu_end;");
+    CHECK(out != NULL && rw.analysis.nkernels == 1 &&
+          rw.analysis.kernels[0].stride_bound_param == 0);
+    mgpu_ptx_rewrite_free(&rw);
+}
+
 int main(void)
 {
     test_parse_structure();
@@ -369,6 +486,7 @@ int main(void)
     test_block_offset_pass();
     test_module_globals_pass();
     test_analysis();
+    test_stride_loop();
     test_robustness();
     CHECK_DONE();
 }

@@ -1,0 +1,48 @@
+/* Grid-stride loops: finding the one a kernel is built around, and
+ * rewriting it so that a GPU running a slice of the grid runs a range of
+ * the loop's iterations instead.
+ *
+ * A grid-stride loop (i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+ * i += gridDim.x * blockDim.x) hands every block elements spread over the
+ * whole array, so a slice of blocks touches every GPU's memory. Rewritten,
+ * it starts at the slice's first iteration plus the thread's index within
+ * the slice, steps by the slice's threads, and stops at the slice's last
+ * iteration, so each GPU runs a contiguous part of [0, n) next to its data.
+ * That is only the same computation when iterations are independent of one
+ * another and of which thread runs them, so the loop is taken only in the
+ * exact shape nvcc emits for such loops: one basic block, no register
+ * carried from one iteration to the next or out of the loop but i, no
+ * barrier, warp-level operation, call or special register inside, bound
+ * by a kernel parameter. Anything else is left alone and split by blocks.
+ *
+ * The rewritten kernel reads __mgpu_grid's iteration words
+ * (struct mgpu_grid_param): with iteration_split 0 it computes what the
+ * original did, so a launch that sets nothing runs as before. */
+#ifndef MGPU_PTX_STRIDE_LOOP_H
+#define MGPU_PTX_STRIDE_LOOP_H
+
+#include "ptx/ptx_module.h"
+
+#include <stdbool.h>
+
+struct ptx_stride_loop {
+    struct ptx_str index;        /* i */
+    struct ptx_str step;         /* gridDim.x * blockDim.x */
+    struct ptx_str bound;        /* n, as the comparisons name it */
+    unsigned width;              /* of i: 32 or 64 */
+    bool is_signed;              /* the comparisons' type */
+    struct ptx_str compare_type; /* "s64", "u32", ... */
+    int bound_param;             /* which kernel parameter n was loaded from */
+};
+
+/* Whether kernel f, as parsed (before the block-offset pass), is built
+ * around one grid-stride loop of the shape above; fills *loop if so. */
+bool ptx_find_stride_loop(const struct ptx_function *f, struct ptx_stride_loop *loop);
+
+/* After the block-offset pass (which added __mgpu_grid to f): makes the
+ * loop found before it run the iterations __mgpu_grid names when its
+ * iteration_split word is set. Returns 0, or -1 when memory runs out. */
+int ptx_rewrite_stride_loop(struct ptx_module *m, struct ptx_function *f,
+                            const struct ptx_stride_loop *loop);
+
+#endif
