@@ -62,10 +62,17 @@ expect_same_as_plain() {
 }
 
 # expect_small_drop LABEL: many-small's free memory dropped by under 2 GiB.
+# Free memory is the device's, which the other GPU tests of a parallel
+# `make check` also use: a drop over the limit is measured again, up to
+# three times (a granule per buffer would be 200 GB, over it every time).
 expect_small_drop() {
-  drop=$(sed -n 's/^many-small: free memory dropped by \(-*[0-9]*\) MiB$/\1/p' "$work/$1.many-small.out")
-  [ -n "$drop" ] && [ "$drop" -lt 2048 ] || {
-    cat "$work/$1.many-small.out" >&2; fail "many-small ($1): free memory dropped by ${drop:-?} MiB"; }
+  for try in 1 2 3; do
+    drop=$(sed -n 's/^many-small: free memory dropped by \(-*[0-9]*\) MiB$/\1/p' "$work/$1.many-small.out")
+    [ -n "$drop" ] && [ "$drop" -lt 2048 ] && return 0
+    echo "many-small ($1), try $try: free memory dropped by ${drop:-?} MiB" >&2
+    [ "$try" -lt 3 ] && expect_pass "$1" many-small
+  done
+  cat "$work/$1.many-small.out" >&2; fail "many-small ($1): free memory dropped by ${drop:-?} MiB"
 }
 
 # peak_bytes LABEL MODE GPU: the bytes the report says GPU held at peak (its
