@@ -88,13 +88,41 @@ static struct ptx_str destination(const struct ptx_instruction *ins)
     return ins->ops[0];
 }
 
+struct name_check {
+    struct ptx_str name;
+    bool found;
+};
+
+static void find_name(struct ptx_str name, void *ctx)
+{
+    struct name_check *c = ctx;
+    if (ptx_str_equal(name, c->name))
+        c->found = true;
+}
+
+/* Whether the first operand is what the instruction writes: one register,
+ * a vector ({%f1, %f2}) or a predicate pair (%p1|%p2), not an address. */
+static bool writes_first_operand(const struct ptx_instruction *ins)
+{
+    return ins->nops > 0 && ins->ops[0].n > 0 && ins->ops[0].p[0] != '[' &&
+           !in_list(ins->opcode, no_destination);
+}
+
+static bool writes(const struct ptx_instruction *ins, struct ptx_str reg)
+{
+    struct name_check c = {reg, false};
+    if (writes_first_operand(ins))
+        ptx_for_each_name(ins->ops[0], find_name, &c);
+    return c.found;
+}
+
 /* Where `reg` is written: the count, and the last place. */
 static int definitions(const struct ptx_function *f, struct ptx_str reg, size_t *where)
 {
     int count = 0;
     for (size_t i = 0; i < f->nbody; i++) {
         const struct ptx_instruction *ins = instruction_at(f, i);
-        if (ins != NULL && ptx_str_equal(destination(ins), reg)) {
+        if (ins != NULL && writes(ins, reg)) {
             count++;
             *where = i;
         }
@@ -186,25 +214,13 @@ static enum value value_of(const struct ptx_function *f, struct ptx_str operand,
     return instruction_value(f, instruction_at(f, at), depth, param);
 }
 
-struct name_check {
-    struct ptx_str name;
-    bool found;
-};
-
-static void find_name(struct ptx_str name, void *ctx)
-{
-    struct name_check *c = ctx;
-    if (ptx_str_equal(name, c->name))
-        c->found = true;
-}
-
 /* Whether instruction `ins` reads `reg` (operands after a destination,
  * every operand otherwise, and its guard). */
 static bool reads(const struct ptx_instruction *ins, struct ptx_str reg)
 {
     struct name_check c = {reg, false};
     ptx_for_each_name(ins->guard, find_name, &c);
-    uint32_t first = destination(ins).n ? 1 : 0;
+    uint32_t first = writes_first_operand(ins) ? 1 : 0;
     for (uint32_t i = first; i < ins->nops && !c.found; i++)
         ptx_for_each_name(ins->ops[i], find_name, &c);
     return c.found;
@@ -320,6 +336,41 @@ static bool bounds_both_ways_in(const struct ptx_function *f, const struct loop_
     return false;
 }
 
+#define WRITTEN_MAX 8
+
+struct written {
+    struct ptx_str names[WRITTEN_MAX];
+    int count; /* WRITTEN_MAX + 1 when there were more */
+};
+
+static void add_written(struct ptx_str name, void *ctx)
+{
+    struct written *w = ctx;
+    if (w->count < WRITTEN_MAX)
+        w->names[w->count] = name;
+    if (w->count <= WRITTEN_MAX)
+        w->count++;
+}
+
+/* Whether `reg`, written at body instruction `at`, is read only after that
+ * and before the iteration ends (or, the back edge's predicate, by the
+ * back edge). */
+static bool stays_in_iteration(const struct ptx_function *f, const struct loop_shape *shape,
+                               size_t at, struct ptx_str reg, struct ptx_str back_predicate)
+{
+    for (size_t j = 0; j < f->nbody; j++) {
+        const struct ptx_instruction *other = instruction_at(f, j);
+        if (other == NULL || !reads(other, reg))
+            continue;
+        bool before_in_body = j > shape->head && j <= at;
+        bool outside = j <= shape->head || j >= shape->branch;
+        bool back_edge = j == shape->branch && ptx_str_equal(reg, back_predicate);
+        if (before_in_body || (outside && !back_edge))
+            return false;
+    }
+    return true;
+}
+
 /* Every instruction reading i outside the body is a comparison with the
  * same bound; in the body no register but i is read before it is written
  * or read after the loop; nothing in the body ties an iteration to a
@@ -364,19 +415,16 @@ static bool loop_is_independent(const struct ptx_function *f, const struct loop_
     /* Registers carried from one iteration to the next, or out. */
     for (size_t i = shape->head + 1; i < shape->branch; i++) {
         const struct ptx_instruction *ins = instruction_at(f, i);
-        struct ptx_str d = ins ? destination(ins) : (struct ptx_str){"", 0};
-        if (d.n == 0 || ptx_str_equal(d, loop->index))
+        struct written w = {.count = 0};
+        if (ins == NULL || !writes_first_operand(ins))
             continue;
-        for (size_t j = 0; j < f->nbody; j++) {
-            const struct ptx_instruction *other = instruction_at(f, j);
-            if (other == NULL || !reads(other, d))
-                continue;
-            bool before_in_body = j > shape->head && j <= i;
-            bool outside = j <= shape->head || j >= shape->branch;
-            bool back_edge = j == shape->branch && ptx_str_equal(d, back_predicate);
-            if (before_in_body || (outside && !back_edge))
+        ptx_for_each_name(ins->ops[0], add_written, &w);
+        if (w.count > WRITTEN_MAX)
+            return false;
+        for (int k = 0; k < w.count; k++)
+            if (!ptx_str_equal(w.names[k], loop->index) &&
+                !stays_in_iteration(f, shape, i, w.names[k], back_predicate))
                 return false;
-        }
     }
     return true;
 }
@@ -403,7 +451,7 @@ bool ptx_find_stride_loop(const struct ptx_function *f, struct ptx_stride_loop *
         size_t init = 0, count = 0;
         for (size_t i = 0; i < f->nbody; i++) {
             const struct ptx_instruction *d = instruction_at(f, i);
-            if (d != NULL && i != u && ptx_str_equal(destination(d), candidate.index)) {
+            if (d != NULL && i != u && writes(d, candidate.index)) {
                 init = i;
                 count++;
             }

@@ -414,16 +414,23 @@ static void test_stride_loop(void)
     struct ptx_stride_loop loop;
     CHECK(finds_stride_loop(stride_loop, &loop));
     CHECK(loop.bound_param == 0 && loop.width == 64 && !loop.is_signed);
-    /* A value computed and used within one iteration, an atomic: taken. */
+    /* A value computed and used within one iteration, an atomic, a vector
+     * load: taken. */
     CHECK(finds_stride_loop(
         stride_variant("// BODY\n", "mul.f32 %f5, %f4, %f4;\nred.global.add.f32 [%rd9], %f5;\n"),
         &loop));
+    CHECK(finds_stride_loop(stride_variant("// BODY\n", "ld.global.v2.f32 {%f5, %f6}, [%rd16];\n"
+                                                        "add.f32 %f7, %f5, %f6;\n"
+                                                        "st.global.f32 [%rd16], %f7;\n"),
+                            &loop));
 
     /* Iterations that depend on one another or on their thread: refused. */
     static const struct {
         const char *marker, *text, *why;
     } refused[] = {
         {"// BODY\n", "add.f32 %f5, %f5, %f2;\n", "a sum carried from one iteration to the next"},
+        {"// BODY\n", "add.f32 %f7, %f6, %f5;\nld.global.v2.f32 {%f5, %f6}, [%rd16];\n",
+         "a vector register read before it is loaded"},
         {"// AFTER\n", "st.global.f32 [%rd9], %f4;\n", "a value read after the loop"},
         {"// BODY\n", "bar.sync 0;\n", "a barrier"},
         {"// BODY\n", "shfl.sync.down.b32 %r5, %r6, 1, 31, -1;\n", "a warp shuffle"},
