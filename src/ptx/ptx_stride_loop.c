@@ -474,6 +474,11 @@ bool ptx_find_stride_loop(const struct ptx_function *f, struct ptx_stride_loop *
         if (compare_width != candidate.width ||
             value_of(f, candidate.bound, 0, &candidate.bound_param) != V_PARAM)
             continue;
+        /* The runtime reads n from the parameter: a 32-bit loop bounded by
+         * a narrowed 64-bit one would not count what the runtime counts. */
+        size_t bound_size = f->params[candidate.bound_param].size;
+        if (bound_size != 4 && (bound_size != 8 || candidate.width != 64))
+            continue;
         loop = candidate;
         found++;
     }

@@ -454,6 +454,8 @@ static void test_stride_loop(void)
         {"ld.param.u64 %rd8, [n_param];", "mov.u64 %rd8, 1000;"},
         {"setp.lt.u64 %p2, %rd17, %rd8;", "setp.ne.u64 %p2, %rd17, %rd8;"},
         {"add.s64 %rd17, %rd11, %rd12;", "add.s64 %rd17, %rd11, %rd11;"},
+        /* a bound of another size than the runtime reads */
+        {".param .u64 n_param", ".param .align 4 .b8 n_param[12]"},
         /* the back edge taken on another value, no test of the first i */
         {"setp.lt.u64 %p2, %rd17, %rd8;", "setp.lt.u64 %p2, %rd14, %rd8;"},
         {"@%p1 bra $L__BB0_3;", "// no test of the first i"},
