@@ -207,14 +207,6 @@ static void collect(struct function_view *fv, struct ref_list *list, const struc
         ptx_for_each_name(ops[i], collect_name, &c);
 }
 
-static bool opcode_in(struct ptx_str op, const char *const *list)
-{
-    for (; *list; list++)
-        if (ptx_str_is(op, *list))
-            return true;
-    return false;
-}
-
 static const char *const texture_opcodes[] = {"tex",   "tld4", "txq",     "suld", "sust",
                                               "sured", "suq",  "istypep", NULL};
 /* Results that are indices or flags, never addresses. */
@@ -306,7 +298,7 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     bool global_or_generic = space == PTX_SPACE_NONE || space == PTX_SPACE_GLOBAL;
     bool is_atom = ptx_str_is(op, "atom");
 
-    if (opcode_in(op, texture_opcodes))
+    if (ptx_str_in(op, texture_opcodes))
         function_reason(fv, MGPU_WHY_TEXTURE, op);
     if (ptx_str_is(op, "griddepcontrol"))
         function_reason(fv, MGPU_WHY_DEPENDENT_LAUNCH, op);
@@ -387,11 +379,11 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     /* Everything else computes its first operand from the others. */
     r->flow = FLOW_COPY;
     collect(fv, &r->dst, &ins->ops[0], 1);
-    if (opcode_in(op, non_address_opcodes)) {
+    if (ptx_str_in(op, non_address_opcodes)) {
         struct ref_list ignored;
         collect(fv, &ignored, &ins->ops[1], ins->nops - 1);
         r->flow = FLOW_NONE;
-    } else if (opcode_in(op, addend_opcodes)) {
+    } else if (ptx_str_in(op, addend_opcodes)) {
         struct ref_list ignored;
         collect(fv, &ignored, &ins->ops[1], ins->nops - 2);
         collect(fv, &r->src, &ins->ops[ins->nops - 1], 1);

@@ -80,6 +80,14 @@ bool ptx_str_equal(struct ptx_str a, struct ptx_str b)
     return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
 }
 
+bool ptx_str_in(struct ptx_str s, const char *const *words)
+{
+    for (; *words; words++)
+        if (ptx_str_is(s, *words))
+            return true;
+    return false;
+}
+
 bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod)
 {
     for (uint32_t i = 0; i < ins->nmods; i++)

@@ -144,6 +144,8 @@ static inline struct ptx_str ptx_str_of(const char *s)
     return r;
 }
 bool ptx_str_equal(struct ptx_str a, struct ptx_str b);
+/* Whether s is one of the words of a NULL-terminated list. */
+bool ptx_str_in(struct ptx_str s, const char *const *words);
 bool ptx_str_starts_with(struct ptx_str s, const char *prefix);
 /* A malloc'd NUL-terminated copy; NULL when memory runs out. */
 char *ptx_str_dup(struct ptx_str s);

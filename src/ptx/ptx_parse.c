@@ -412,14 +412,6 @@ static const char *through_semicolon(struct parser *ps, bool stop_at_close)
     return semi < ps->end && *semi == ';' ? semi + 1 : semi;
 }
 
-static bool word_in(struct ptx_str w, const char *const *words)
-{
-    for (; *words; words++)
-        if (ptx_str_is(w, *words))
-            return true;
-    return false;
-}
-
 static const char *const linkage_words[] = {".visible", ".extern", ".weak", ".common", NULL};
 static const char *const line_directives[] = {".version", ".target", ".address_size",
                                               ".file",    ".loc",    NULL};
@@ -531,8 +523,8 @@ static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool
     }
     if (c == '.') {
         struct ptx_str word = read_directive(ps);
-        const char *to = word_in(word, line_directives) ? line_end(ps->p, ps->end)
-                                                        : through_semicolon(ps, stop_at_close);
+        const char *to = ptx_str_in(word, line_directives) ? line_end(ps->p, ps->end)
+                                                           : through_semicolon(ps, stop_at_close);
         ps->p = to;
         struct ptx_stmt *s = new_stmt(ps, PTX_DIRECTIVE);
         if (s) {
@@ -745,7 +737,7 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
         return verbatim(ps, start, to, true);
     }
     struct ptx_str word = read_directive(ps);
-    if (word_in(word, line_directives)) {
+    if (ptx_str_in(word, line_directives)) {
         const char *to = line_end(ps->p, ps->end);
         ps->p = to;
         struct ptx_stmt *s = verbatim(ps, start, to, false);
@@ -765,7 +757,7 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
         return s;
     }
     bool external = false;
-    while (word_in(word, linkage_words)) {
+    while (ptx_str_in(word, linkage_words)) {
         external |= ptx_str_is(word, ".extern");
         skip_space(ps);
         word = read_directive(ps);

@@ -53,14 +53,6 @@ static const char *const special_prefixes[] = {"%tid",
                                                "%total_smem_size",
                                                NULL};
 
-static bool in_list(struct ptx_str word, const char *const *list)
-{
-    for (int i = 0; list[i] != NULL; i++)
-        if (ptx_str_is(word, list[i]))
-            return true;
-    return false;
-}
-
 static bool is_register(struct ptx_str s)
 {
     if (s.n < 2 || s.p[0] != '%')
@@ -83,7 +75,7 @@ static const struct ptx_instruction *instruction_at(const struct ptx_function *f
 static struct ptx_str destination(const struct ptx_instruction *ins)
 {
     struct ptx_str none = {"", 0};
-    if (ins->nops == 0 || in_list(ins->opcode, no_destination) || !is_register(ins->ops[0]))
+    if (ins->nops == 0 || ptx_str_in(ins->opcode, no_destination) || !is_register(ins->ops[0]))
         return none;
     return ins->ops[0];
 }
@@ -105,7 +97,7 @@ static void find_name(struct ptx_str name, void *ctx)
 static bool writes_first_operand(const struct ptx_instruction *ins)
 {
     return ins->nops > 0 && ins->ops[0].n > 0 && ins->ops[0].p[0] != '[' &&
-           !in_list(ins->opcode, no_destination);
+           !ptx_str_in(ins->opcode, no_destination);
 }
 
 static bool writes(const struct ptx_instruction *ins, struct ptx_str reg)
@@ -132,7 +124,7 @@ static int definitions(const struct ptx_function *f, struct ptx_str reg, size_t 
 
 static bool type_is(const struct ptx_instruction *ins, const char *const *types)
 {
-    return ins->nmods > 0 && in_list(ins->mods[ins->nmods - 1], types);
+    return ins->nmods > 0 && ptx_str_in(ins->mods[ins->nmods - 1], types);
 }
 
 static const char *const integer_types[] = {"u32", "s32", "u64", "s64", "b32", "b64", NULL};
@@ -388,7 +380,7 @@ static bool loop_is_independent(const struct ptx_function *f, const struct loop_
         if (ins == NULL)
             continue;
         bool in_body = i > shape->head && i < shape->branch;
-        if (in_body && (in_list(ins->opcode, body_forbidden) || reads_special(ins)))
+        if (in_body && (ptx_str_in(ins->opcode, body_forbidden) || reads_special(ins)))
             return false;
         if (i != shape->update && reads(ins, loop->step))
             return false;
