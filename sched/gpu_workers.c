@@ -7,12 +7,12 @@
 #include "gpu_workers.h"
 
 #include "log.h"
+#include "monotonic_clock.h"
 #include "real_driver.h"
 #include "thread_binding.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 
 /* How long a worker keeps spinning after its last job. Long enough to
  * cover the gap between a program's back-to-back launches, short enough
@@ -41,13 +41,6 @@ static atomic_int worker_count; /* written under start_lock */
 static atomic_int pending;
 static atomic_bool caller_sleeping;
 
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -58,12 +51,12 @@ static inline void cpu_relax(void)
 /* Spins until *flag reads `want` or `budget_ns` has passed. */
 static bool spin_until(atomic_bool *flag, bool want, long long budget_ns)
 {
-    long long deadline = now_ns() + budget_ns;
+    long long deadline = mgpu_monotonic_ns() + budget_ns;
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(flag, memory_order_acquire) == want)
             return true;
         cpu_relax();
-        if ((i & 255) == 0 && now_ns() > deadline)
+        if ((i & 255) == 0 && mgpu_monotonic_ns() > deadline)
             return false;
     }
 }
@@ -158,10 +151,10 @@ void mgpu_gpu_workers_begin(const bool wanted[MGPU_MAX_GPUS], mgpu_gpu_work_fn f
 
 void mgpu_gpu_workers_wait(void)
 {
-    long long deadline = now_ns() + CALLER_SPIN_NANOSECONDS;
+    long long deadline = mgpu_monotonic_ns() + CALLER_SPIN_NANOSECONDS;
     for (unsigned i = 1; !no_jobs_pending(); i++) {
         cpu_relax();
-        if ((i & 255) == 0 && now_ns() > deadline) {
+        if ((i & 255) == 0 && mgpu_monotonic_ns() > deadline) {
             pthread_mutex_lock(&sleep_lock);
             atomic_store(&caller_sleeping, true);
             while (!no_jobs_pending())

@@ -3,6 +3,7 @@
  * times and at most one timing in flight. */
 #include "split_policy.h"
 
+#include "monotonic_clock.h"
 #include "pointer_hash.h"
 #include "real_driver.h"
 #include "runtime.h"
@@ -97,12 +98,10 @@ static bool decided(const struct shape *s)
  * a value this thread writes later). */
 static void wait_for_timing(CUevent stop)
 {
-    struct timespec started, now, pause = {0, 20000};
-    clock_gettime(CLOCK_MONOTONIC, &started);
+    struct timespec pause = {0, 20000};
+    long long deadline = mgpu_monotonic_ns() + (long long)(PROBE_WAIT_MAX_MS * 1e6);
     while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double ms = (now.tv_sec - started.tv_sec) * 1e3 + (now.tv_nsec - started.tv_nsec) / 1e6;
-        if (ms > PROBE_WAIT_MAX_MS)
+        if (mgpu_monotonic_ns() > deadline)
             return;
         nanosleep(&pause, NULL);
     }

@@ -6,6 +6,7 @@
 #include "hook_table.h"
 #include "kernel_stats.h"
 #include "log.h"
+#include "monotonic_clock.h"
 #include "real_driver.h"
 #include "runtime.h"
 
@@ -13,7 +14,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_CONTEXTS 64
 #define MAX_SPANS (1u << 22)
@@ -33,13 +33,6 @@ static struct mgpu_launch_timer *pending;
 static size_t pending_head, pending_len, pending_cap; /* ring buffer */
 static struct mgpu_trace_span *spans;
 static size_t span_len, span_cap, spans_dropped;
-
-static double host_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 static int context_index(CUcontext ctx)
 {
@@ -95,7 +88,7 @@ static int ensure_base(struct context_events *c, CUstream stream)
         return -1;
     }
     c->base = ev;
-    c->base_host_us = host_now_us();
+    c->base_host_us = (double)mgpu_monotonic_ns() / 1e3;
     return 0;
 }
 

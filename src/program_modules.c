@@ -7,6 +7,7 @@
 #include "gpu_contexts.h"
 #include "log.h"
 #include "module_copies.h"
+#include "monotonic_clock.h"
 #include "pointer_hash.h"
 #include "program_image.h"
 #include "real_driver.h"
@@ -18,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAX_RECORDED_ATTRIBUTES 8
 
@@ -169,13 +169,6 @@ bool mgpu_program_modules_wanted(void)
     w = count > 1;
     atomic_store(&wanted, w);
     return w;
-}
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
@@ -404,7 +397,7 @@ static void build_copies(struct program_module *m, CUcontext ctx)
     char *ptx = NULL;
     size_t ptx_size = 0;
     CUmodule home = m->is_library ? NULL : m->handle;
-    double start = seconds_now();
+    double start = (double)mgpu_monotonic_ns() * 1e-9;
     if (mgpu_gpu_contexts(ctx, contexts, &ngpus, why, sizeof why) != 0)
         goto none;
     if (m->is_library) {
@@ -427,7 +420,7 @@ static void build_copies(struct program_module *m, CUcontext ctx)
     free(m->image);
     m->image = NULL;
     m->home_context = ctx;
-    m->build_seconds = seconds_now() - start;
+    m->build_seconds = (double)mgpu_monotonic_ns() * 1e-9 - start;
     m->copy_gpus = ngpus;
     m->compiled = m->copies.compiled;
     add_constant_ranges(m);
