@@ -49,14 +49,23 @@ static const double *ends_by_weight(const struct mgpu_kernel_copies *k)
     return weight_ends;
 }
 
+/* Where the launch holds parameter i: in the array, or in the `extra`
+ * buffer; NULL with neither. */
+static const void *parameter_at(const struct mgpu_kernel_copies *k, unsigned i, void *const *params,
+                                const void *buffer)
+{
+    if (params != NULL)
+        return params[i];
+    return buffer != NULL ? (const char *)buffer + k->param_offsets[i] : NULL;
+}
+
 static CUdeviceptr parameter_pointer(const struct mgpu_kernel_copies *k, unsigned i,
                                      void *const *params, const void *buffer)
 {
     CUdeviceptr p = 0;
-    if (params != NULL)
-        memcpy(&p, params[i], sizeof p);
-    else if (buffer != NULL)
-        memcpy(&p, (const char *)buffer + k->param_offsets[i], sizeof p);
+    const void *at = parameter_at(k, i, params, buffer);
+    if (at != NULL)
+        memcpy(&p, at, sizeof p);
     return p;
 }
 
@@ -91,10 +100,10 @@ static bool stride_iterations(const struct mgpu_kernel_copies *k, void *const *p
                               const void *buffer, unsigned long long *iterations)
 {
     int i = k->stride_bound_param;
-    if (i < 0 || (unsigned)i >= k->nparams || (params == NULL && buffer == NULL))
+    const void *at = i >= 0 && (unsigned)i < k->nparams ? parameter_at(k, i, params, buffer) : NULL;
+    if (at == NULL)
         return false;
     size_t size = k->param_sizes[i];
-    const void *at = params != NULL ? params[i] : (const char *)buffer + k->param_offsets[i];
     if (size == 4) {
         uint32_t v;
         memcpy(&v, at, sizeof v);
