@@ -35,8 +35,6 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_FORK_JOIN", "flags|events",
      "how a split launch's slices wait for the program's stream and it for them: sequence "
      "flags in pinned memory (default) or events"},
-    {"MGPU_CACHE_DIR", "DIR|off",
-     "compiled per-GPU modules (default $XDG_CACHE_HOME/mgpu or ~/.cache/mgpu)"},
     {"MGPU_MEMORY", "pool|driver",
      "pool: device allocations get one address on every GPU, pages spread over them "
      "(default); driver: plain allocations on the home GPU"},

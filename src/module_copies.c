@@ -1,192 +1,47 @@
 /* Owns loading a rewritten module on every selected GPU (see
- * module_copies.h): the compile through the driver's JIT linker, the disk
- * cache of compiled images (keyed by the rewritten PTX, the architecture
- * and the pass version), and setting each copy's per-module data. All
- * driver calls go to the real driver. */
+ * module_copies.h): compiling the rewritten PTX with the driver's JIT in
+ * each GPU's context, and setting each copy's per-module data. All driver
+ * calls go to the real driver. */
 #include "module_copies.h"
 
 #include "real_driver.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-bool mgpu_module_cache_dir(char *out, size_t len)
-{
-    const char *dir = getenv("MGPU_CACHE_DIR");
-    if (dir != NULL && strcmp(dir, "off") == 0)
-        return false;
-    if (dir != NULL && dir[0])
-        snprintf(out, len, "%s", dir);
-    else if ((dir = getenv("XDG_CACHE_HOME")) != NULL && dir[0])
-        snprintf(out, len, "%s/mgpu", dir);
-    else if ((dir = getenv("HOME")) != NULL && dir[0])
-        snprintf(out, len, "%s/.cache/mgpu", dir);
-    else
-        return false;
-    return true;
-}
-
-/* Two independent 64-bit FNV-1a hashes: 128 bits of key. */
-static void hash_key(const char *data, size_t size, unsigned arch, uint64_t key[2])
-{
-    uint64_t a = 1469598103934665603u, b = 0x9ae16a3b2f90404fu;
-    char prefix[64];
-    int n = snprintf(prefix, sizeof prefix, "mgpu-pass-%d-sm_%u:", MGPU_PTX_PASS_VERSION, arch);
-    for (int i = 0; i < n; i++) {
-        a = (a ^ (unsigned char)prefix[i]) * 1099511628211u;
-        b = (b ^ (unsigned char)prefix[i]) * 0x100000001b3u + 0x632be59bd9b4e019u;
-    }
-    for (size_t i = 0; i < size; i++) {
-        a = (a ^ (unsigned char)data[i]) * 1099511628211u;
-        b = (b ^ (unsigned char)data[i]) * 0x100000001b3u + 0x632be59bd9b4e019u;
-    }
-    key[0] = a;
-    key[1] = b;
-}
-
-static void cache_path(const char *dir, const uint64_t key[2], char *out, size_t len)
-{
-    snprintf(out, len, "%s/%016llx%016llx.cubin", dir, (unsigned long long)key[0],
-             (unsigned long long)key[1]);
-}
-
-static void *read_cached(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    void *data = NULL;
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && st.st_size > 0) {
-        data = malloc((size_t)st.st_size);
-        if (data != NULL && fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-            free(data);
-            data = NULL;
-        }
-        *size = (size_t)st.st_size;
-    }
-    fclose(f);
-    return data;
-}
-
-/* Writes through a temporary file and a rename, so that concurrent
- * processes never read half a file. A cache that cannot be written is not
- * an error: the next run compiles again. */
-static void write_cached(const char *dir, const char *path, const void *data, size_t size)
-{
-    char tmp[4400];
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        char parent[4096];
-        snprintf(parent, sizeof parent, "%s", dir);
-        char *slash = strrchr(parent, '/');
-        if (slash == NULL)
-            return;
-        *slash = '\0';
-        mkdir(parent, 0777);
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return;
-    }
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return;
-    bool ok = write(fd, data, size) == (ssize_t)size;
-    ok &= close(fd) == 0;
-    if (!ok || rename(tmp, path) != 0)
-        unlink(tmp);
-}
-
-/* Compiles PTX for the current context's GPU with the driver's JIT linker.
- * Returns a malloc'd cubin, or NULL with a reason in err. */
-static void *compile(const char *ptx, size_t size, size_t *cubin_size, char *err, size_t errlen)
+/* Compiles `ptx` (NUL-terminated) for the current context's GPU and loads
+ * it: cuModuleLoadDataEx, whole-program code, as the CUDA runtime gets for
+ * PTX. Not through cuLink*, which compiles its inputs as relocatable code
+ * (-rdc): ptxas then does not know where shared arrays start and splits
+ * 16-byte shared-memory loads into 4-byte ones, which made a split SGEMM
+ * 21 % slower on 2 x H200. The driver keeps what it compiled in its JIT
+ * cache on disk (CUDA_CACHE_PATH), so the other GPUs of the same
+ * architecture, and the next run, load it without compiling again. */
+static int load_ptx(CUmodule *module, const char *ptx, int gpu, char *err, size_t errlen)
 {
     char log[4096] = "";
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void *values[] = {log, (void *)(uintptr_t)sizeof log};
-    CUlinkState link;
-    CUresult r = mgpu_drv.cuLinkCreate(2, options, values, &link);
-    if (r != CUDA_SUCCESS) {
-        snprintf(err, errlen, "cuLinkCreate: %s", mgpu_cu_error_name(r));
-        return NULL;
-    }
-    void *copy = NULL;
-    r = mgpu_drv.cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, size, "mgpu-rewritten.ptx", 0,
-                               NULL, NULL);
-    void *cubin = NULL;
+    CUresult r = mgpu_drv.cuModuleLoadDataEx(module, ptx, 2, options, values);
     if (r == CUDA_SUCCESS)
-        r = mgpu_drv.cuLinkComplete(link, &cubin, cubin_size);
-    if (r != CUDA_SUCCESS) {
-        char *nl = strchr(log, '\n');
-        if (nl)
-            *nl = '\0';
-        snprintf(err, errlen, "the JIT compiler refuses the rewritten PTX: %s%s%s",
-                 mgpu_cu_error_name(r), log[0] ? ": " : "", log);
-    } else if ((copy = malloc(*cubin_size)) != NULL) {
-        memcpy(copy, cubin, *cubin_size);
-    } else {
-        snprintf(err, errlen, "out of memory");
-    }
-    mgpu_drv.cuLinkDestroy(link);
-    return copy;
+        return 0;
+    *module = NULL;
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    snprintf(err, errlen, "the JIT compiler refuses the rewritten PTX on GPU %d: %s%s%s", gpu,
+             mgpu_cu_error_name(r), log[0] ? ": " : "", log);
+    return -1;
 }
 
 static bool driver_has_module_calls(void)
 {
-    return mgpu_drv.cuCtxPushCurrent && mgpu_drv.cuCtxPopCurrent && mgpu_drv.cuCtxGetDevice &&
-           mgpu_drv.cuModuleLoadData && mgpu_drv.cuModuleUnload && mgpu_drv.cuModuleGetFunction &&
-           mgpu_drv.cuModuleGetGlobal && mgpu_drv.cuFuncGetParamInfo && mgpu_drv.cuMemcpyHtoD &&
-           mgpu_drv.cuMemcpyDtoD && mgpu_drv.cuLinkCreate && mgpu_drv.cuLinkAddData &&
-           mgpu_drv.cuLinkComplete && mgpu_drv.cuLinkDestroy && mgpu_drv.cuMemAlloc &&
-           mgpu_drv.cuMemFree && mgpu_drv.cuMemcpyDtoDAsync;
-}
-
-static unsigned context_arch(void)
-{
-    CUdevice dev;
-    return mgpu_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS ? mgpu_device_arch(dev) : 0;
-}
-
-/* In the current context: the compiled image for its architecture, from
- * the cache or the compiler (reusing `last` when the architecture is the
- * one compiled for just before). */
-struct compiled {
-    unsigned arch;
-    void *cubin;
-    size_t size;
-};
-
-static int image_for_context(struct mgpu_module_copies *mc, const char *ptx, size_t size,
-                             struct compiled *last, char *err, size_t errlen)
-{
-    unsigned arch = context_arch();
-    if (last->cubin != NULL && last->arch == arch)
-        return 0;
-    free(last->cubin);
-    last->cubin = NULL;
-    last->arch = arch;
-    char dir[4096], path[4200];
-    uint64_t key[2];
-    bool cached = mgpu_module_cache_dir(dir, sizeof dir);
-    if (cached) {
-        hash_key(ptx, size, arch, key);
-        cache_path(dir, key, path, sizeof path);
-        last->cubin = read_cached(path, &last->size);
-        if (last->cubin != NULL)
-            return 0;
-    }
-    last->cubin = compile(ptx, size, &last->size, err, errlen);
-    if (last->cubin == NULL)
-        return -1;
-    mc->compiled = true;
-    if (cached)
-        write_cached(dir, path, last->cubin, last->size);
-    return 0;
+    return mgpu_drv.cuCtxPushCurrent && mgpu_drv.cuCtxPopCurrent && mgpu_drv.cuModuleLoadDataEx &&
+           mgpu_drv.cuModuleUnload && mgpu_drv.cuModuleGetFunction && mgpu_drv.cuModuleGetGlobal &&
+           mgpu_drv.cuFuncGetParamInfo && mgpu_drv.cuMemcpyHtoD && mgpu_drv.cuMemcpyDtoD &&
+           mgpu_drv.cuMemAlloc && mgpu_drv.cuMemFree && mgpu_drv.cuMemcpyDtoDAsync;
 }
 
 /* Fills a copy's per-module data; the copy's context is current. */
@@ -299,7 +154,6 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
     memset(&rw.analysis, 0, sizeof rw.analysis);
     mc->home = home;
     mc->ngpus = ngpus;
-    struct compiled image = {0, NULL, 0};
     for (int g = 0; g < ngpus; g++)
         mc->contexts[g] = contexts[g];
     int rc = make_storage(mc, err, errlen);
@@ -310,19 +164,12 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
             rc = -1;
             break;
         }
-        rc = image_for_context(mc, rw.ptx, rw.size, &image, err, errlen);
-        if (rc == 0 &&
-            (r = mgpu_drv.cuModuleLoadData(&mc->modules[g], image.cubin)) != CUDA_SUCCESS) {
-            snprintf(err, errlen, "loading the rewritten module on GPU %d: %s", g,
-                     mgpu_cu_error_name(r));
-            rc = -1;
-        }
+        rc = load_ptx(&mc->modules[g], rw.ptx, g, err, errlen);
         if (rc == 0)
             rc = set_module_data(mc, g, err, errlen);
         CUcontext popped;
         mgpu_drv.cuCtxPopCurrent(&popped);
     }
-    free(image.cubin);
     mgpu_ptx_rewrite_free(&rw);
     if (rc == 0)
         rc = mgpu_module_copies_refresh_constants(mc, err, errlen);

@@ -1,7 +1,8 @@
 /* A module rewritten for split launches and loaded once per selected GPU:
- * compiled once per architecture (or read from the disk cache), loaded in
- * each GPU's context, its device ordinal set, its constants copied from the
- * home module's (the program's own, in the home GPU's context).
+ * compiled by the driver's JIT in each GPU's context (its disk cache serves
+ * the GPUs after the first, and later runs), its device ordinal set, its
+ * constants copied from the home module's (the program's own, in the home
+ * GPU's context).
  *
  * Writable module variables (__device__) live in one allocation per
  * variable that every GPU can reach, made in the home context and filled
@@ -32,7 +33,6 @@ struct mgpu_module_copies {
     struct mgpu_ptx_analysis analysis; /* of the module's kernels, as the program wrote them */
     CUdeviceptr *storage;              /* per redirected variable */
     size_t *storage_size;
-    bool compiled; /* false when every copy came from the disk cache */
 };
 
 /* Rewrites `ptx` (the home module's PTX) and loads a copy on each of the
@@ -73,10 +73,5 @@ CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_cop
                                                     CUstream stream);
 
 void mgpu_module_copies_unload(struct mgpu_module_copies *mc);
-
-/* Where compiled modules are kept: $MGPU_CACHE_DIR, else
- * $XDG_CACHE_HOME/mgpu, else ~/.cache/mgpu. "off" in MGPU_CACHE_DIR turns
- * the cache off. Writes the directory into out; returns false when off. */
-bool mgpu_module_cache_dir(char *out, size_t len);
 
 #endif

@@ -65,7 +65,6 @@ struct program_module {
     atomic_bool constants_stale; /* the home GPU's copy lags the program's constants */
     double build_seconds;
     int copy_gpus; /* kept for the report after an unload */
-    bool compiled; /* false when the copies came from the disk cache */
     atomic_ulong launches;
 };
 
@@ -422,10 +421,9 @@ static void build_copies(struct program_module *m, CUcontext ctx)
     m->home_context = ctx;
     m->build_seconds = (double)mgpu_monotonic_ns() * 1e-9 - start;
     m->copy_gpus = ngpus;
-    m->compiled = m->copies.compiled;
     add_constant_ranges(m);
-    mgpu_info("module %d (%s): copies on %d GPUs, %s in %.2f s", m->id, m->loaded_by, ngpus,
-              m->copies.compiled ? "compiled" : "from the disk cache", m->build_seconds);
+    mgpu_info("module %d (%s): copies on %d GPUs, built in %.2f s", m->id, m->loaded_by, ngpus,
+              m->build_seconds);
     atomic_store(&m->state, COPIES_READY);
     return;
 none:
@@ -769,9 +767,8 @@ size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
         unsigned long launches = atomic_load(&m->launches);
         if (state == COPIES_READY)
             snprintf(lines[n++], 160,
-                     "module %d (%s): copies on %d GPUs, %s in %.2f s; %lu launch%s from them",
-                     m->id, m->loaded_by, m->copy_gpus,
-                     m->compiled ? "compiled" : "from the disk cache", m->build_seconds, launches,
+                     "module %d (%s): copies on %d GPUs, built in %.2f s; %lu launch%s from them",
+                     m->id, m->loaded_by, m->copy_gpus, m->build_seconds, launches,
                      launches == 1 ? "" : "es");
         else if (state == COPIES_NONE)
             snprintf(lines[n++], 160, "module %d (%s): runs as loaded: %.100s", m->id, m->loaded_by,

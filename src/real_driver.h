@@ -33,17 +33,13 @@ struct mgpu_driver_api {
     PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent;
     PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent;
     PFN_cuCtxGetDevice_v2000 cuCtxGetDevice;
-    PFN_cuModuleLoadData_v2000 cuModuleLoadData;
+    PFN_cuModuleLoadDataEx_v2010 cuModuleLoadDataEx;
     PFN_cuModuleUnload_v2000 cuModuleUnload;
     PFN_cuModuleGetFunction_v2000 cuModuleGetFunction;
     PFN_cuModuleGetGlobal_v3020 cuModuleGetGlobal;
     PFN_cuFuncGetParamInfo_v12040 cuFuncGetParamInfo;
     PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD;
     PFN_cuMemcpyDtoD_v3020 cuMemcpyDtoD;
-    PFN_cuLinkCreate_v6050 cuLinkCreate;
-    PFN_cuLinkAddData_v6050 cuLinkAddData;
-    PFN_cuLinkComplete_v5050 cuLinkComplete;
-    PFN_cuLinkDestroy_v5050 cuLinkDestroy;
     PFN_cuMemAlloc_v3020 cuMemAlloc;
     PFN_cuMemFree_v3020 cuMemFree;
     PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync;

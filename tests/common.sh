@@ -10,8 +10,10 @@ for v in MGPU_NGPUS MGPU_GPUS MGPU_REPORT MGPU_TRACE MGPU_VERBOSE MGPU_SM_COUNT 
   unset "$v"
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-test.XXXXXX")
-# Compiled modules go to the test's own cache, not the user's.
-export MGPU_CACHE_DIR="$work/cache"
+# The driver's JIT compiles mgpu's module copies into the test's own cache,
+# not the user's.
+unset CUDA_CACHE_DISABLE CUDA_CACHE_MAXSIZE
+export CUDA_CACHE_PATH="$work/jit-cache"
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

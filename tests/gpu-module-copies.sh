@@ -6,10 +6,11 @@
 # memory (tests/gpu/module_state.cu), and a driver-API program loading PTX,
 # a cuLink output, a cubin without PTX, a fatbin with a corrupt PTX entry and
 # garbage (tests/gpu/module_loads.c). The report says which modules got
-# copies and why the others did not; a second run compiles nothing.
+# copies and why the others did not; a second run finds them in the driver's
+# JIT cache. A copy runs as fast as the program's own module
+# (tests/gpu/copy_speed.c).
 . "$(dirname "$0")/common.sh"
 require_gpu
-export MGPU_CACHE_DIR="$work/cache"
 state=tests/gpu/module_state
 loads="tests/gpu/module_loads tests/gpu/scale.ptx tests/gpu/scale.cubin tests/gpu/scale.fatbin"
 
@@ -19,23 +20,39 @@ expect_in "$work/out" "module_state: PASS"
   cat "$work/out" "$work/err"; fail "module_state under -n 1"; }
 expect_in "$work/out" "module_state: PASS"
 pass "module_state passes alone and under -n 1"
+
+# Whole-program code: the same as the driver makes of the program's PTX.
+ok=0
+for try in 1 2 3; do
+  tests/gpu/copy_speed tests/gpu/tiled_matmul.ptx > "$work/out" 2>&1 && { ok=1; break; }
+  cat "$work/out"
+  grep -q "FAIL: the products" "$work/out" && break
+done
+cat "$work/out"
+[ $ok = 1 ] || fail "copy_speed"
+pass "a module copy runs as fast as the program's module, with the same results"
 [ "$gpu_count" -ge 2 ] || { echo "one GPU: no module copies to test"; exit 0; }
 
 MGPU_VERBOSE=1 "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state under -n 2"; }
 cat "$work/out" "$work/err"
 expect_in "$work/out" "module_state: PASS"
-expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, compiled in [0-9.]+ s; 13 launches from them"
+expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, built in [0-9.]+ s; 13 launches from them"
 expect_match "$work/err" '^weigh\(float\*, unsigned int\) +4 +32x64 +128 +no \[2\]'
 expect_match "$work/err" '^staged_sum\(.*\) +1 +96 +256 +no \[2\]'
 expect_in "$work/err" "[2] ran whole on the home GPU: one block, or the cost model"
 pass "a CUDA runtime program runs from the module copies with the same results"
 
+cache_files() { find "$CUDA_CACHE_PATH" -type f 2>/dev/null | wc -l; }
+compiled=$(cache_files)
+[ "$compiled" -gt 0 ] || fail "nothing in the driver's JIT cache ($CUDA_CACHE_PATH) after the copies were built"
 "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state, second run"; }
 expect_in "$work/out" "module_state: PASS"
-expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, from the disk cache"
-pass "the second run takes the compiled module from the disk cache"
+expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, built in"
+[ "$(cache_files)" -eq "$compiled" ] ||
+  fail "the second run compiled again: $compiled files in the JIT cache before it, $(cache_files) after"
+pass "the second run finds the compiled copies in the driver's JIT cache"
 
 MGPU_SPLIT=never "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state, MGPU_SPLIT=never"; }

@@ -8,10 +8,6 @@
 
 #include <stddef.h>
 
-/* Bumped whenever a pass changes what it emits: part of the cache key of
- * compiled modules. */
-#define MGPU_PTX_PASS_VERSION 2
-
 enum mgpu_ptx_pass {
     MGPU_PASS_BLOCK_OFFSET = 1,
     MGPU_PASS_SCOPE = 2,

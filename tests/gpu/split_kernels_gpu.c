@@ -449,7 +449,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "loading the module copies: %s\n", err);
         return 1;
     }
-    printf("module copies: %s\n", copies.compiled ? "compiled" : "from the disk cache");
+    printf("module copies: loaded on %d GPUs\n", copies.ngpus);
     test_elementwise();
     test_grids();
     test_atomics();

@@ -1,0 +1,165 @@
+/* A module copy runs as fast as the program's own module. tiled_matmul.ptx
+ * (tests/gpu/tiled_matmul.cu) is loaded on GPU 0 as a program loads PTX
+ * (cuModuleLoadData) and as mgpu's rewritten copy (module_copies.c); both
+ * multiply the same two 2048 x 2048 matrices over the whole grid, in
+ * interleaved rounds timed with events. The products must be identical and
+ * the copy's median time at most 1.08 times the program's: compiled as
+ * relocatable code (through cuLink*, as module_copies.c once did), the copy
+ * took about 1.2 times as long on an H200.
+ *   copy_speed tiled_matmul.ptx */
+#include "driver_locate.h"
+#include "module_copies.h"
+#include "real_driver.h"
+
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIDE 2048
+#define ROUNDS 7
+#define LAUNCHES_PER_ROUND 3
+#define MOST_SLOWER 1.08
+
+#define CU(call)                                                                                   \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, mgpu_cu_error_name(r_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)size + 1);
+    if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size)
+        exit(1);
+    text[size] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* Milliseconds per launch of `launches` back-to-back launches. */
+static float time_launches(CUfunction f, void **args, int launches)
+{
+    CUevent start, stop;
+    CU(cuEventCreate(&start, CU_EVENT_DEFAULT));
+    CU(cuEventCreate(&stop, CU_EVENT_DEFAULT));
+    CU(cuEventRecord(start, NULL));
+    for (int i = 0; i < launches; i++)
+        CU(cuLaunchKernel(f, SIDE / 32, SIDE / 32, 1, 32, 32, 1, 0, NULL, args, NULL));
+    CU(cuEventRecord(stop, NULL));
+    CU(cuEventSynchronize(stop));
+    float ms;
+    CU(cuEventElapsedTime(&ms, start, stop));
+    CU(cuEventDestroy(start));
+    CU(cuEventDestroy(stop));
+    return ms / (float)launches;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: copy_speed tiled_matmul.ptx\n");
+        return 2;
+    }
+    char path[4096], err[512];
+    if (mgpu_driver_locate(NULL, path, sizeof path, err, sizeof err) != 0 ||
+        mgpu_driver_load(path, err, sizeof err) != 0) {
+        printf("SKIP: %s\n", err);
+        return 77;
+    }
+    CU(cuInit(0));
+    CUdevice dev;
+    CUcontext ctx;
+    CU(cuDeviceGet(&dev, 0));
+    CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CU(cuCtxPushCurrent(ctx));
+    char *ptx = read_text(argv[1]);
+    CUmodule program;
+    CU(cuModuleLoadData(&program, ptx));
+    struct mgpu_module_copies copies;
+    if (mgpu_module_copies_load(&copies, ptx, strlen(ptx), program, 1, &ctx, err, sizeof err) !=
+        0) {
+        fprintf(stderr, "loading the module copy: %s\n", err);
+        return 1;
+    }
+    CUfunction own, copy;
+    size_t grid_offset;
+    unsigned nparams;
+    CU(cuModuleGetFunction(&own, program, "tiled_matmul"));
+    if (mgpu_module_copies_function(&copies, 0, "tiled_matmul", &copy, &grid_offset, &nparams, err,
+                                    sizeof err) != 0 ||
+        nparams != 4) {
+        fprintf(stderr, "the copy's tiled_matmul: %s\n", nparams != 4 ? "not 4 parameters" : err);
+        return 1;
+    }
+
+    size_t elements = (size_t)SIDE * SIDE, bytes = elements * sizeof(float);
+    float *host = malloc(bytes), *own_product = malloc(bytes), *copy_product = malloc(bytes);
+    for (size_t i = 0; i < elements; i++)
+        host[i] = (float)((int)(i * 37 % 17) - 8) / 8.0f;
+    CUdeviceptr a, b, c;
+    CU(cuMemAlloc(&a, bytes));
+    CU(cuMemAlloc(&b, bytes));
+    CU(cuMemAlloc(&c, bytes));
+    CU(cuMemcpyHtoD(a, host, bytes));
+    CU(cuMemcpyHtoD(b, host, bytes));
+    int side = SIDE;
+    struct mgpu_grid_param whole = {{0, 0, 0}, {SIDE / 32, SIDE / 32, 1}, 0, 0, 0, 0};
+    void *args[] = {&a, &b, &c, &side, &whole};
+
+    time_launches(own, args, 1); /* warm-up; also the product to compare */
+    CU(cuMemcpyDtoH(own_product, c, bytes));
+    time_launches(copy, args, 1);
+    CU(cuMemcpyDtoH(copy_product, c, bytes));
+    int same = memcmp(own_product, copy_product, bytes) == 0;
+
+    float own_ms[ROUNDS], copy_ms[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        if (r % 2 == 0) {
+            own_ms[r] = time_launches(own, args, LAUNCHES_PER_ROUND);
+            copy_ms[r] = time_launches(copy, args, LAUNCHES_PER_ROUND);
+        } else {
+            copy_ms[r] = time_launches(copy, args, LAUNCHES_PER_ROUND);
+            own_ms[r] = time_launches(own, args, LAUNCHES_PER_ROUND);
+        }
+    }
+    qsort(own_ms, ROUNDS, sizeof(float), by_value);
+    qsort(copy_ms, ROUNDS, sizeof(float), by_value);
+    float own_median = own_ms[ROUNDS / 2], copy_median = copy_ms[ROUNDS / 2];
+    double ratio = copy_median / own_median;
+    printf("tiled_matmul %d x %d, median of %d rounds: program's module %.3f ms, mgpu's copy "
+           "%.3f ms (%.2fx)\n",
+           SIDE, SIDE, ROUNDS, own_median, copy_median, ratio);
+    printf("%s: the products are %s\n", same ? "ok" : "FAIL", same ? "identical" : "different");
+    int fast = ratio <= MOST_SLOWER;
+    printf("%s: the copy takes %.2fx the program's time (at most %.2fx)\n", fast ? "ok" : "FAIL",
+           ratio, MOST_SLOWER);
+
+    mgpu_module_copies_unload(&copies);
+    CU(cuModuleUnload(program));
+    CU(cuMemFree(a));
+    CU(cuMemFree(b));
+    CU(cuMemFree(c));
+    free(host);
+    free(own_product);
+    free(copy_product);
+    free(ptx);
+    return same && fast ? 0 : 1;
+}
