@@ -1,11 +1,13 @@
 /* Owns splitting copies and sets by owner (see copy_router.h): the plan of
  * runs per GPU, one internal stream and one join event per GPU, a fork
- * event per program context, and the per-GPU workers for pageable host
- * memory, which the driver stages through its own pinned buffers in the
- * calling thread. */
+ * event per program context, and the use of the per-GPU workers for
+ * pageable host memory: copies from it go through each GPU's own pinned
+ * buffers (host_staging.h), copies to it through the driver's staging, in
+ * each GPU's worker thread. */
 #include "copy_router.h"
 
 #include "gpu_workers.h"
+#include "host_staging.h"
 #include "memory_pool.h"
 #include "real_driver.h"
 
@@ -117,9 +119,15 @@ static CUresult run_one(const struct plan *p, const struct mgpu_owner_run *run)
 {
     CUstream s = gpu_streams[run->gpu];
     switch (p->direction) {
-    case TO_DEVICE:
-        return mgpu_drv.cuMemcpyHtoDAsync(
-            p->dst + run->offset, (const void *)(uintptr_t)(p->src + run->offset), run->bytes, s);
+    case TO_DEVICE: {
+        const void *from = (const void *)(uintptr_t)(p->src + run->offset);
+        if (p->pageable) {
+            CUresult r = mgpu_staged_to_device(run->gpu, p->dst + run->offset, from, run->bytes, s);
+            if (r != CUDA_ERROR_NOT_SUPPORTED)
+                return r;
+        }
+        return mgpu_drv.cuMemcpyHtoDAsync(p->dst + run->offset, from, run->bytes, s);
+    }
     case TO_HOST:
         return mgpu_drv.cuMemcpyDtoHAsync((void *)(uintptr_t)(p->dst + run->offset),
                                           p->src + run->offset, run->bytes, s);

@@ -7,6 +7,7 @@
 #include "hook_table.h"
 #include "kernel_stats.h"
 #include "copy_router.h"
+#include "host_staging.h"
 #include "memory_pool.h"
 #include "memory_stats.h"
 #include "procaddress_hooks.h"
@@ -117,6 +118,7 @@ void mgpu_report_print(void)
     r.pool_peak = pool_peak;
     r.copies_split = mgpu_copy_router_splits();
     r.migrations = pool.migrations;
+    r.staged_bytes = mgpu_staged_bytes();
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

@@ -263,6 +263,13 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                 "  one address range on %d GPUs, %s placement; %lu copies and sets split by "
                 "owner, %lu migrations\n",
                 r->pool_gpus, r->pool_placement, r->copies_split, r->migrations);
+        if (r->staged_bytes > 0) {
+            mgpu_format_bytes(total, sizeof total, r->staged_bytes);
+            fprintf(out,
+                    "  %s of pageable host memory copied to the GPUs through mgpu's pinned "
+                    "buffers\n",
+                    total);
+        }
         for (int g = 0; g < r->pool_gpus; g++) {
             mgpu_format_bytes(live, sizeof live, r->pool_now[g]);
             mgpu_format_bytes(peak, sizeof peak, r->pool_peak[g]);

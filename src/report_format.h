@@ -44,6 +44,7 @@ struct mgpu_report {
     int pool_gpus;
     const unsigned long long *pool_now, *pool_peak;
     unsigned long copies_split, migrations;
+    unsigned long long staged_bytes; /* pageable host memory sent through mgpu's pinned buffers */
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

@@ -134,7 +134,8 @@ cat "$work/n2.copies.err"
 expect_match "$work/n2.copies.err" '^  GPU 1: [0-9.]+ (B|KiB|MiB|GiB|TiB) now, [0-9.]+ (B|KiB|MiB|GiB|TiB) at peak$'
 at_least "$(peak_bytes n2 copies 1)" $((64 * MiB)) || fail "copies (-n 2): GPU 1 held under 64 MiB of the two 200 MiB buffers"
 expect_match "$work/n2.copies.err" 'placement; [1-9][0-9]* copies and sets split by owner'
-pass "copies under -n 2 place part of their buffers on GPU 1 and are split by owner"
+expect_match "$work/n2.copies.err" "^  [0-9.]+ (MiB|GiB) of pageable host memory copied to the GPUs through mgpu's pinned buffers$"
+pass "copies under -n 2 place part of their buffers on GPU 1, are split by owner, pageable ones staged"
 
 expect_pass n2 migrate
 expect_match "$work/n2.migrate.err" 'split by owner, 2 migrations$'

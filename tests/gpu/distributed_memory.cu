@@ -883,6 +883,19 @@ static int mode_copies()
     expect_same_bytes("async copy in, kernel, async copy out on one stream", pinned_back, expected,
                       n);
 
+    // A pageable source may be overwritten as soon as cudaMemcpyAsync returns,
+    // even while the stream still has a kernel to run before the copy.
+    fill_pattern(back, n, 5);
+    std::memcpy(expected, back, n);
+    increment_words<<<grid_for(words), block_size, 0, stream>>>((uint32_t *)a, words);
+    CUDA_CHECK(cudaMemcpyAsync(b, back, n, cudaMemcpyHostToDevice, stream));
+    std::memset(back, poison, n);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::memset(pinned_back, poison, n);
+    CUDA_CHECK(cudaMemcpy(pinned_back, b, n, cudaMemcpyDeviceToHost));
+    expect_same_bytes("pageable source overwritten right after cudaMemcpyAsync", pinned_back,
+                      expected, n);
+
     // Unaligned ranges: pageable in, pinned in from an unaligned source
     // offset, then the whole buffer out and the window out into pinned memory.
     CUDA_CHECK(cudaMemcpy(a, source, n, cudaMemcpyHostToDevice));

@@ -90,6 +90,8 @@ int main(void)
         "cuLaunchKernel",      "cuMemAlloc_v2", "cuDeviceGetAttribute", "cuDeviceGetCount",
         "cuGetProcAddress_v2", "cuMemFree_v2",  "cuDeviceTotalMem_v2",  "cuLaunchKernelEx"};
     unsigned long call_counts[] = {100000, 3, 2, 2, 1, 1, 1, 1};
+    unsigned long long pool_now[2] = {1ULL << 30, 1ULL << 30},
+                       pool_peak[2] = {2ULL << 30, 1ULL << 30};
     struct mgpu_report r = {
         .gpu_count = 8,
         .home_name = "NVIDIA H200",
@@ -104,6 +106,12 @@ int main(void)
         .frees = 3,
         .bytes_allocated = 3ULL << 30,
         .peak_bytes = 3ULL << 30,
+        .pool_placement = "distributed",
+        .pool_gpus = 2,
+        .pool_now = pool_now,
+        .pool_peak = pool_peak,
+        .copies_split = 5,
+        .staged_bytes = 400ULL << 20,
         .lookups = 470,
         .lookups_hooked = 25,
         .call_names = call_names,
@@ -130,6 +138,11 @@ int main(void)
         "kernel_41(float*, int)                      10 100041          1024        no [2] @3");
     CHECK_CONTAINS(text, "@g ran whole on GPU g, which holds most of the data it is given");
     CHECK_CONTAINS(text, "memory: 3 allocations (3.00 GiB), 3 frees; peak 3.00 GiB; 0 B still");
+    CHECK_CONTAINS(text, "  one address range on 2 GPUs, distributed placement; 5 copies and sets "
+                         "split by owner, 0 migrations\n");
+    CHECK_CONTAINS(text, "  400.00 MiB of pageable host memory copied to the GPUs through mgpu's "
+                         "pinned buffers\n");
+    CHECK_CONTAINS(text, "  GPU 0: 1.00 GiB now, 2.00 GiB at peak\n");
     CHECK_CONTAINS(text,
                    "driver calls intercepted: 100011:\n  cuLaunchKernel 100000, cuMemAlloc_v2 3,");
     CHECK_CONTAINS(text, "cuLaunchKernelEx 1\n");
@@ -143,6 +156,7 @@ int main(void)
     fclose(f);
     check_width(text);
     CHECK_CONTAINS(text, "kernels: none launched");
+    CHECK(strstr(text, "pageable") == NULL);
     free(text);
     CHECK_DONE();
 }
