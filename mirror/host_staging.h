@@ -1,10 +1,12 @@
 /* Pageable host memory copied to a GPU through pinned buffers of that
  * GPU's own: two per GPU, allocated by the GPU's worker thread (bound near
- * the GPU, so the pages are on its NUMA node), filled by the CPU while the
- * copy engine drains the other. On 2 x H200 this moved 21.4 GB/s where the
- * driver's own staging of the same two halves moved 16.6 GB/s. Copies to
- * pageable memory are left to the driver, which did better there (34.2
- * against 19.4 GB/s) than one CPU copy per GPU after the engine. */
+ * the GPU, so that on a machine of several NUMA nodes the pages are on the
+ * GPU's), filled by the CPU while the copy engine drains the other. On
+ * 2 x H200 (one NUMA node) bench/memory_bandwidth under -n 2 moved 17.4
+ * GB/s this way against 16.4 through the driver's staging (medians of
+ * three runs). Copies to pageable memory are left to the driver: a CPU copy
+ * after the engine's, per GPU, moved 19.4 GB/s where the driver moved 34.2
+ * (two GPUs, measured outside mgpu). */
 #ifndef MGPU_HOST_STAGING_H
 #define MGPU_HOST_STAGING_H
 
