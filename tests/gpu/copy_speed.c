@@ -7,46 +7,15 @@
  * relocatable code (through cuLink*, as module_copies.c once did), the copy
  * took about 1.2 times as long on an H200.
  *   copy_speed tiled_matmul.ptx */
-#include "driver_locate.h"
+#include "direct_driver.h"
 #include "module_copies.h"
-#include "real_driver.h"
 
-#include <cuda.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define SIDE 2048
 #define ROUNDS 7
 #define LAUNCHES_PER_ROUND 3
 #define MOST_SLOWER 1.08
-
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, mgpu_cu_error_name(r_)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size)
-        exit(1);
-    text[size] = '\0';
-    fclose(f);
-    return text;
-}
 
 /* Milliseconds per launch of `launches` back-to-back launches. */
 static float time_launches(CUfunction f, void **args, int launches)
@@ -78,24 +47,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: copy_speed tiled_matmul.ptx\n");
         return 2;
     }
-    char path[4096], err[512];
-    if (mgpu_driver_locate(NULL, path, sizeof path, err, sizeof err) != 0 ||
-        mgpu_driver_load(path, err, sizeof err) != 0) {
-        printf("SKIP: %s\n", err);
-        return 77;
-    }
-    CU(cuInit(0));
+    char err[512];
+    load_driver_or_skip();
     CUdevice dev;
     CUcontext ctx;
     CU(cuDeviceGet(&dev, 0));
     CU(cuDevicePrimaryCtxRetain(&ctx, dev));
     CU(cuCtxPushCurrent(ctx));
-    char *ptx = read_text(argv[1]);
+    size_t ptx_size;
+    char *ptx = read_text_file(argv[1], &ptx_size);
     CUmodule program;
     CU(cuModuleLoadData(&program, ptx));
     struct mgpu_module_copies copies;
-    if (mgpu_module_copies_load(&copies, ptx, strlen(ptx), program, 1, &ctx, err, sizeof err) !=
-        0) {
+    if (mgpu_module_copies_load(&copies, ptx, ptx_size, program, 1, &ctx, err, sizeof err) != 0) {
         fprintf(stderr, "loading the module copy: %s\n", err);
         return 1;
     }

@@ -11,28 +11,15 @@
  * instead (ptx_stride_loop.h). Memory is allocated on GPU 0 and reached from GPU 1 by peer access.
  * With one GPU, both slices run on it, from two module copies.
  *   split_kernels_gpu split_kernels.ptx */
-#include "driver_locate.h"
+#include "direct_driver.h"
 #include "module_copies.h"
-#include "real_driver.h"
 
-#include <cuda.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int failures;
 static CUcontext ctx[2];
 static CUmodule home;
 static struct mgpu_module_copies copies;
-
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, mgpu_cu_error_name(r_)); \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void check(bool ok, const char *kernel, const char *what)
 {
@@ -387,37 +374,14 @@ static void test_module_variables(void)
     free_buffers(&b);
 }
 
-static char *read_file(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    *size = (size_t)ftell(f);
-    rewind(f);
-    char *text = malloc(*size + 1);
-    if (fread(text, 1, *size, f) != *size)
-        exit(1);
-    text[*size] = '\0';
-    fclose(f);
-    return text;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: split_kernels_gpu split_kernels.ptx\n");
         return 2;
     }
-    char path[4096], err[512];
-    if (mgpu_driver_locate(NULL, path, sizeof path, err, sizeof err) != 0 ||
-        mgpu_driver_load(path, err, sizeof err) != 0) {
-        printf("SKIP: %s\n", err);
-        return 77;
-    }
-    CU(cuInit(0));
+    char err[512];
+    load_driver_or_skip();
     int count = 0;
     CU(cuDeviceGetCount(&count));
     CUdevice dev[2];
@@ -442,7 +406,7 @@ int main(int argc, char **argv)
     }
     printf("slices on GPU 0 and GPU %d\n", count > 1 ? 1 : 0);
     size_t size;
-    char *ptx = read_file(argv[1], &size);
+    char *ptx = read_text_file(argv[1], &size);
     CU(cuCtxPushCurrent(ctx[0]));
     CU(cuModuleLoadData(&home, ptx));
     if (mgpu_module_copies_load(&copies, ptx, size, home, 2, ctx, err, sizeof err) != 0) {
