@@ -22,13 +22,14 @@ expect_in "$work/out" "module_state: PASS"
 pass "module_state passes alone and under -n 1"
 
 # Whole-program code: the same as the driver makes of the program's PTX.
+# Up to three tries for the timing (other tests share the GPU under make -j).
 ok=0
 for try in 1 2 3; do
-  tests/gpu/copy_speed tests/gpu/tiled_matmul.ptx > "$work/out" 2>&1 && { ok=1; break; }
+  tests/gpu/copy_speed tests/gpu/tiled_matmul.ptx > "$work/out" 2>&1 && ok=1
   cat "$work/out"
+  [ $ok = 1 ] && break
   grep -q "FAIL: the products" "$work/out" && break
 done
-cat "$work/out"
 [ $ok = 1 ] || fail "copy_speed"
 pass "a module copy runs as fast as the program's module, with the same results"
 [ "$gpu_count" -ge 2 ] || { echo "one GPU: no module copies to test"; exit 0; }
