@@ -46,11 +46,21 @@ one_line_error() {
   [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "'$*' printed more than one line"; }
 }
 
-# require_gpu: skip (77) unless the real driver sees a GPU.
+# require_gpu: skip (77) unless the real driver sees a GPU; then wait until
+# no other GPU test of this user runs on the machine. Several tests check
+# timings (a copy as fast as the program's module, a loop cut by iterations
+# faster than plain) and decisions the cost model takes from timings; under
+# make -j they shared the GPUs with each other and failed now and then.
 require_gpu() {
   if ! "$top_builddir/tests/have_gpu" > "$work/have_gpu" 2>&1; then
     cat "$work/have_gpu"
     exit 77
   fi
   gpu_count=$(sed -n 's/^gpus=//p' "$work/have_gpu")
+  if command -v flock > /dev/null 2>&1; then
+    exec 9> "${TMPDIR:-/tmp}/mgpu-gpu-tests-$(id -u).lock"
+    flock 9
+  else
+    echo "no flock(1): this GPU test may share the GPUs with others under make -j"
+  fi
 }

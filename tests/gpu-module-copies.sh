@@ -22,7 +22,8 @@ expect_in "$work/out" "module_state: PASS"
 pass "module_state passes alone and under -n 1"
 
 # Whole-program code: the same as the driver makes of the program's PTX.
-# Up to three tries for the timing (other tests share the GPU under make -j).
+# Up to three tries for the timing: other work may share the GPU (the lock
+# in common.sh only keeps mgpu's GPU tests apart).
 ok=0
 for try in 1 2 3; do
   tests/gpu/copy_speed tests/gpu/tiled_matmul.ptx > "$work/out" 2>&1 && ok=1

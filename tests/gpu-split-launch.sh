@@ -113,8 +113,8 @@ stride_loop() {
 }
 
 # stride_within FACTOR SLACK BLOCKS [ENV...]: stride_loop until mgpu_ms is
-# at most FACTOR x plain_ms + SLACK, three tries at most, since the other
-# GPU tests of a parallel `make check` may be using the GPUs meanwhile.
+# at most FACTOR x plain_ms + SLACK, three tries at most, since other work
+# may be using the GPUs meanwhile.
 stride_within() {
   factor=$1 slack=$2; shift 2
   for try in 1 2 3; do
