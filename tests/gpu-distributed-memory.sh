@@ -63,7 +63,8 @@ expect_same_as_plain() {
 
 # expect_small_drop LABEL: many-small's free memory dropped by under 2 GiB.
 # Free memory is the device's, which other work on the machine may also
-# use: a drop over the limit is measured again, up to three times (a granule per buffer would be 200 GB, over it every time).
+# use: a drop over the limit is measured again, up to three times (a
+# granule per buffer would be 200 GB, over it every time).
 expect_small_drop() {
   for try in 1 2 3; do
     drop=$(sed -n 's/^many-small: free memory dropped by \(-*[0-9]*\) MiB$/\1/p' "$work/$1.many-small.out")
