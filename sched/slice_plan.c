@@ -59,14 +59,18 @@ static const void *parameter_at(const struct mgpu_kernel_copies *k, unsigned i, 
     return buffer != NULL ? (const char *)buffer + k->param_offsets[i] : NULL;
 }
 
-static CUdeviceptr parameter_pointer(const struct mgpu_kernel_copies *k, unsigned i,
-                                     void *const *params, const void *buffer)
+/* Whether parameter i is a pointer into a pool buffer; fills *b if so. */
+static bool parameter_block(const struct mgpu_kernel_copies *k, unsigned i, void *const *params,
+                            const void *buffer, struct mgpu_pool_block *b)
 {
-    CUdeviceptr p = 0;
+    if (k->param_sizes[i] != sizeof(CUdeviceptr))
+        return false;
     const void *at = parameter_at(k, i, params, buffer);
-    if (at != NULL)
-        memcpy(&p, at, sizeof p);
-    return p;
+    if (at == NULL)
+        return false;
+    CUdeviceptr p;
+    memcpy(&p, at, sizeof p);
+    return mgpu_pool_holds(p) && mgpu_pool_find(p, b);
 }
 
 /* Ends at the owner boundaries of the largest buffer the kernel writes,
@@ -78,12 +82,9 @@ static bool ends_by_owner(const struct mgpu_kernel_copies *k, void *const *param
         return false;
     struct mgpu_pool_block largest = {0};
     for (unsigned i = 0; i < k->nparams; i++) {
-        if (!(k->param_use[i] & (MGPU_PARAM_STORE | MGPU_PARAM_ATOMIC)) ||
-            k->param_sizes[i] != sizeof(CUdeviceptr))
-            continue;
         struct mgpu_pool_block b;
-        CUdeviceptr p = parameter_pointer(k, i, params, buffer);
-        if (mgpu_pool_holds(p) && mgpu_pool_find(p, &b) && b.bytes > largest.bytes)
+        if ((k->param_use[i] & (MGPU_PARAM_STORE | MGPU_PARAM_ATOMIC)) &&
+            parameter_block(k, i, params, buffer, &b) && b.bytes > largest.bytes)
             largest = b;
     }
     if (largest.bytes == 0)
@@ -138,24 +139,23 @@ int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], 
 /* Enough for the distributed and home placements' runs, and a fair sample
  * of an interleaved buffer's, whose GPUs hold about the same anyway. */
 #define OWNER_RUNS 256
+/* The distinct buffers weighed; a kernel rarely names more. */
+#define COUNTED_BUFFERS 64
 
 int mgpu_slice_plan_data_owner(const struct mgpu_kernel_copies *k, void *const *params,
                                const void *buffer)
 {
     double bytes_on[MGPU_MAX_GPUS] = {0};
-    unsigned long long counted[MGPU_MAX_GPUS]; /* a buffer named twice counts once */
+    unsigned long long counted[COUNTED_BUFFERS]; /* a buffer named twice counts once */
     int ncounted = 0;
     for (unsigned i = 0; k->param_sizes != NULL && i < k->nparams; i++) {
-        if (k->param_sizes[i] != sizeof(CUdeviceptr))
-            continue;
         struct mgpu_pool_block b;
-        CUdeviceptr p = parameter_pointer(k, i, params, buffer);
-        if (!mgpu_pool_holds(p) || !mgpu_pool_find(p, &b))
+        if (!parameter_block(k, i, params, buffer, &b))
             continue;
         bool seen = false;
         for (int c = 0; c < ncounted; c++)
             seen = seen || counted[c] == b.id;
-        if (seen || ncounted == MGPU_MAX_GPUS)
+        if (seen || ncounted == COUNTED_BUFFERS)
             continue;
         counted[ncounted++] = b.id;
         struct mgpu_owner_run runs[OWNER_RUNS];
