@@ -9,7 +9,6 @@
 #include "gpu_contexts.h"
 #include "log.h"
 #include "real_driver.h"
-#include "runtime.h"
 #include "suballoc.h"
 
 #include <pthread.h>
@@ -36,12 +35,16 @@ struct pending_free {
 
 static struct {
     pthread_mutex_t lock;
+    struct mgpu_pool_settings settings;
     bool tried, active, one_gpu;
     char why_off[256];
-    int ngpus;
-    CUdevice devices[MGPU_MAX_GPUS];
-    CUcontext contexts[MGPU_MAX_GPUS]; /* primary contexts, retained */
-    size_t memory_sum;
+    int ngpus;                         /* the run's GPUs (entries) */
+    CUdevice devices[MGPU_MAX_GPUS];   /* the device each stands on */
+    CUcontext contexts[MGPU_MAX_GPUS]; /* its primary context, retained once per entry */
+    /* The distinct devices, each once: those that map every granule. */
+    CUdevice access_devices[MGPU_MAX_GPUS];
+    int naccess;
+    size_t memory_sum; /* of the distinct devices */
     enum mgpu_placement placement;
     struct mgpu_address_space space;
     struct mgpu_suballoc small;
@@ -111,16 +114,17 @@ static void unmap_and_release(uint64_t va, size_t bytes, int gpu,
     count_held(gpu, bytes, false);
 }
 
+/* Every device maps the range once, however many entries stand on it. */
 static CUresult grant_access(uint64_t va, size_t bytes)
 {
     CUmemAccessDesc access[MGPU_MAX_GPUS];
-    for (int g = 0; g < pool.ngpus; g++) {
-        memset(&access[g], 0, sizeof access[g]);
-        access[g].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        access[g].location.id = pool.devices[g];
-        access[g].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    for (int d = 0; d < pool.naccess; d++) {
+        memset(&access[d], 0, sizeof access[d]);
+        access[d].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access[d].location.id = pool.access_devices[d];
+        access[d].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
-    return mgpu_drv.cuMemSetAccess(va, bytes, access, (size_t)pool.ngpus);
+    return mgpu_drv.cuMemSetAccess(va, bytes, access, (size_t)pool.naccess);
 }
 
 /* --- granules of the sub-allocator, all on the home GPU ---------------------- */
@@ -200,26 +204,29 @@ static bool driver_has_pool_calls(void)
            mgpu_drv.cuMemcpyDtoD && mgpu_drv.cuCtxGetDevice;
 }
 
+/* The run's GPUs, and the devices under them: each device checked once. */
 static bool check_gpus(void)
 {
-    int n = 0;
-    if (mgpu_drv.cuDeviceGetCount(&n) != CUDA_SUCCESS || n < 1)
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL || e->count < 1)
         return stay_off("the driver counts no GPUs");
-    if (n == 1) {
+    if (e->count == 1) {
         pool.one_gpu = true;
         return stay_off("one GPU: allocations go to the driver");
     }
-    if (n > MGPU_MAX_GPUS)
-        n = MGPU_MAX_GPUS;
+    int n = e->count;
     for (int g = 0; g < n; g++) {
+        if (mgpu_drv.cuDeviceGet(&pool.devices[g], e->device[g]) != CUDA_SUCCESS)
+            return stay_off("GPU %d: the driver has no device %d", g, e->device[g]);
+        if (!mgpu_gpu_entries_first_on_device(e, g))
+            continue;
         int vmm = 0;
         size_t memory = 0, granularity = 0;
-        if (mgpu_drv.cuDeviceGet(&pool.devices[g], g) != CUDA_SUCCESS ||
-            mgpu_drv.cuDeviceGetAttribute(&vmm,
+        if (mgpu_drv.cuDeviceGetAttribute(&vmm,
                                           CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
                                           pool.devices[g]) != CUDA_SUCCESS ||
             !vmm)
-            return stay_off("GPU %d has no virtual memory management", g);
+            return stay_off("device %d has no virtual memory management", e->device[g]);
         CUmemAllocationProp prop;
         memset(&prop, 0, sizeof prop);
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -228,21 +235,23 @@ static bool check_gpus(void)
         if (mgpu_drv.cuMemGetAllocationGranularity(
                 &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS ||
             granularity == 0 || MGPU_GRANULE_SIZE % granularity != 0)
-            return stay_off("GPU %d maps memory in pages of %zu bytes, not a divisor of 2 MiB", g,
-                            granularity);
+            return stay_off("device %d maps memory in pages of %zu bytes, not a divisor of 2 MiB",
+                            e->device[g], granularity);
         if (mgpu_drv.cuDeviceTotalMem(&memory, pool.devices[g]) == CUDA_SUCCESS)
             pool.memory_sum += memory;
+        pool.access_devices[pool.naccess++] = pool.devices[g];
     }
-    for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++) {
+    for (int a = 0; a < pool.naccess; a++)
+        for (int b = 0; b < pool.naccess; b++) {
             int can = 0;
-            if (a != b && (mgpu_drv.cuDeviceCanAccessPeer(&can, pool.devices[a], pool.devices[b]) !=
-                               CUDA_SUCCESS ||
-                           !can))
-                return stay_off("GPU %d cannot reach GPU %d's memory (no peer access); "
+            if (a != b &&
+                (mgpu_drv.cuDeviceCanAccessPeer(&can, pool.access_devices[a],
+                                                pool.access_devices[b]) != CUDA_SUCCESS ||
+                 !can))
+                return stay_off("device %d cannot reach device %d's memory (no peer access); "
                                 "allocations stay on GPU 0; choose GPUs that are linked "
                                 "with --gpus",
-                                a, b);
+                                (int)pool.access_devices[a], (int)pool.access_devices[b]);
         }
     pool.ngpus = n;
     return true;
@@ -283,12 +292,19 @@ static bool reserve_range(void)
     return stay_off("the driver reserves no range of addresses for the pool");
 }
 
+void mgpu_pool_configure(const struct mgpu_pool_settings *settings)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.settings = *settings;
+    pthread_mutex_unlock(&pool.lock);
+}
+
 static void start(void)
 {
     pool.tried = true;
-    pool.placement = (enum mgpu_placement)mgpu_cfg.placement;
-    if (mgpu_cfg.memory == MGPU_MEMORY_DRIVER) {
-        stay_off("MGPU_MEMORY=driver");
+    pool.placement = pool.settings.placement;
+    if (pool.settings.off) {
+        stay_off("%s", pool.settings.why_off != NULL ? pool.settings.why_off : "turned off");
         return;
     }
     if (!driver_has_pool_calls()) {
@@ -305,9 +321,10 @@ static void start(void)
     struct mgpu_granule_source source = {slab_granule_get, slab_granule_put, NULL};
     mgpu_suballoc_init(&pool.small, &source);
     pool.active = true;
-    mgpu_runtime_release_at_exit();
-    mgpu_info("memory: one address range on %d GPUs, %s placement", pool.ngpus,
-              mgpu_placement_name(pool.placement));
+    if (pool.settings.started != NULL)
+        pool.settings.started();
+    mgpu_info("memory: one address range on %d GPUs (%d device%s), %s placement", pool.ngpus,
+              pool.naccess, pool.naccess == 1 ? "" : "s", mgpu_placement_name(pool.placement));
     return;
 off:
     /* One GPU is the normal case of -n 1, not worth a warning. */
@@ -316,6 +333,7 @@ off:
     else
         mgpu_warn("device memory stays on the home GPU: %s", pool.why_off);
     pool.ngpus = 0;
+    pool.naccess = 0;
 }
 
 bool mgpu_pool_serves(CUcontext ctx)

@@ -16,11 +16,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* What the runtime decides for the pool before the program runs. */
+struct mgpu_pool_settings {
+    bool off;                     /* allocations go to the driver */
+    const char *why_off;          /* then, for the report ("MGPU_MEMORY=driver") */
+    enum mgpu_placement placement;
+    void (*started)(void);        /* called once the pool holds memory to give back */
+};
+void mgpu_pool_configure(const struct mgpu_pool_settings *settings);
+
 /* Whether an allocation made with `ctx` current goes to the pool. The first
- * call starts the pool; it stays off (and everything passes through to the
- * driver) with MGPU_MEMORY=driver, with one GPU, when a GPU lacks virtual
- * memory management or a pair of GPUs lacks peer access (said once on
- * stderr), or for a context of a device other than device 0. */
+ * call starts the pool over the run's GPUs (gpu_contexts.h: each entry its
+ * own part of every buffer, on the device it stands on); it stays off (and
+ * everything passes through to the driver) when the settings say so, with
+ * one GPU, when a device lacks virtual memory management or a pair of
+ * devices lacks peer access (said once on stderr), or for a context of a
+ * device other than device 0. */
 bool mgpu_pool_serves(CUcontext ctx);
 
 /* Whether `address` lies in the pool's reserved range. Lock-free and cheap,
@@ -58,7 +69,8 @@ bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out);
  * they did not fit), or 0 when the range is not inside one allocation. */
 size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max);
 
-/* The GPUs of the pool and the primary context of each; 0 while it is off. */
+/* The GPUs of the pool (the run's entries) and the primary context of the
+ * device each stands on; 0 while it is off. */
 int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);
 
 /* Moves the granules of [address, address + bytes) of one large

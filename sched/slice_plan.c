@@ -21,18 +21,31 @@ static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER;
 static double weight_ends[MGPU_MAX_GPUS];
 static atomic_int weight_gpus; /* the count weight_ends is for; 0 before the first */
 
+/* Each device's share by its multiprocessors and clock, split equally
+ * among the entries that stand on it (gpu_entries.h). */
 static void measure_weights(const struct mgpu_kernel_copies *k)
 {
-    int sms[MGPU_MAX_GPUS] = {0}, khz[MGPU_MAX_GPUS] = {0};
-    for (int g = 0; g < k->ngpus; g++) {
-        CUdevice dev;
-        if (mgpu_context_device(k->contexts[g], &dev) == CUDA_SUCCESS) {
-            mgpu_drv.cuDeviceGetAttribute(&sms[g], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-            mgpu_drv.cuDeviceGetAttribute(&khz[g], CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
-        }
-    }
     double weights[MGPU_MAX_GPUS];
-    mgpu_gpu_weights(k->ngpus, sms, khz, weights);
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL || e->count != k->ngpus) {
+        mgpu_gpu_weights(k->ngpus, NULL, NULL, weights); /* equal */
+    } else {
+        int devices[MGPU_MAX_GPUS], sms[MGPU_MAX_GPUS] = {0}, khz[MGPU_MAX_GPUS] = {0};
+        int n = mgpu_gpu_entries_distinct(e, devices);
+        for (int i = 0; i < n; i++) {
+            CUdevice dev;
+            if (mgpu_drv.cuDeviceGet(&dev, devices[i]) == CUDA_SUCCESS) {
+                mgpu_drv.cuDeviceGetAttribute(&sms[i], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                              dev);
+                mgpu_drv.cuDeviceGetAttribute(&khz[i], CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+            }
+        }
+        double device_share[MGPU_MAX_GPUS], by_device[MGPU_MAX_GPUS] = {0};
+        mgpu_gpu_weights(n, sms, khz, device_share);
+        for (int i = 0; i < n; i++)
+            by_device[devices[i]] = device_share[i];
+        mgpu_gpu_entries_weights(e, by_device, weights);
+    }
     mgpu_grid_ends_from_weights(k->ngpus, weights, weight_ends);
 }
 

@@ -12,7 +12,9 @@
 
 const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_NGPUS", "N", "use N GPUs, chosen by the topology (same as -n N; default: all)"},
-    {"MGPU_GPUS", "0,2,5", "use exactly these GPUs, in this order (same as --gpus)"},
+    {"MGPU_GPUS", "0,2,5",
+     "use exactly these GPUs, in this order (same as --gpus); a GPU listed again, or as 0x4, "
+     "stands for several"},
     {"MGPU_REPORT", "0|1", "print the end-of-run report on stderr (same as --report)"},
     {"MGPU_TRACE", "FILE", "write a timeline of kernels in Chrome trace JSON (same as --trace)"},
     {"MGPU_TOPOLOGY", "FILE",
@@ -77,32 +79,45 @@ int mgpu_parse_gpu_count(const char *text, const char *what, int *out, char *err
     return 0;
 }
 
+/* One item of a GPU list: "3", or "3x4" for GPU 3 four times. */
+static int parse_gpu_item(const char *tok, long *gpu, long *times)
+{
+    char index[32];
+    const char *x = strchr(tok, 'x');
+    size_t n = x != NULL ? (size_t)(x - tok) : strlen(tok);
+    if (n == 0 || n >= sizeof index)
+        return -1;
+    memcpy(index, tok, n);
+    index[n] = '\0';
+    *times = 1;
+    if (parse_small_int(index, 0, 4095, gpu) != 0)
+        return -1;
+    return x == NULL ? 0 : parse_small_int(x + 1, 1, MGPU_MAX_GPUS, times);
+}
+
 int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, int *len, char *err,
                         size_t errlen)
 {
+    static const char hint[] = "give device indices such as 0,2,5 (0,0,0,0 or 0x4: GPU 0 four "
+                               "times)";
     char buf[512];
     if (text == NULL || *text == '\0' || strlen(text) >= sizeof buf)
-        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5", what,
-                    text ? text : "");
+        return fail(err, errlen, "%s%s is not a GPU list; %s", what, text ? text : "", hint);
+    if (text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
+        return fail(err, errlen, "%s%s is not a GPU list; %s", what, text, hint);
     strcpy(buf, text);
     int n = 0;
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        long v;
-        if (parse_small_int(tok, 0, 4095, &v) != 0)
-            return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5",
-                        what, text);
-        for (int i = 0; i < n; i++)
-            if (out[i] == v)
-                return fail(err, errlen, "%s%s names a GPU twice; list each GPU once", what, text);
-        if (n == max)
+        long gpu, times;
+        if (parse_gpu_item(tok, &gpu, &times) != 0)
+            return fail(err, errlen, "%s%s is not a GPU list; %s", what, text, hint);
+        if (n + times > max)
             return fail(err, errlen, "%s%s lists more GPUs than mgpu supports; list at most %d",
                         what, text, max);
-        out[n++] = (int)v;
+        for (long t = 0; t < times; t++)
+            out[n++] = (int)gpu;
     }
-    if (n == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
-        return fail(err, errlen, "%s%s is not a GPU list; give device indices such as 0,2,5", what,
-                    text);
     *len = n;
     return 0;
 }
@@ -189,6 +204,11 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (v && *v &&
         mgpu_parse_gpu_list(v, "MGPU_GPUS=", cfg->gpus, MGPU_MAX_GPUS, &cfg->gpus_len, err,
                             errlen) != 0)
+        return -1;
+    v = get("MGPU_ENTRIES");
+    if (v && *v &&
+        mgpu_parse_gpu_list(v, "MGPU_ENTRIES=", cfg->entries, MGPU_MAX_GPUS, &cfg->entries_len,
+                            err, errlen) != 0)
         return -1;
     if (cfg->ngpus && cfg->gpus_len)
         return fail(err, errlen, "MGPU_NGPUS and MGPU_GPUS are both set; unset one of them");

@@ -26,6 +26,11 @@ struct mgpu_config {
     int ngpus;                                /* MGPU_NGPUS; 0 means every GPU */
     int gpus[MGPU_MAX_GPUS];                  /* MGPU_GPUS, device indices in order */
     int gpus_len;                             /* 0 when MGPU_GPUS is unset */
+    /* MGPU_ENTRIES, set by mgpu-run for the runtime: for each of the run's
+     * GPUs in slice order, the driver device (as CUDA_VISIBLE_DEVICES
+     * shows the program) it stands on; a device may stand for several. */
+    int entries[MGPU_MAX_GPUS];
+    int entries_len; /* 0: each device once */
     bool report;                              /* MGPU_REPORT */
     char trace_path[MGPU_PATH_MAX];           /* MGPU_TRACE; empty when unset */
     char topology_path[MGPU_PATH_MAX];        /* MGPU_TOPOLOGY; empty: this machine's */

@@ -162,10 +162,10 @@ bool mgpu_program_modules_wanted(void)
     int w = atomic_load_explicit(&wanted, memory_order_relaxed);
     if (w >= 0)
         return w;
-    int count = 0;
-    if (mgpu_cfg.split != MGPU_SPLIT_NEVER && mgpu_drv.cuDeviceGetCount(&count) != CUDA_SUCCESS)
+    const struct mgpu_gpu_entries *e = NULL;
+    if (mgpu_cfg.split != MGPU_SPLIT_NEVER && (e = mgpu_run_gpus()) == NULL)
         return false; /* not initialised yet: ask again later */
-    w = count > 1;
+    w = e != NULL && e->count > 1;
     atomic_store(&wanted, w);
     return w;
 }

@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include "demangle.h"
+#include "gpu_contexts.h"
 
 #include "hook_table.h"
 #include "kernel_stats.h"
@@ -51,8 +52,9 @@ void mgpu_report_print(void)
     struct mgpu_gpu_summary gpus;
     if (mgpu_virtual_device_summary(&gpus) == 0) {
         r.gpu_count = gpus.gpu_count;
+        r.device_count = gpus.device_count;
         r.home_name = gpus.home_name;
-        r.devices_seen = mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ONE ? 1 : gpus.gpu_count;
+        r.devices_seen = mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ONE ? 1 : gpus.device_count;
         r.sm_seen = mgpu_cfg.sm_count == MGPU_SM_COUNT_SUM ? gpus.sm_sum : gpus.sm_home;
         r.mem_seen = gpus.mem_sum;
     }
@@ -114,6 +116,9 @@ void mgpu_report_print(void)
     r.pool_placement = pool.active ? pool.placement : NULL;
     r.pool_off_reason = pool.why_off;
     r.pool_gpus = pool.gpus;
+    const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    if (entries != NULL && mgpu_gpu_entries_repeated(entries))
+        r.gpu_devices = entries->device;
     r.pool_now = pool_now;
     r.pool_peak = pool_peak;
     r.copies_split = mgpu_copy_router_splits();

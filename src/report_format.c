@@ -225,10 +225,14 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
     fprintf(out, "%s\n", HRULE);
     fprintf(out, "mgpu report\n");
     mgpu_format_bytes(mem, sizeof mem, r->mem_seen);
+    char on_devices[48] = "";
+    if (r->device_count > 0 && r->device_count < r->gpu_count)
+        snprintf(on_devices, sizeof on_devices, " on %d device%s", r->device_count,
+                 r->device_count == 1 ? "" : "s");
     if (r->gpu_count > 0)
-        fprintf(out, "GPUs: %d selected, home %.30s; device 0 has %d SMs, %s; %d device%s seen\n",
-                r->gpu_count, r->home_name ? r->home_name : "?", r->sm_seen, mem, r->devices_seen,
-                r->devices_seen == 1 ? "" : "s");
+        fprintf(out, "GPUs: %d selected%s, home %.30s; device 0 has %d SMs, %s; %d device%s seen\n",
+                r->gpu_count, on_devices, r->home_name ? r->home_name : "?", r->sm_seen, mem,
+                r->devices_seen, r->devices_seen == 1 ? "" : "s");
     else
         fprintf(out, "GPUs: none in use (the driver was never initialised)\n");
 
@@ -273,7 +277,11 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
         for (int g = 0; g < r->pool_gpus; g++) {
             mgpu_format_bytes(live, sizeof live, r->pool_now[g]);
             mgpu_format_bytes(peak, sizeof peak, r->pool_peak[g]);
-            fprintf(out, "  GPU %d: %s now, %s at peak\n", g, live, peak);
+            if (r->gpu_devices != NULL)
+                fprintf(out, "  GPU %d (device %d): %s now, %s at peak\n", g, r->gpu_devices[g],
+                        live, peak);
+            else
+                fprintf(out, "  GPU %d: %s now, %s at peak\n", g, live, peak);
         }
     } else if (r->pool_off_reason != NULL && r->pool_off_reason[0] != '\0') {
         fprintf(out, "  on the home GPU only: %s\n", r->pool_off_reason);

@@ -25,7 +25,12 @@ struct mgpu_report_row {
 };
 
 struct mgpu_report {
-    int gpu_count;
+    int gpu_count;    /* the run's GPUs (entries) */
+    int device_count; /* the distinct devices they stand on */
+    /* The device each GPU stands on, where some device stands for several
+     * (--gpus 0,0): rows are then labelled "GPU 3 (device 0)". NULL
+     * otherwise. */
+    const int *gpu_devices;
     const char *home_name;
     int devices_seen; /* devices the program saw */
     int sm_seen;      /* multiprocessors of device 0 */

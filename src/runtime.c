@@ -55,6 +55,25 @@ static void at_exit(void)
     mgpu_pool_release_all();
 }
 
+/* Called when the memory pool starts: the work at exit is registered again,
+ * after the CUDA runtime's own exit handlers, so that it runs before them
+ * and the pool's memory is given back while contexts are alive. */
+static void release_at_exit(void)
+{
+    atexit(at_exit);
+}
+
+static void configure_pool(void)
+{
+    struct mgpu_pool_settings pool = {
+        .off = mgpu_cfg.memory == MGPU_MEMORY_DRIVER,
+        .why_off = "MGPU_MEMORY=driver",
+        .placement = (enum mgpu_placement)mgpu_cfg.placement,
+        .started = release_at_exit,
+    };
+    mgpu_pool_configure(&pool);
+}
+
 static void start(void)
 {
     char err[512];
@@ -65,6 +84,7 @@ static void start(void)
         mgpu_config_defaults(&mgpu_cfg);
     }
     mgpu_log_set_level(mgpu_cfg.verbose);
+    configure_pool();
 
     char path[MGPU_PATH_MAX];
     if (mgpu_driver_locate(start_shim_path, path, sizeof path, err, sizeof err) != 0 ||
@@ -93,11 +113,6 @@ static void register_late_exit(void)
 void mgpu_runtime_program_running(void)
 {
     pthread_once(&late_exit_once, register_late_exit);
-}
-
-void mgpu_runtime_release_at_exit(void)
-{
-    atexit(at_exit);
 }
 
 void mgpu_runtime_start(const char *shim_path)

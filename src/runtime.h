@@ -24,11 +24,6 @@ MGPU_EXPORT bool mgpu_runtime_logs_calls(void);
  * so that it runs before them, while contexts are alive. */
 void mgpu_runtime_program_running(void);
 
-/* Called when the memory pool starts: the work at exit is registered again,
- * after the CUDA runtime's own exit handlers, so that it runs before them
- * and the pool's memory is given back while contexts are alive. */
-void mgpu_runtime_release_at_exit(void);
-
 /* What the shim's export `name`, at address `exported`, should jump to:
  * mgpu's hook, else the driver's entry point, else NULL when the driver
  * lacks the symbol. */

@@ -1,8 +1,9 @@
 /* Owns the virtual device: device 0 (the home GPU, the first selected)
  * shows the memory and, by default, the multiprocessors of all selected GPUs
- * together. mgpu-run limits the driver to the selected GPUs
- * (CUDA_VISIBLE_DEVICES), so the driver's devices are exactly the selected
- * ones, home first.
+ * together, each device counted once however many of the run's GPUs stand
+ * on it (eight entries on one H200 show one H200). mgpu-run limits the
+ * driver to the selected devices (CUDA_VISIBLE_DEVICES), so the driver's
+ * devices are exactly the selected ones, home first.
  *
  * The other selected GPUs stay visible by default (MGPU_DEVICE_COUNT=all):
  * the CUDA 13 runtime checks, when it creates its first context, that
@@ -12,6 +13,7 @@
  * shows device 0 alone, for driver-API programs. */
 #include "virtual_device.h"
 
+#include "gpu_contexts.h"
 #include "hook_table.h"
 #include "real_driver.h"
 #include "runtime.h"
@@ -40,12 +42,18 @@ static CUresult gather_summary(void)
     if (!summary_ready) {
         struct mgpu_gpu_summary s;
         memset(&s, 0, sizeof s);
-        r = mgpu_drv.cuDeviceGetCount(&s.gpu_count);
-        for (int i = 0; r == CUDA_SUCCESS && i < s.gpu_count; i++) {
+        const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+        int devices[MGPU_MAX_GPUS];
+        r = e != NULL ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+        if (e != NULL) {
+            s.gpu_count = e->count;
+            s.device_count = mgpu_gpu_entries_distinct(e, devices);
+        }
+        for (int i = 0; r == CUDA_SUCCESS && i < s.device_count; i++) {
             CUdevice dev;
             int sms = 0;
             size_t mem = 0;
-            r = mgpu_drv.cuDeviceGet(&dev, i);
+            r = mgpu_drv.cuDeviceGet(&dev, devices[i]);
             if (r == CUDA_SUCCESS)
                 r = mgpu_drv.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                                                   dev);

@@ -5,10 +5,11 @@
 #include <stddef.h>
 
 struct mgpu_gpu_summary {
-    int gpu_count; /* selected GPUs (the driver's devices under mgpu-run) */
-    int sm_sum;    /* their multiprocessors together */
+    int gpu_count;    /* the run's GPUs (entries; gpu_entries.h) */
+    int device_count; /* the distinct devices they stand on */
+    int sm_sum;       /* the devices' multiprocessors together */
     int sm_home;
-    size_t mem_sum; /* their memory together, bytes */
+    size_t mem_sum; /* the devices' memory together, bytes */
     char home_name[256];
 };
 

@@ -38,6 +38,15 @@ for n in 1 3; do
   pass "fake_client, report and trace under -n $n"
 done
 
+# Three of the run's GPUs on one device: the program sees that device once,
+# with its own multiprocessors and memory, not three times as much.
+FAKE_EXPECT_GPUS=1 "$MGPU_RUN" --gpus 2x3 --report tests/fake/fake_client \
+  > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "fake_client under --gpus 2x3"; }
+expect_in "$work/out" "0 failure(s)"
+expect_in "$work/err" "GPUs: 3 selected on 1 device, home Fake GPU 2; device 0 has 100 SMs, 1.00 GiB; 1 device seen"
+expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten copies"
+pass "fake_client under --gpus 2x3: one device, counted once"
+
 FAKE_EXPECT_GPUS=3 MGPU_SPLIT=never "$MGPU_RUN" -n 3 --report tests/fake/fake_client \
   > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_SPLIT=never"; }
 expect_in "$work/out" "0 failure(s)"

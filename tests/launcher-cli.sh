@@ -18,7 +18,10 @@ one_line_error 2 "unknown option --bogus; see mgpu-run --help" "$MGPU_RUN" --bog
 one_line_error 2 "-n 9 asks for 9 GPUs but this machine has 4; use -n 4 or fewer" "$MGPU_RUN" -n 9 true
 one_line_error 2 "-n 0 is not a GPU count" "$MGPU_RUN" -n 0 true
 one_line_error 2 "--gpus lists GPU 7 but this machine has GPUs 0 to 3" "$MGPU_RUN" --gpus 0,7 true
-one_line_error 2 "--gpus 1,1 names a GPU twice" "$MGPU_RUN" --gpus 1,1 true
+one_line_error 2 "--gpus 0x0 is not a GPU list; give device indices such as 0,2,5 (0,0,0,0 or 0x4: GPU 0 four times)" \
+  "$MGPU_RUN" --gpus 0x0 true
+one_line_error 2 "-n 8 asks for 8 GPUs but this machine has 4; use -n 4 or fewer, or --gpus 0x8 to run 8 slices on GPU 0" \
+  "$MGPU_RUN" -n 8 true
 one_line_error 2 "no program given" "$MGPU_RUN" -n 2
 one_line_error 127 "cannot find program 'no-such-program-xyz' in PATH; give its path" \
   "$MGPU_RUN" no-such-program-xyz
@@ -47,6 +50,52 @@ expect_status 0 "$MGPU_RUN" -v -n 2 true
 expect_in "$work/err" "mgpu-run: GPU 0: Fake GPU 0"
 expect_in "$work/err" "running true on 2 of 4 GPUs"
 pass "-v says which GPUs run the program"
+
+# A GPU listed several times: the program's driver sees each device once
+# (CUDA_VISIBLE_DEVICES), and MGPU_ENTRIES says which of them each of the
+# run's GPUs stands on.
+expect_status 0 "$MGPU_RUN" --gpus 1,1 sh -c 'echo "$CUDA_VISIBLE_DEVICES $MGPU_ENTRIES"'
+expect_in "$work/out" "$(printf 'GPU-fa000000-0000-0000-0000-0000000000%02x' 1) 0,0"
+expect_status 0 "$MGPU_RUN" -v --gpus 2,0x2,2 sh -c 'echo "$CUDA_VISIBLE_DEVICES $MGPU_ENTRIES"'
+expect_in "$work/out" "$(printf 'GPU-fa000000-0000-0000-0000-0000000000%02x' 2),$(printf 'GPU-fa000000-0000-0000-0000-0000000000%02x' 0) 0,1,1,0"
+expect_in "$work/err" "mgpu-run: GPU 0 (device 2): Fake GPU 2, home"
+expect_in "$work/err" "mgpu-run: GPU 2 (device 0): Fake GPU 0"
+expect_in "$work/err" "running sh on 4 GPUs standing on 2 of 4 devices"
+MGPU_GPUS=3x8 expect_status 0 "$MGPU_RUN" sh -c 'echo "$MGPU_ENTRIES"'
+expect_in "$work/out" "0,0,0,0,0,0,0,0"
+pass "--gpus and MGPU_GPUS take a GPU several times"
+
+# Where NVML counts the GPUs and no topology is needed (a list, or one
+# GPU), mgpu-run checks the request without initialising the driver; the
+# program initialises it once. A fake NVML and the fake driver, found on
+# LD_LIBRARY_PATH as the system's would be. (quick_run COMMAND...: COMMAND
+# with them and without MGPU_DRIVER.)
+mkdir -p "$work/system"
+cp "$top_builddir/tests/fake/.libs/libfakecuda.so" "$work/system/libcuda.so.1"
+cp "$top_builddir/tests/fake/.libs/libfakenvml.so" "$work/system/libnvidia-ml.so.1"
+quick_run() {
+  env -u MGPU_DRIVER LD_LIBRARY_PATH="$work/system${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    FAKE_CUDA_INIT_LOG="$work/inits" "$@"
+}
+rm -f "$work/inits"
+FAKE_NVML_GPUS=1 FAKE_CUDA_GPUS=1 expect_status 0 quick_run "$MGPU_RUN" -v --gpus 0x4 \
+  sh -c 'echo "$CUDA_VISIBLE_DEVICES $MGPU_ENTRIES"'
+expect_in "$work/out" "0 0,0,0,0"
+expect_in "$work/err" "mgpu-run: GPU 3 (device 0): device 0"
+expect_in "$work/err" "counted with NVML"
+[ ! -e "$work/inits" ] || { cat "$work/inits"; fail "mgpu-run initialised the driver for --gpus 0x4"; }
+FAKE_NVML_GPUS=1 FAKE_CUDA_GPUS=1 one_line_error 2 \
+  "-n 2 asks for 2 GPUs but this machine has 1; use -n 1 or fewer, or --gpus 0x2" quick_run "$MGPU_RUN" -n 2 true
+FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 one_line_error 2 \
+  "--gpus lists GPU 2 but this machine has GPUs 0 to 1" quick_run "$MGPU_RUN" --gpus 0,2 true
+[ ! -e "$work/inits" ] || { cat "$work/inits"; fail "mgpu-run initialised the driver to refuse a request"; }
+# -n on a machine of several GPUs asks the topology, and so the driver;
+# so does a GPU in MIG mode.
+FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 expect_status 0 quick_run "$MGPU_RUN" -n 2 true
+[ "$(wc -l < "$work/inits")" -eq 1 ] || fail "-n 2 on two GPUs did not initialise the driver once"
+FAKE_NVML_MIG=1 FAKE_CUDA_GPUS=1 expect_status 0 quick_run "$MGPU_RUN" --gpus 0 true
+[ "$(wc -l < "$work/inits")" -eq 2 ] || fail "a GPU in MIG mode did not make mgpu-run ask the driver"
+pass "a list, or one GPU, is checked with NVML's count without initialising the driver"
 
 expect_status 0 "$MGPU_RUN" --report true
 expect_in "$work/err" "mgpu: report: true never loaded the CUDA driver; nothing to report"

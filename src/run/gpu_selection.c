@@ -31,8 +31,11 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
     }
     int n = ngpus > 0 ? ngpus : device_count;
     if (n > device_count) {
-        snprintf(err, errlen, "%s%d asks for %d GPUs but this machine has %d; use %s%d or fewer",
-                 count_source, ngpus, ngpus, device_count, count_source, device_count);
+        snprintf(err, errlen,
+                 "%s%d asks for %d GPUs but this machine has %d; use %s%d or fewer, or --gpus "
+                 "0x%d to run %d slices on GPU 0",
+                 count_source, ngpus, ngpus, device_count, count_source, device_count, ngpus,
+                 ngpus);
         return -1;
     }
     for (int i = 0; i < n; i++)
@@ -73,4 +76,18 @@ int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
     for (int i = 0; i < n; i++)
         out[i] = choice.gpus[i];
     return 0;
+}
+
+int gpu_select_devices(const int *chosen, int n, int *devices, int *entries)
+{
+    int ndevices = 0;
+    for (int i = 0; i < n; i++) {
+        int d = 0;
+        while (d < ndevices && devices[d] != chosen[i])
+            d++;
+        if (d == ndevices)
+            devices[ndevices++] = chosen[i];
+        entries[i] = d;
+    }
+    return ndevices;
 }

@@ -6,8 +6,9 @@
 
 #include <stddef.h>
 
-/* Picks device indices out of `device_count`: the list when given, else the
- * first `ngpus`, else all. `count_source`/`list_source` name where the
+/* Picks device indices out of `device_count`: the list when given (a
+ * device may be listed several times: gpu_entries.h), else the first
+ * `ngpus`, else all. `count_source`/`list_source` name where the
  * request came from ("-n ", "MGPU_NGPUS=", "--gpus"). Returns 0, or -1 with a one-line
  * message naming the fix. */
 int gpu_select(int device_count, int ngpus, const char *count_source, const int *list, int list_len,
@@ -23,5 +24,11 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
 int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
                            const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
                            char *why, size_t whylen);
+
+/* The distinct devices of `chosen` in the order they first appear, and
+ * for each chosen GPU its device's place among them (what MGPU_ENTRIES
+ * tells the program, whose driver sees only those devices). Returns how
+ * many devices. */
+int gpu_select_devices(const int *chosen, int n, int *devices, int *entries);
 
 #endif

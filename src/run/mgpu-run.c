@@ -10,6 +10,7 @@
 #include "real_driver.h"
 #include "run/gpu_selection.h"
 #include "run/launcher_options.h"
+#include "run/nvml_devices.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -172,6 +173,54 @@ static void choose_by_topology(const struct launcher_options *opt, int device_co
     }
 }
 
+/* The machine's device count from NVML, or -1 where the driver must be
+ * asked: the topology decides the GPUs (-n on a machine of several), the
+ * driver is not the system's (MGPU_DRIVER), CUDA_VISIBLE_DEVICES already
+ * narrows it (its entries may not be NVML's), or NVML does not answer. */
+static int quick_device_count(const struct launcher_options *opt)
+{
+    if (getenv("MGPU_DRIVER") != NULL || getenv("CUDA_VISIBLE_DEVICES") != NULL)
+        return -1;
+    char why[128];
+    int count = mgpu_nvml_device_count(why, sizeof why);
+    if (count <= 0 || (opt->gpus_len == 0 && count > 1))
+        return -1;
+    return count;
+}
+
+/* The UUID of the driver's device `index`, as CUDA_VISIBLE_DEVICES takes it. */
+static int device_identity(int index, char *out, size_t outlen)
+{
+    CUdevice dev;
+    CUuuid uuid;
+    if (mgpu_drv.cuDeviceGet(&dev, index) != CUDA_SUCCESS ||
+        mgpu_drv.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) {
+        say("cannot read the identity of GPU %d; check nvidia-smi", index);
+        return -1;
+    }
+    format_uuid(out, outlen, &uuid);
+    return 0;
+}
+
+/* With -v: which device the run's GPU `g` stands on, named by the driver
+ * where it was asked. */
+static void describe_gpu(int g, int device, bool repeated, bool quick)
+{
+    char name[128] = "?", where[48] = "";
+    CUdevice dev;
+    if (!quick && mgpu_drv.cuDeviceGet(&dev, device) == CUDA_SUCCESS)
+        mgpu_drv.cuDeviceGetName(name, sizeof name, dev);
+    if (repeated)
+        snprintf(where, sizeof where, " (device %d)", device);
+    char uuid[48] = "";
+    if (quick)
+        say("GPU %d%s: device %d%s", g, where, device, g == 0 ? ", home" : "");
+    else if (repeated)
+        say("GPU %d%s: %s%s", g, where, name, g == 0 ? ", home" : "");
+    else if (device_identity(device, uuid, sizeof uuid) == 0)
+        say("GPU %d: %s (%s)%s", device, name, uuid, g == 0 ? ", home" : "");
+}
+
 int main(int argc, char **argv)
 {
     char err[512];
@@ -220,19 +269,29 @@ int main(int argc, char **argv)
     }
 
     char driver[PATH_MAX];
-    if (mgpu_driver_locate(shim, driver, sizeof driver, err, sizeof err) != 0 ||
-        mgpu_driver_load(driver, err, sizeof err) != 0) {
+    if (mgpu_driver_locate(shim, driver, sizeof driver, err, sizeof err) != 0) {
         say("%s; running %s without mgpu", err, program);
         run_program(argv, opt.program_index, program_path);
     }
-    CUresult r = mgpu_drv.cuInit(0);
-    int device_count = 0;
-    if (r == CUDA_SUCCESS)
-        r = mgpu_drv.cuDeviceGetCount(&device_count);
-    if (r != CUDA_SUCCESS || device_count == 0) {
-        say("no usable GPU (%s); running %s without mgpu",
-            r != CUDA_SUCCESS ? mgpu_cu_error_name(r) : "the driver sees no device", program);
-        run_program(argv, opt.program_index, program_path);
+    /* The driver initialised here costs what the program's own start does
+     * again (cuInit: 185 ms on one H100): a request that needs no topology
+     * is checked against NVML's count instead. */
+    int device_count = quick_device_count(&opt);
+    bool quick = device_count > 0;
+    if (!quick) {
+        CUresult r = CUDA_ERROR_NOT_INITIALIZED;
+        if (mgpu_driver_load(driver, err, sizeof err) != 0) {
+            say("%s; running %s without mgpu", err, program);
+            run_program(argv, opt.program_index, program_path);
+        }
+        r = mgpu_drv.cuInit(0);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuDeviceGetCount(&device_count);
+        if (r != CUDA_SUCCESS || device_count == 0) {
+            say("no usable GPU (%s); running %s without mgpu",
+                r != CUDA_SUCCESS ? mgpu_cu_error_name(r) : "the driver sees no device", program);
+            run_program(argv, opt.program_index, program_path);
+        }
     }
 
     int chosen[MGPU_MAX_GPUS], chosen_len = 0;
@@ -241,33 +300,41 @@ int main(int argc, char **argv)
         say("%s", err);
         return EXIT_USAGE;
     }
-    if (opt.gpus_len == 0 && device_count > 1)
+    if (!quick && opt.gpus_len == 0 && device_count > 1)
         choose_by_topology(&opt, device_count, chosen, chosen_len);
 
     /* The driver's devices inside the program are then exactly the chosen
-     * GPUs in the chosen order, whatever CUDA_VISIBLE_DEVICES said before. */
-    char visible[MGPU_MAX_GPUS * 48] = "";
-    for (int i = 0; i < chosen_len; i++) {
-        CUdevice dev;
-        CUuuid uuid;
-        char text[48], name[128] = "?";
-        if (mgpu_drv.cuDeviceGet(&dev, chosen[i]) != CUDA_SUCCESS ||
-            mgpu_drv.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) {
-            say("cannot read the identity of GPU %d; check nvidia-smi", chosen[i]);
+     * devices, each once, in the order they first appear; MGPU_ENTRIES
+     * says which of them each of the run's GPUs stands on. */
+    int devices[MGPU_MAX_GPUS], entries[MGPU_MAX_GPUS];
+    int ndevices = gpu_select_devices(chosen, chosen_len, devices, entries);
+    char visible[MGPU_MAX_GPUS * 48] = "", entry_list[MGPU_MAX_GPUS * 4] = "";
+    for (int i = 0; i < ndevices; i++) {
+        char text[48];
+        if (quick)
+            snprintf(text, sizeof text, "%d", devices[i]);
+        else if (device_identity(devices[i], text, sizeof text) != 0)
             return EXIT_FAILURE;
-        }
-        format_uuid(text, sizeof text, &uuid);
-        mgpu_drv.cuDeviceGetName(name, sizeof name, dev);
-        if (opt.verbose)
-            say("GPU %d: %s (%s)%s", chosen[i], name, text, i == 0 ? ", home" : "");
         if (i > 0)
             strcat(visible, ",");
         strcat(visible, text);
     }
-    if (opt.verbose)
-        say("running %s on %d of %d GPUs; driver %s", program, chosen_len, device_count, driver);
+    for (int i = 0; i < chosen_len; i++) {
+        snprintf(entry_list + strlen(entry_list), sizeof entry_list - strlen(entry_list), "%s%d",
+                 i ? "," : "", entries[i]);
+        if (opt.verbose)
+            describe_gpu(i, chosen[i], ndevices < chosen_len, quick);
+    }
+    const char *counted = quick ? " (GPUs counted with NVML)" : "";
+    if (opt.verbose && ndevices < chosen_len)
+        say("running %s on %d GPUs standing on %d of %d devices; driver %s%s", program, chosen_len,
+            ndevices, device_count, driver, counted);
+    else if (opt.verbose)
+        say("running %s on %d of %d GPUs; driver %s%s", program, chosen_len, device_count, driver,
+            counted);
 
     setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+    setenv("MGPU_ENTRIES", entry_list, 1);
     setenv("MGPU_DRIVER", driver, 1);
     setenv("MGPU_SHIM", shim, 1);
     setenv("MGPU_ACTIVE", "1", 1);

@@ -4,7 +4,8 @@
  * UUIDs) the way the real driver does, so that mgpu-run and the shim can be
  * tested end to end. FAKE_CUDA_GPUS sets how many GPUs it has (default 4);
  * FAKE_CUDA_NVLINK lists the pairs of GPUs with native peer atomics (as over
- * NVLink) and FAKE_CUDA_NO_PEER those without peer access, as "0-1,2-3". */
+ * NVLink) and FAKE_CUDA_NO_PEER those without peer access, as "0-1,2-3";
+ * FAKE_CUDA_INIT_LOG names a file that gets a line per cuInit. */
 /* The driver's own names, without cuda.h's version macros. */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 #define FAKE_SMS 100
@@ -70,6 +72,13 @@ static void find_visible(void)
 FAKE_EXPORT CUresult cuInit(unsigned flags)
 {
     (void)flags;
+    /* FAKE_CUDA_INIT_LOG: a line per initialisation, to count them. */
+    const char *log = getenv("FAKE_CUDA_INIT_LOG");
+    FILE *f = log != NULL ? fopen(log, "a") : NULL;
+    if (f != NULL) {
+        fprintf(f, "cuInit in %d\n", (int)getpid());
+        fclose(f);
+    }
     find_visible();
     if (visible_count == 0)
         return CUDA_ERROR_NO_DEVICE;

@@ -80,6 +80,24 @@ int main(void)
     CHECK(parse(list, &cfg, err, sizeof err) == 0);
     CHECK(cfg.gpus_len == 3 && cfg.gpus[0] == 3 && cfg.gpus[1] == 0 && cfg.gpus[2] == 5);
 
+    /* A GPU listed again, or as GPUxCOUNT, stands for several of the run's
+     * GPUs. */
+    const char *const repeated[] = {"MGPU_GPUS", "1,1", NULL};
+    CHECK(parse(repeated, &cfg, err, sizeof err) == 0);
+    CHECK(cfg.gpus_len == 2 && cfg.gpus[0] == 1 && cfg.gpus[1] == 1);
+    const char *const times[] = {"MGPU_GPUS", "0x8", NULL};
+    CHECK(parse(times, &cfg, err, sizeof err) == 0 && cfg.gpus_len == 8);
+    CHECK(cfg.gpus[0] == 0 && cfg.gpus[7] == 0);
+    const char *const mixed[] = {"MGPU_GPUS", "2x2,0,1x3", NULL};
+    CHECK(parse(mixed, &cfg, err, sizeof err) == 0 && cfg.gpus_len == 6);
+    CHECK(cfg.gpus[0] == 2 && cfg.gpus[1] == 2 && cfg.gpus[2] == 0 && cfg.gpus[3] == 1 &&
+          cfg.gpus[5] == 1);
+    const char *const most[] = {"MGPU_GPUS", "0x32,1x32", NULL};
+    CHECK(parse(most, &cfg, err, sizeof err) == 0 && cfg.gpus_len == MGPU_MAX_GPUS);
+    const char *const entries[] = {"MGPU_ENTRIES", "0,0,1,0", NULL};
+    CHECK(parse(entries, &cfg, err, sizeof err) == 0 && cfg.entries_len == 4);
+    CHECK(cfg.entries[2] == 1 && cfg.entries[3] == 0 && cfg.gpus_len == 0);
+
     /* Every rejection is one line that names the variable and the fix. */
     static const struct {
         const char *name, *value, *expect;
@@ -89,7 +107,15 @@ int main(void)
         {"MGPU_NGPUS", "2x", "MGPU_NGPUS=2x"},
         {"MGPU_NGPUS", "99999999999999999999", "not a GPU count"},
         {"MGPU_GPUS", "0,,1", "not a GPU list"},
-        {"MGPU_GPUS", "1,1", "names a GPU twice"},
+        {"MGPU_GPUS", "0x0", "not a GPU list; give device indices such as 0,2,5 (0,0,0,0 or "
+                             "0x4: GPU 0 four times)"},
+        {"MGPU_GPUS", "0x", "not a GPU list"},
+        {"MGPU_GPUS", "x4", "not a GPU list"},
+        {"MGPU_GPUS", "0x4x2", "not a GPU list"},
+        {"MGPU_GPUS", "0xa", "not a GPU list"},
+        {"MGPU_GPUS", "0x65", "not a GPU list"},
+        {"MGPU_GPUS", "0x64,1", "lists more GPUs than mgpu supports; list at most 64"},
+        {"MGPU_ENTRIES", "0,,1", "MGPU_ENTRIES=0,,1 is not a GPU list"},
         {"MGPU_GPUS", "a", "give device indices such as 0,2,5"},
         {"MGPU_GPUS", "0,", "not a GPU list"},
         {"MGPU_REPORT", "maybe", "use MGPU_REPORT=1 or MGPU_REPORT=0"},

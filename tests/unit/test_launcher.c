@@ -66,6 +66,7 @@ int main(void)
         {{"mgpu-run", "-n", "zero", "p", NULL}, "-n zero is not a GPU count"},
         {{"mgpu-run", "-n", "0", "p", NULL}, "-n 0 is not a GPU count"},
         {{"mgpu-run", "--gpus", "1,x", "p", NULL}, "--gpus 1,x is not a GPU list"},
+        {{"mgpu-run", "--gpus", "0x0", "p", NULL}, "--gpus 0x0 is not a GPU list"},
         {{"mgpu-run", "-n", "2", "--gpus", "0,1"}, "give one of them"},
         {{"mgpu-run", "--trace=", "p", NULL}, "--trace needs a file name"},
         {{"mgpu-run", "--topology=", "p", NULL}, "--topology needs a file name"},
@@ -97,7 +98,8 @@ int main(void)
     CHECK(out[0] == 0 && out[7] == 7);
     CHECK(gpu_select(8, 3, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == 0 && len == 3);
     CHECK(gpu_select(8, 9, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
-    CHECK_STR(err, "-n 9 asks for 9 GPUs but this machine has 8; use -n 8 or fewer");
+    CHECK_STR(err, "-n 9 asks for 9 GPUs but this machine has 8; use -n 8 or fewer, or --gpus 0x9 "
+                   "to run 9 slices on GPU 0");
     CHECK(gpu_select(2, 4, "MGPU_NGPUS=", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
     CHECK_CONTAINS(err, "use MGPU_NGPUS=2 or fewer");
     int list[] = {5, 2};
@@ -107,6 +109,21 @@ int main(void)
     CHECK(gpu_select(8, 0, "-n ", outside, 2, "--gpus", out, &len, err, sizeof err) == -1);
     CHECK_STR(err, "--gpus lists GPU 8 but this machine has GPUs 0 to 7; list GPUs from 0 to 7");
     CHECK(gpu_select(0, 0, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
+
+    /* A GPU listed several times: the program's driver sees each device
+     * once, in the order they first appear, and MGPU_ENTRIES maps the run's
+     * GPUs onto them. */
+    int repeated[] = {3, 3, 1, 3, 0};
+    CHECK(gpu_select(4, 0, "-n ", repeated, 5, "--gpus", out, &len, err, sizeof err) == 0);
+    CHECK(len == 5 && out[0] == 3 && out[1] == 3 && out[4] == 0);
+    int devices[MGPU_MAX_GPUS], entries[MGPU_MAX_GPUS];
+    CHECK(gpu_select_devices(out, len, devices, entries) == 3);
+    CHECK(devices[0] == 3 && devices[1] == 1 && devices[2] == 0);
+    CHECK(entries[0] == 0 && entries[1] == 0 && entries[2] == 1 && entries[3] == 0 &&
+          entries[4] == 2);
+    CHECK(gpu_select(1, 4, "-n ", NULL, 0, "--gpus", out, &len, err, sizeof err) == -1);
+    CHECK_STR(err, "-n 4 asks for 4 GPUs but this machine has 1; use -n 1 or fewer, or --gpus 0x4 "
+                   "to run 4 slices on GPU 0");
 
     /* A count takes the topology's choice: the NVLink pair 2-3, and for
      * three GPUs the pair next to each other. */

@@ -149,6 +149,23 @@ int main(void)
     CHECK_CONTAINS(text, "entry points looked up: 470, 25 answered with mgpu's hooks");
     free(text);
 
+    /* Two of the run's GPUs on one device: the header counts the device
+     * once and the rows say which device each GPU stands on. */
+    int on_device[2] = {0, 0};
+    r.gpu_count = 2;
+    r.device_count = 1;
+    r.devices_seen = 1;
+    r.gpu_devices = on_device;
+    text = NULL;
+    f = open_memstream(&text, &size);
+    mgpu_report_render(f, &r);
+    fclose(f);
+    check_width(text);
+    CHECK_CONTAINS(text, "GPUs: 2 selected on 1 device, home NVIDIA H200; device 0 has 1056 SMs, "
+                         "1.10 TiB; 1 device seen");
+    CHECK_CONTAINS(text, "  GPU 1 (device 0): 1.00 GiB now, 1.00 GiB at peak\n");
+    free(text);
+
     struct mgpu_report empty = {.gpu_count = 0};
     text = NULL;
     f = open_memstream(&text, &size);
