@@ -9,6 +9,8 @@
  * are) without weighing link classes against each other by hand. */
 #include "gpu_choice.h"
 
+#include "gpu_entries.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,5 +439,55 @@ int mgpu_choose_gpus(const struct mgpu_topology *t, int k, struct mgpu_gpu_choic
         }
     }
     mgpu_gpu_weights(k, sms, clocks, out->weights);
+    return 0;
+}
+
+int mgpu_gpus_as_listed(const struct mgpu_topology *t, const int *list, int len,
+                        struct mgpu_gpu_choice *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (len < 1 || len > MGPU_TOPOLOGY_MAX_GPUS) {
+        snprintf(err, errlen, "--gpus lists %d GPUs; list 1 to %d", len, MGPU_TOPOLOGY_MAX_GPUS);
+        return -1;
+    }
+    struct mgpu_gpu_entries e;
+    int at[MGPU_TOPOLOGY_MAX_GPUS] = {0}; /* the topology's position of each listed GPU */
+    for (int i = 0; i < len && i < MGPU_TOPOLOGY_MAX_GPUS; i++)
+        if ((at[i] = mgpu_topology_find_cuda(t, list[i])) < 0) {
+            snprintf(err, errlen,
+                     "--gpus lists GPU %d but the topology (%s) has no such GPU; list GPUs from "
+                     "0 to %d",
+                     list[i], t->source, t->gpu_count - 1);
+            return -1;
+        }
+    int largest = 0;
+    for (int i = 0; i < len; i++)
+        largest = list[i] > largest ? list[i] : largest;
+    if (mgpu_gpu_entries_make(list, len, largest + 1, &e, err, errlen) != 0)
+        return -1;
+    double device_weight[MGPU_MAX_GPUS] = {0}, shares[MGPU_TOPOLOGY_MAX_GPUS];
+    int sms[MGPU_TOPOLOGY_MAX_GPUS] = {0}, clocks[MGPU_TOPOLOGY_MAX_GPUS] = {0},
+        first[MGPU_TOPOLOGY_MAX_GPUS] = {0};
+    int devices = 0;
+    for (int i = 0; i < len; i++)
+        if (mgpu_gpu_entries_first_on_device(&e, i)) {
+            sms[devices] = t->gpus[at[i]].multiprocessors;
+            clocks[devices] = t->gpus[at[i]].clock_khz;
+            first[devices++] = i;
+        }
+    mgpu_gpu_weights(devices, sms, clocks, shares);
+    for (int d = 0; d < devices; d++)
+        device_weight[list[first[d]]] = shares[d];
+    mgpu_gpu_entries_weights(&e, device_weight, out->weights);
+    out->count = len;
+    out->worst_link = t->links[at[0]][at[0]];
+    for (int i = 0; i < len; i++) {
+        out->gpus[i] = list[i];
+        for (int j = 0; j < len; j++) {
+            const struct mgpu_link *l = &t->links[at[i]][at[j]];
+            if (list[i] != list[j] && mgpu_link_quality(l) < mgpu_link_quality(&out->worst_link))
+                out->worst_link = *l;
+        }
+    }
     return 0;
 }

@@ -34,4 +34,12 @@ int mgpu_choose_gpus(const struct mgpu_topology *t, int k, struct mgpu_gpu_choic
  * those, else equal. Either array may be NULL (unknown). out sums to 1. */
 void mgpu_gpu_weights(int n, const int sms[], const int clock_khz[], double out[]);
 
+/* The decision for a list the user gave (--gpus), which may name a GPU
+ * several times (gpu_entries.h): the GPUs as listed, each device's weight
+ * split equally among its entries, the worst link between two distinct
+ * GPUs (SELF where they all share one). Returns 0, or -1 with a one-line
+ * message when the topology lacks a listed GPU. */
+int mgpu_gpus_as_listed(const struct mgpu_topology *t, const int *list, int len,
+                        struct mgpu_gpu_choice *out, char *err, size_t errlen);
+
 #endif

@@ -7,7 +7,7 @@ MGPU_INFO="$top_builddir/src/mgpu-info"
 machines="$top_srcdir/tests/topology"
 
 expect_status 0 "$MGPU_INFO" --help
-expect_in "$work/out" "Usage: mgpu-info [--topology FILE.xml] [-n N]"
+expect_in "$work/out" "Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIST]"
 expect_status 0 "$MGPU_INFO" --version
 expect_in "$work/out" "mgpu-info "
 pass "--help and --version"
@@ -37,6 +37,23 @@ expect_status 0 "$MGPU_INFO" --topology="$machines/nvlink-pairs.xml" -n 3
 [ "$(wc -l < "$work/out")" -eq 1 ] || { cat "$work/out"; fail "-n 3 printed more than its decision"; }
 expect_match "$work/out" "^  -n 3  GPUs 0,1,2 .* worst link NODE$"
 pass "NVLink pairs (MGPU_TOPOLOGY), and -n shows one decision"
+
+# A list that names a GPU several times: each device's share split among
+# its GPUs (GPU 7, a third of GPU 0, keeps its smaller share whole).
+expect_status 0 "$MGPU_INFO" --topology "$machines/nvswitch-8gpu.xml" --gpus 0x4
+expect_match "$work/out" "^  --gpus GPUs 0,0,0,0  weights 0.250,0.250,0.250,0.250  worst link X$"
+expect_in "$work/out" "4 GPUs on 1 device: each GPU its own slice of every launch"
+expect_status 0 "$MGPU_INFO" --topology "$machines/two-socket-pcie.xml" --gpus 0,0,7
+expect_match "$work/out" "^  --gpus GPUs 0,0,7  weights 0.376,0.376,0.248  worst link SYS$"
+expect_in "$work/out" "3 GPUs on 2 devices"
+expect_status 0 "$MGPU_INFO" --topology "$machines/nvlink-pairs.xml" --gpus 1,0
+[ "$(wc -l < "$work/out")" -eq 1 ] || { cat "$work/out"; fail "--gpus 1,0 printed more than its decision"; }
+expect_match "$work/out" "^  --gpus GPUs 1,0  weights 0.500,0.500  worst link NV12$"
+one_line_error 2 "--gpus lists GPU 9 but the topology ($machines/nvlink-pairs.xml) has no such GPU; list GPUs from 0 to 3" \
+  "$MGPU_INFO" --topology "$machines/nvlink-pairs.xml" --gpus 0,9
+one_line_error 2 "-n and --gpus both choose GPUs; give one of them" \
+  "$MGPU_INFO" --topology "$machines/nvlink-pairs.xml" --gpus 0 -n 2
+pass "--gpus shows the decision for a list, GPUs repeated or not"
 
 MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so" FAKE_CUDA_GPUS=4 \
   FAKE_CUDA_NVLINK=1-3 FAKE_CUDA_NO_PEER=0-2 expect_status 0 "$MGPU_INFO"

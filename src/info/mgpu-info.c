@@ -24,6 +24,8 @@
 struct info_options {
     const char *topology; /* NULL: this machine */
     int ngpus;            /* 0: every count */
+    int gpus[MGPU_MAX_GPUS]; /* --gpus: the decision for this list only */
+    int gpus_len;
     bool help, version;
 };
 
@@ -39,7 +41,7 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 
 static void usage(void)
 {
-    printf("Usage: mgpu-info [--topology FILE.xml] [-n N]\n"
+    printf("Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIST]\n"
            "\n"
            "Shows the GPUs of this machine (or of an hwloc XML topology), the links\n"
            "between them, their NUMA placement, and which GPUs mgpu-run -n N takes, in\n"
@@ -48,6 +50,8 @@ static void usage(void)
            "  --topology FILE  read an hwloc XML topology (lstopo --of xml) instead of this\n"
            "                   machine; MGPU_TOPOLOGY=FILE does the same\n"
            "  -n, --ngpus N    show only the decision for N GPUs\n"
+           "      --gpus LIST  show only the decision for these GPUs, e.g. --gpus 0,0,0,0\n"
+           "                   or 0x4 (GPU 0 four times: four slices on one GPU)\n"
            "  -h, --help       show this help\n"
            "  -V, --version    show the version\n");
 }
@@ -98,6 +102,12 @@ static void parse_options(int argc, char **argv, const struct mgpu_config *env,
         } else if ((value = option_value(argc, argv, &i, "--ngpus")) != NULL ||
                    (value = option_value(argc, argv, &i, "-n")) != NULL) {
             if (mgpu_parse_gpu_count(value, "-n ", &o->ngpus, err, sizeof err) != 0) {
+                say("%s", err);
+                exit(EXIT_USAGE);
+            }
+        } else if ((value = option_value(argc, argv, &i, "--gpus")) != NULL) {
+            if (mgpu_parse_gpu_list(value, "--gpus ", o->gpus, MGPU_MAX_GPUS, &o->gpus_len, err,
+                                    sizeof err) != 0) {
                 say("%s", err);
                 exit(EXIT_USAGE);
             }
@@ -202,27 +212,60 @@ static const char *plural(int n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
+/* One decision: the GPUs in slice order, their weights, the worst link. */
+static void print_choice(const char *what, const struct mgpu_gpu_choice *c, int width,
+                         int weights_width)
+{
+    char gpus[MGPU_MAX_GPUS * 4] = "", weights[MGPU_MAX_GPUS * 8] = "";
+    size_t gl = 0, wl = 0;
+    for (int i = 0; i < c->count; i++) {
+        gl += (size_t)snprintf(gpus + gl, sizeof gpus - gl, "%s%d", i ? "," : "", c->gpus[i]);
+        wl += (size_t)snprintf(weights + wl, sizeof weights - wl, "%s%.3f", i ? "," : "",
+                               c->weights[i]);
+    }
+    char worst[16] = "-";
+    if (c->count > 1)
+        mgpu_link_label(&c->worst_link, worst, sizeof worst);
+    printf("  %s GPUs %-*s  weights %-*s  worst link %s\n", what, width, gpus, weights_width,
+           weights, worst);
+}
+
 /* `width`: the longest GPU list of the decisions shown, so that they line up */
 static void print_decision(const struct mgpu_topology *t, int k, int width)
 {
     struct mgpu_gpu_choice c;
-    char err[256];
+    char err[256], what[16];
     if (mgpu_choose_gpus(t, k, &c, err, sizeof err) != 0) {
         say("%s", err);
         exit(EXIT_USAGE);
     }
-    char gpus[MGPU_TOPOLOGY_MAX_GPUS * 4] = "", weights[MGPU_TOPOLOGY_MAX_GPUS * 8] = "";
-    size_t gl = 0, wl = 0;
-    for (int i = 0; i < c.count; i++) {
-        gl += (size_t)snprintf(gpus + gl, sizeof gpus - gl, "%s%d", i ? "," : "", c.gpus[i]);
-        wl += (size_t)snprintf(weights + wl, sizeof weights - wl, "%s%.3f", i ? "," : "",
-                               c.weights[i]);
+    snprintf(what, sizeof what, "-n %-2d", k);
+    print_choice(what, &c, width, 6 * t->gpu_count - 1);
+}
+
+/* --gpus: the GPUs as listed; where one stands for several of the run's
+ * GPUs, which device each slice runs on. */
+static void print_listed(const struct mgpu_topology *t, const int *list, int len)
+{
+    struct mgpu_gpu_choice c;
+    char err[256];
+    if (mgpu_gpus_as_listed(t, list, len, &c, err, sizeof err) != 0) {
+        say("%s", err);
+        exit(EXIT_USAGE);
     }
-    char worst[16] = "-";
-    if (c.count > 1)
-        mgpu_link_label(&c.worst_link, worst, sizeof worst);
-    printf("  -n %-2d GPUs %-*s  weights %-*s  worst link %s\n", k, width, gpus,
-           6 * t->gpu_count - 1, weights, worst);
+    print_choice("--gpus", &c, 0, 0);
+    int devices = 0;
+    for (int i = 0; i < len; i++) {
+        bool first = true;
+        for (int j = 0; j < i; j++)
+            first = first && list[j] != list[i];
+        devices += first;
+    }
+    if (devices < len)
+        printf("  %d GPUs on %d device%s: each GPU its own slice of every launch, part of every "
+               "buffer, module copy and worker, on the device listed; results as on %d GPUs, "
+               "no faster\n",
+               len, devices, devices == 1 ? "" : "s", len);
 }
 
 int main(int argc, char **argv)
@@ -256,6 +299,14 @@ int main(int argc, char **argv)
     int width = 0;
     for (int i = 0; i < t.gpu_count; i++)
         width += snprintf(NULL, 0, "%s%d", i ? "," : "", t.gpus[i].cuda_index);
+    if (opt.ngpus > 0 && opt.gpus_len > 0) {
+        say("-n and --gpus both choose GPUs; give one of them");
+        return EXIT_USAGE;
+    }
+    if (opt.gpus_len > 0) {
+        print_listed(&t, opt.gpus, opt.gpus_len);
+        return 0;
+    }
     if (opt.ngpus > 0) {
         print_decision(&t, opt.ngpus, width);
         return 0;
