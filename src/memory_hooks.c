@@ -1,7 +1,7 @@
 /* Owns the device-allocation hooks. An allocation made in a context of
  * device 0 goes to the distributed memory pool (mirror/memory_pool.h) when
  * the pool is on; others, host and managed allocations pass through to the
- * driver. cuMemGetInfo answers for all the pool's GPUs. With statistics
+ * driver. cuMemGetInfo answers for all the pool's devices. With statistics
  * on, each allocation is recorded for the report. */
 #include "gpu_contexts.h"
 #include "hook_table.h"
@@ -190,18 +190,22 @@ static CUresult CUDAAPI hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
     return noted_free(real_cuMemFreeAsync_ptsz(dptr, s), dptr);
 }
 
-/* Free and total memory of all the pool's GPUs, for a context it serves. */
+/* Free and total memory of all the pool's devices, each counted once
+ * however many of the run's GPUs stand on it, for a context it serves. */
 static CUresult memory_info(size_t *free_bytes, size_t *total_bytes,
                             CUresult(CUDAAPI *real)(size_t *, size_t *))
 {
     CUcontext ctx = NULL, contexts[MGPU_MAX_GPUS];
     int n = 0;
-    if (free_bytes == NULL || total_bytes == NULL ||
+    const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    if (free_bytes == NULL || total_bytes == NULL || entries == NULL ||
         mgpu_drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !mgpu_pool_serves(ctx) ||
-        (n = mgpu_pool_gpus(contexts)) < 2)
+        (n = mgpu_pool_gpus(contexts)) < 2 || n != entries->count)
         return real(free_bytes, total_bytes);
     CUresult r = real(free_bytes, total_bytes);
     for (int g = 1; g < n && r == CUDA_SUCCESS; g++) {
+        if (!mgpu_gpu_entries_first_on_device(entries, g))
+            continue; /* the device 0 of the call above, or one already counted */
         size_t f = 0, t = 0;
         r = mgpu_drv.cuCtxPushCurrent(contexts[g]);
         if (r != CUDA_SUCCESS)
