@@ -11,6 +11,7 @@
 #include "split_launch.h"
 
 #include "gpu_workers.h"
+#include "kernel_timing.h"
 #include "log.h"
 #include "real_driver.h"
 #include "slice_errors.h"
@@ -37,6 +38,7 @@ struct slice_launch {
     CUlaunchConfig config;
     CUresult result;
     bool joined; /* the join flag or event is on its way */
+    struct mgpu_launch_timer timer; /* for the trace */
 };
 
 struct split_job {
@@ -140,8 +142,8 @@ static void release_slice(struct slice_launch *l)
         free(l->buffer);
 }
 
-static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l,
-                             CUstream stream)
+static CUresult launch_slice_now(const struct mgpu_split_request *req, int s,
+                                 struct slice_launch *l, CUstream stream)
 {
     const struct mgpu_grid_slice *slice = &req->slices[s];
     CUfunction fn = req->kernel->fns[slice->gpu];
@@ -160,6 +162,19 @@ static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct
     l->config.gridDimZ = slice->dims[2];
     l->config.hStream = stream;
     return mgpu_drv.cuLaunchKernelEx(&l->config, fn, l->params, extra);
+}
+
+/* Slice s in `stream`, timed on its GPU's track of the trace when one is
+ * asked for. */
+static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l,
+                             CUstream stream)
+{
+    if (req->trace_kernel < 0)
+        return launch_slice_now(req, s, l, stream);
+    mgpu_timing_begin_slice(&l->timer, req->trace_kernel, stream, req->slices[s].gpu);
+    CUresult r = launch_slice_now(req, s, l, stream);
+    mgpu_timing_end(&l->timer, stream, r);
+    return r;
 }
 
 /* On GPU g's worker: wait for the fork, run the slice, signal the join.

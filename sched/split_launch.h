@@ -27,6 +27,7 @@ struct mgpu_split_request {
     size_t buffer_size;
     const CUlaunchConfig *config; /* cuLaunchKernelEx's, for its attributes; or NULL */
     bool cooperative;             /* without config: a cuLaunchCooperativeKernel */
+    int trace_kernel;             /* kernel_stats id to time each slice under, or -1 */
 };
 
 /* Whether cuLaunchKernelEx's attributes allow a split (or, with `whole`,

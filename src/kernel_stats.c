@@ -139,8 +139,10 @@ void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsign
     pthread_mutex_unlock(&stats_lock);
 }
 
+static unsigned long slices_on[MGPU_MAX_GPUS]; /* under stats_lock */
+
 void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],
-                                   int slices)
+                                   int slices, const int *gpus)
 {
     pthread_mutex_lock(&stats_lock);
     struct mgpu_kernel_record *r = launched(id, grid, block);
@@ -149,7 +151,23 @@ void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigne
         if (slices > r->most_slices)
             r->most_slices = slices;
     }
+    for (int i = 0; i < slices; i++)
+        if (gpus[i] >= 0 && gpus[i] < MGPU_MAX_GPUS)
+            slices_on[gpus[i]]++;
     pthread_mutex_unlock(&stats_lock);
+}
+
+int mgpu_kernel_stats_slices_per_gpu(unsigned long out[MGPU_MAX_GPUS])
+{
+    int gpus = 0;
+    pthread_mutex_lock(&stats_lock);
+    for (int g = 0; g < MGPU_MAX_GPUS; g++) {
+        out[g] = slices_on[g];
+        if (out[g] > 0)
+            gpus = g + 1;
+    }
+    pthread_mutex_unlock(&stats_lock);
+    return gpus;
 }
 
 void mgpu_kernel_stats_count_moved(int id, const unsigned grid[3], const unsigned block[3],
@@ -162,6 +180,8 @@ void mgpu_kernel_stats_count_moved(int id, const unsigned grid[3], const unsigne
         r->moved_gpu = r->moved_launches == 0 || r->moved_gpu == gpu ? gpu : -1;
         r->moved_launches++;
     }
+    if (gpu >= 0 && gpu < MGPU_MAX_GPUS)
+        slices_on[gpu]++;
     pthread_mutex_unlock(&stats_lock);
 }
 

@@ -3,6 +3,8 @@
 #ifndef MGPU_KERNEL_STATS_H
 #define MGPU_KERNEL_STATS_H
 
+#include "config.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -44,14 +46,19 @@ int mgpu_kernel_stats_find(const void *handle);
 /* Counts one successful launch of record `id`. */
 void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsigned block[3],
                                     enum mgpu_unsplit_reason reason);
-/* Counts one successful launch split into `slices` slices. */
+/* Counts one successful launch split into `slices` slices, slice i run by
+ * the run's GPU gpus[i]. */
 void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],
-                                   int slices);
+                                   int slices, const int *gpus);
 /* Counts one launch that did not split for `reason` and ran whole on
  * GPU `gpu`, which holds most of its data. */
 void mgpu_kernel_stats_count_moved(int id, const unsigned grid[3], const unsigned block[3],
                                    enum mgpu_unsplit_reason reason, int gpu);
 void mgpu_kernel_stats_add_time(int id, double ms);
+
+/* How many slices (and launches moved whole) each of the run's GPUs ran,
+ * over all kernels; returns how many GPUs ran any. */
+int mgpu_kernel_stats_slices_per_gpu(unsigned long out[MGPU_MAX_GPUS]);
 
 /* For the report and the trace, after the program's work is done. */
 size_t mgpu_kernel_stats_count(void);

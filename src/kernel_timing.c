@@ -95,6 +95,7 @@ static int ensure_base(struct context_events *c, CUstream stream)
 void mgpu_timing_begin(struct mgpu_launch_timer *t, int kernel, CUstream stream)
 {
     memset(t, 0, sizeof *t);
+    t->lane = -1;
     CUcontext current = NULL, owner = NULL;
     CUresult r = mgpu_drv.cuCtxGetCurrent(&current);
     if (r == CUDA_SUCCESS)
@@ -122,12 +123,19 @@ void mgpu_timing_begin(struct mgpu_launch_timer *t, int kernel, CUstream stream)
     pthread_mutex_unlock(&timing_lock);
 }
 
+void mgpu_timing_begin_slice(struct mgpu_launch_timer *t, int kernel, CUstream stream, int gpu)
+{
+    mgpu_timing_begin(t, kernel, stream);
+    t->lane = gpu;
+}
+
 static void record_completed(const struct mgpu_launch_timer *t)
 {
     struct context_events *c = &contexts[t->context];
     float ms = 0;
     if (mgpu_drv.cuEventElapsedTime(&ms, t->start, t->end) == CUDA_SUCCESS) {
-        mgpu_kernel_stats_add_time(t->kernel, ms);
+        if (t->lane < 0)
+            mgpu_kernel_stats_add_time(t->kernel, ms);
         float since_base = 0;
         if (mgpu_cfg.trace_path[0] && c->base &&
             mgpu_drv.cuEventElapsedTime(&since_base, c->base, t->start) == CUDA_SUCCESS) {
@@ -143,6 +151,7 @@ static void record_completed(const struct mgpu_launch_timer *t)
                 spans[span_len++] = (struct mgpu_trace_span){
                     .kernel = t->kernel,
                     .context = t->context,
+                    .lane = t->lane,
                     .start_us = c->base_host_us + since_base * 1e3,
                     .duration_us = ms * 1e3,
                 };

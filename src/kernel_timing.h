@@ -11,6 +11,7 @@ struct mgpu_launch_timer {
     bool active;
     int kernel;
     int context;
+    int lane; /* the run's GPU of a slice; -1 for a launch as the program made it */
     CUevent start, end;
 };
 
@@ -18,6 +19,10 @@ struct mgpu_launch_timer {
  * must not be capturing. `stream` is as the non-_ptsz driver functions take
  * it (CU_STREAM_PER_THREAD for the per-thread default stream). */
 void mgpu_timing_begin(struct mgpu_launch_timer *t, int kernel, CUstream stream);
+/* The same for one slice of a split launch, on GPU `gpu`'s slice stream
+ * (its context current), for the trace only: the launch as a whole is
+ * timed on the program's stream and counted there. */
+void mgpu_timing_begin_slice(struct mgpu_launch_timer *t, int kernel, CUstream stream, int gpu);
 /* Records the end event when the launch succeeded, else gives the events back. */
 void mgpu_timing_end(struct mgpu_launch_timer *t, CUstream stream, CUresult launch_result);
 
@@ -29,6 +34,7 @@ void mgpu_timing_flush_all(void);
 struct mgpu_trace_span {
     int kernel;
     int context;
+    int lane; /* the run's GPU of a slice, or -1 */
     double start_us;
     double duration_us;
 };

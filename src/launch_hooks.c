@@ -146,6 +146,15 @@ static int plan_move(const struct launch_shape *s, const struct mgpu_copy_launch
     return gpu;
 }
 
+static void count_split(int kernel, const struct launch_shape *shape,
+                        const struct mgpu_grid_slice *slices, int nslices)
+{
+    int gpus[MGPU_MAX_GPUS];
+    for (int i = 0; i < nslices; i++)
+        gpus[i] = slices[i].gpu;
+    mgpu_kernel_stats_count_split(kernel, shape->grid, shape->block, nslices, gpus);
+}
+
 /* Launches a kernel of a module with copies split over the GPUs, or whole
  * on the GPU that holds most of its data when it cannot be split, when
  * the cost model wants it. Returns false, with shape->why set, to have the
@@ -190,12 +199,15 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         .buffer_size = copy->buffer_size,
         .config = config,
         .cooperative = shape->cooperative,
+        .trace_kernel = -1,
     };
     if (mgpu_cfg.verbose >= 2)
         describe_slices(shape, slices, nslices);
     struct launch_record record;
     if (mgpu_stats_enabled)
         before_launch(shape, &record);
+    /* With a trace, each slice is timed on its GPU's track too. */
+    req.trace_kernel = mgpu_stats_enabled && mgpu_cfg.trace_path[0] ? record.kernel : -1;
     mgpu_split_probe_begin(probe, shape->stream);
     *result = mgpu_split_launch(&req);
     mgpu_split_probe_end(probe, shape->stream, *result);
@@ -212,7 +224,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         if (*result == CUDA_SUCCESS && moved_to > 0)
             mgpu_kernel_stats_count_moved(record.kernel, shape->grid, shape->block, why, moved_to);
         else if (*result == CUDA_SUCCESS)
-            mgpu_kernel_stats_count_split(record.kernel, shape->grid, shape->block, nslices);
+            count_split(record.kernel, shape, slices, nslices);
     }
     return true;
 }

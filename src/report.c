@@ -94,6 +94,10 @@ void mgpu_report_print(void)
         r.row_count = mgpu_report_merge_rows(rows, kept);
     }
 
+    unsigned long slices[MGPU_MAX_GPUS];
+    r.slice_gpus = mgpu_kernel_stats_slices_per_gpu(slices);
+    r.slices_per_gpu = slices;
+
     static char module_lines[64][160];
     r.module_lines = (const char(*)[160])module_lines;
     r.module_count = mgpu_program_modules_describe(module_lines, 64);

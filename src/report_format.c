@@ -252,6 +252,20 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
             fprintf(out, "  * launched with several shapes; the first is shown\n");
     }
 
+    if (r->slice_gpus > 0) {
+        unsigned long total_slices = 0;
+        for (int g = 0; g < r->slice_gpus; g++)
+            total_slices += r->slices_per_gpu[g];
+        fprintf(out, "slices run: %lu, on %d GPUs\n", total_slices, r->slice_gpus);
+        for (int g = 0; g < r->slice_gpus; g++) {
+            if (r->gpu_devices != NULL)
+                fprintf(out, "  GPU %d (device %d): %lu\n", g, r->gpu_devices[g],
+                        r->slices_per_gpu[g]);
+            else
+                fprintf(out, "  GPU %d: %lu\n", g, r->slices_per_gpu[g]);
+        }
+    }
+
     if (r->module_count > 0)
         fprintf(out, "modules loaded: %zu\n", r->module_count);
     for (size_t i = 0; i < r->module_count; i++)

@@ -39,6 +39,10 @@ struct mgpu_report {
     int reason_count;
     struct mgpu_report_row *rows;
     size_t row_count;
+    /* Slices of split launches (and launches moved whole) each of the run's
+     * GPUs ran; slice_gpus is 0 when none was split. */
+    const unsigned long *slices_per_gpu;
+    int slice_gpus;
     const char (*module_lines)[160]; /* one per module the program loaded */
     size_t module_count;
     unsigned long allocations, frees;

@@ -1,13 +1,17 @@
-/* Owns the trace file: one complete event per timed launch, one track per
- * context, names demangled and escaped for JSON. */
+/* Owns the trace file: one complete event per timed launch, on a track per
+ * context (the launches as the program made them), and, for split
+ * launches, one per slice on a track per GPU of the run ("GPU 3 (device
+ * 0)"); names demangled and escaped for JSON. */
 #include "trace.h"
 
 #include "kernel_stats.h"
 #include "kernel_timing.h"
 #include "log.h"
 #include "demangle.h"
+#include "gpu_contexts.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,40 @@ static void write_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Tracks 0.. are contexts, GPU_TRACKS + g the run's GPU g. */
+#define GPU_TRACKS 1000
+
+static int track_of(const struct mgpu_trace_span *s)
+{
+    return s->lane < 0 ? s->context : GPU_TRACKS + s->lane;
+}
+
+/* A name for every track that has spans. */
+static void write_track_names(FILE *f, const struct mgpu_trace_span *spans, size_t count)
+{
+    bool named[GPU_TRACKS + MGPU_MAX_GPUS] = {false};
+    const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    for (size_t i = 0; i < count; i++) {
+        int track = track_of(&spans[i]);
+        if (track < 0 || track >= GPU_TRACKS + MGPU_MAX_GPUS || named[track])
+            continue;
+        named[track] = true;
+        char name[64];
+        if (spans[i].lane < 0)
+            snprintf(name, sizeof name, "context %d: launches", spans[i].context);
+        else if (entries != NULL && spans[i].lane < entries->count)
+            mgpu_gpu_entries_label(entries, spans[i].lane, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "GPU %d", spans[i].lane);
+        fprintf(f,
+                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{"
+                "\"name\":",
+                track);
+        write_json_string(f, name);
+        fprintf(f, "}}");
+    }
+}
+
 int mgpu_trace_write(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -42,6 +80,7 @@ int mgpu_trace_write(const char *path)
 
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"mgpu\"}}");
+    write_track_names(f, spans, count);
     for (size_t i = 0; i < count; i++) {
         const struct mgpu_trace_span *s = &spans[i];
         const char *name = "?";
@@ -54,8 +93,8 @@ int mgpu_trace_write(const char *path)
         fprintf(f, ",\n{\"name\":");
         write_json_string(f, name);
         fprintf(f,
-                ",\"cat\":\"kernel\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
-                s->context, s->start_us, s->duration_us);
+                ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+                s->lane < 0 ? "kernel" : "slice", track_of(s), s->start_us, s->duration_us);
     }
     fprintf(f, "\n],\"otherData\":{\"dropped_spans\":%zu}}\n", dropped);
     int rc = fclose(f) == 0 ? 0 : -1;

@@ -156,6 +156,9 @@ int main(void)
     r.device_count = 1;
     r.devices_seen = 1;
     r.gpu_devices = on_device;
+    unsigned long slices[2] = {7, 5};
+    r.slices_per_gpu = slices;
+    r.slice_gpus = 2;
     text = NULL;
     f = open_memstream(&text, &size);
     mgpu_report_render(f, &r);
@@ -164,6 +167,7 @@ int main(void)
     CHECK_CONTAINS(text, "GPUs: 2 selected on 1 device, home NVIDIA H200; device 0 has 1056 SMs, "
                          "1.10 TiB; 1 device seen");
     CHECK_CONTAINS(text, "  GPU 1 (device 0): 1.00 GiB now, 1.00 GiB at peak\n");
+    CHECK_CONTAINS(text, "slices run: 12, on 2 GPUs\n  GPU 0 (device 0): 7\n  GPU 1 (device 0): 5\n");
     free(text);
 
     struct mgpu_report empty = {.gpu_count = 0};
