@@ -99,6 +99,8 @@ static CUresult make_set(struct mgpu_slice_streams *s, CUstream program, CUconte
     s->program = program;
     s->home = home;
     s->ngpus = ngpus;
+    for (int g = 1; g < ngpus; g++)
+        s->shares_home_device = s->shares_home_device || contexts[g] == home;
     return r;
 }
 

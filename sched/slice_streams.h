@@ -32,6 +32,12 @@ struct mgpu_slice_streams {
      * its events. [0] is the fork flag, [g] GPU g's join flag. */
     volatile uint32_t *flags;
     CUdeviceptr flags_device; /* the same row, as the GPUs address it */
+    /* Some GPU of the run other than the home one stands on the home
+     * device (--gpus 0,0): its slice stream then shares the device's
+     * hardware queues with the program's stream, and a flag wait queued
+     * ahead of the write it waits for in one queue would never end. Such a
+     * set queues every flag write before the waits on it. */
+    bool shares_home_device;
     /* Launches counted the same way with flags or events: the last
      * launch of the set, the last with a slice on GPU g, and the last
      * the slice watch saw done on GPU g (with flags, the flag says). */

@@ -224,13 +224,18 @@ static CUresult slice_result(const struct mgpu_split_request *req, int s, int ho
     return r;
 }
 
-/* With flags nothing on the host has to wait for anything else: the
- * workers queue their waits while this thread writes the fork flag,
- * launches the home slice and queues the wait for the joins, all at once.
- * A fork or join that could not be queued is written from the host, so
- * that no stream waits for ever; the launch then returns the error. (A
- * stream operation fails to queue when its context is lost, and a lost
- * context writes no older flag value over the host's later.) */
+/* With flags on distinct devices nothing on the host has to wait for
+ * anything else: the workers queue their waits while this thread writes
+ * the fork flag, launches the home slice and queues the wait for the
+ * joins, all at once. Where slice streams share the home device
+ * (shares_home_device), a wait may share a hardware queue with the write
+ * it waits for, and must come after it there: the fork flag is written
+ * before the workers start, and the joins are waited for once the workers
+ * have queued their writes (seen on one H100: --gpus 0x8 hung with the
+ * waits queued first). A fork or join that could not be queued is written
+ * from the host, so that no stream waits for ever; the launch then returns
+ * the error. (A stream operation fails to queue when its context is lost,
+ * and a lost context writes no older flag value over the host's later.) */
 static CUresult split_with_flags(struct split_job *job, const bool *wanted, int home_slice)
 {
     const struct mgpu_split_request *req = job->req;
@@ -248,16 +253,23 @@ static CUresult split_with_flags(struct split_job *job, const bool *wanted, int 
         waits[count].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
         count++;
     }
-    mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
+    bool in_order = set->shares_home_device;
+    if (!in_order)
+        mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
     CUresult r = mgpu_drv.cuStreamWriteValue32(req->stream, set->flags_device, sequence,
                                                CU_STREAM_WRITE_VALUE_DEFAULT);
     if (r != CUDA_SUCCESS)
         set->flags[0] = sequence;
+    if (in_order)
+        mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
     if (r == CUDA_SUCCESS && home_slice >= 0)
         r = launch_slice(req, home_slice, &job->launches[home_slice], req->stream);
+    if (in_order)
+        mgpu_gpu_workers_wait();
     CUresult joined =
         count > 0 ? mgpu_drv.cuStreamBatchMemOp(req->stream, count, waits, 0) : CUDA_SUCCESS;
-    mgpu_gpu_workers_wait();
+    if (!in_order)
+        mgpu_gpu_workers_wait();
     for (int s = 0; s < req->nslices; s++) {
         if (s == home_slice)
             continue;
