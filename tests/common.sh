@@ -46,6 +46,17 @@ one_line_error() {
   [ "$(wc -l < "$work/err")" -eq 1 ] || { cat "$work/err"; fail "'$*' printed more than one line"; }
 }
 
+# entries_in SET: how many of the run's GPUs the --gpus list SET names.
+entries_in() {
+  echo "$1" | tr ',' '\n' | awk -F x '{ n += (NF > 1 ? $2 : 1) } END { print n }'
+}
+
+# repeats_a_gpu SET: the list names some GPU more than once, so its GPUs
+# share devices: correct results prove something there, speed does not.
+repeats_a_gpu() {
+  [ "$(echo "$1" | tr ',' '\n' | sed 's/x.*//' | sort -u | wc -l)" -lt "$(entries_in "$1")" ]
+}
+
 # require_gpu: skip (77) unless the real driver sees a GPU; then wait until
 # no other GPU test of this user runs on the machine. Several tests check
 # timings (a copy as fast as the program's module, a loop cut by iterations
@@ -57,6 +68,13 @@ require_gpu() {
     exit 77
   fi
   gpu_count=$(sed -n 's/^gpus=//p' "$work/have_gpu")
+  # The --gpus lists the multi-GPU cases run with: GPU 0 two, three (uneven
+  # cuts) and eight times, on any machine, and where there are several
+  # GPUs, distinct ones too. MGPU_TEST_GPU_SETS replaces the list.
+  entry_sets="0x2 0x3 0x8"
+  [ "$gpu_count" -ge 2 ] && entry_sets="$entry_sets 0,1"
+  [ "$gpu_count" -ge 4 ] && entry_sets="$entry_sets 0,1,2,3"
+  entry_sets=${MGPU_TEST_GPU_SETS:-$entry_sets}
   if command -v flock > /dev/null 2>&1; then
     exec 9> "${TMPDIR:-/tmp}/mgpu-gpu-tests-$(id -u).lock"
     flock 9

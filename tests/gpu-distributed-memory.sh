@@ -4,13 +4,16 @@
 # tests/gpu/distributed_memory.cu (data written on one device and read on
 # every device, pitched 2D copies, 100000 small buffers, 200 MiB copies and
 # memsets at unaligned offsets, pointer attributes, error codes) must pass
-# without mgpu, under -n 1 and under -n 2, and the pointer attributes and
-# error codes must be exactly those of the plain run. A buffer of 1.5 times
-# one GPU's memory cannot be allocated without mgpu or with one GPU, and can
-# with two, the report showing more than half a GPU's memory on each at peak.
-# write-read and copies also run with MGPU_PLACEMENT=interleave and home and
-# with MGPU_MEMORY=driver. Pages moved with mgpu_memory_migrate keep their
-# data and address.
+# without mgpu, under -n 1 and under every --gpus list of $entry_sets (GPU 0
+# two, three and eight times, distinct GPUs where there are several), and
+# the pointer attributes and error codes must be exactly those of the plain
+# run. Copies are split by owner, each GPU holding its part. write-read and
+# copies also run with MGPU_PLACEMENT=interleave and home and with
+# MGPU_MEMORY=driver. Pages moved with mgpu_memory_migrate keep their data
+# and address. A buffer of 1.5 times one GPU's memory cannot be allocated
+# without mgpu or with one GPU, and can with two distinct GPUs, the report
+# showing more than half a GPU's memory on each at peak (GPUs that share a
+# device share its memory: not tried there).
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/distributed_memory
@@ -31,15 +34,15 @@ echo "one GPU: $gpu_bytes bytes; oversubscribe asks for $oversized"
 extra_env=  # VAR=value for the next runs, or empty
 
 # run LABEL MODE [ARG]: the program in MODE, without mgpu (LABEL plain) or
-# under mgpu-run --report -n 1 or -n 2 (LABEL n1... or n2...), with $extra_env
-# in its environment. Its stdout goes to $work/LABEL.MODE.out, its stderr (the
-# report) to $work/LABEL.MODE.err; returns its exit status.
+# under mgpu-run --report -n 1 (LABEL n1...) or --gpus $gpus (LABEL g...),
+# with $extra_env in its environment. Its stdout goes to $work/LABEL.MODE.out,
+# its stderr (the report) to $work/LABEL.MODE.err; returns its exit status.
 run() {
   run_label=$1; run_mode=$2; shift 2
   case $run_label in
     plain) set -- "$prog" "$run_mode" "$@" ;;
     n1*) set -- "$MGPU_RUN" -n 1 --report "$prog" "$run_mode" "$@" ;;
-    n2*) set -- "$MGPU_RUN" -n 2 --report "$prog" "$run_mode" "$@" ;;
+    g*) set -- "$MGPU_RUN" --gpus "$gpus" --report "$prog" "$run_mode" "$@" ;;
     *) fail "run: unknown label $run_label" ;;
   esac
   env $extra_env "$@" > "$work/$run_label.$run_mode.out" 2> "$work/$run_label.$run_mode.err"
@@ -76,9 +79,10 @@ expect_small_drop() {
 }
 
 # peak_bytes LABEL MODE GPU: the bytes the report says GPU held at peak (its
-# line "  GPU g: X UNIT now, Y UNIT at peak"), or nothing without that line.
+# line "  GPU g: X UNIT now, Y UNIT at peak", or "  GPU g (device d): ..."),
+# or nothing without that line.
 peak_bytes() {
-  awk -v g="$3" '$1 == "GPU" && $2 == g ":" && / at peak$/ && /^  GPU / {
+  awk -v g="$3" '$1 == "GPU" && ($2 == g ":" || $2 == g) && / at peak$/ && /^  GPU / {
       v = $(NF - 3); u = $(NF - 2)
       m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 : u == "GiB" ? 1073741824 : \
           u == "TiB" ? 1099511627776 : 1
@@ -114,60 +118,81 @@ status=$?
   fail "oversubscribe under -n 1 exited $status, not 2 (cannot allocate)"; }
 expect_same_as_plain n1 oversubscribe
 pass "under -n 1 every mode passes, with the plain run's pointer attributes, errors and failed oversized allocation"
-[ "$gpu_count" -ge 2 ] || { echo "one GPU: no memory to distribute"; exit 0; }
 
-# --- under -n 2 -------------------------------------------------------------------
-for mode in $modes; do
-  expect_pass n2 "$mode"
-done
-expect_in "$work/n2.write-read.out" "device 0: checksum OK"
-expect_in "$work/n2.write-read.out" "device 1: checksum OK"
-pass "under -n 2 every mode passes; device 1 reads what device 0 wrote"
-for mode in pointer-attrs errors; do
-  expect_same_as_plain n2 $mode
-done
-pass "under -n 2 pointer attributes and error codes are the plain run's"
-cat "$work/n2.many-small.out"
-expect_small_drop n2
-pass "100000 small buffers under -n 2 take under 2 GiB"
-cat "$work/n2.copies.err"
-expect_match "$work/n2.copies.err" '^  GPU 1: [0-9.]+ (B|KiB|MiB|GiB|TiB) now, [0-9.]+ (B|KiB|MiB|GiB|TiB) at peak$'
-at_least "$(peak_bytes n2 copies 1)" $((64 * MiB)) || fail "copies (-n 2): GPU 1 held under 64 MiB of the two 200 MiB buffers"
-expect_match "$work/n2.copies.err" 'placement; [1-9][0-9]* copies and sets split by owner'
-expect_match "$work/n2.copies.err" "^  [0-9.]+ (MiB|GiB) of pageable host memory copied to the GPUs through mgpu's pinned buffers$"
-pass "copies under -n 2 place part of their buffers on GPU 1, are split by owner, pageable ones staged"
-
-expect_pass n2 migrate
-expect_match "$work/n2.migrate.err" 'split by owner, 2 migrations$'
-pass "mgpu_memory_migrate moves pages between GPUs under -n 2, the data and address unchanged"
-
-expect_pass n2 oversubscribe "$oversized"
-cat "$work/n2.oversubscribe.out" "$work/n2.oversubscribe.err"
-expect_in "$work/n2.oversubscribe.out" "oversubscribe: $oversized bytes, mismatches 0"
-half_gpu=$(awk -v m="$gpu_bytes" 'BEGIN { printf "%.0f", m / 2 }')
-for g in 0 1; do
-  peak=$(peak_bytes n2 oversubscribe $g)
-  [ -n "$peak" ] || fail "oversubscribe (-n 2): the report has no line for GPU $g"
-  at_least "$peak" "$half_gpu" || fail "oversubscribe (-n 2): GPU $g held $peak bytes at peak, not above $half_gpu"
-done
-pass "under -n 2 one buffer of $oversized bytes is written and read back, more than half a GPU on each"
-
-# --- placements and driver allocations, under -n 2 ----------------------------------
-for extra_env in MGPU_PLACEMENT=interleave MGPU_PLACEMENT=home MGPU_MEMORY=driver; do
-  label=n2-$(echo "${extra_env#MGPU_}" | tr 'A-Z=' 'a-z-')
-  for mode in write-read copies; do
+for gpus in $entry_sets; do
+  label=g$(echo "$gpus" | tr ',' '_')
+  n=$(entries_in "$gpus")
+  last=$((n - 1))
+  for mode in $modes; do
     expect_pass "$label" "$mode"
   done
-  expect_in "$work/$label.write-read.out" "device 1: checksum OK"
-  gpu1_peak=$(peak_bytes "$label" copies 1)
-  case $extra_env in
-    MGPU_PLACEMENT=interleave)
-      at_least "${gpu1_peak:-0}" $((64 * MiB)) || {
-        cat "$work/$label.copies.err" >&2; fail "copies ($extra_env): GPU 1 held under 64 MiB"; } ;;
-    MGPU_PLACEMENT=home)
-      at_least $((64 * MiB)) "${gpu1_peak:-0}" || {
-        cat "$work/$label.copies.err" >&2; fail "copies ($extra_env): GPU 1 held $gpu1_peak bytes"; } ;;
-  esac
-  pass "write-read and copies pass with $extra_env"
+  expect_in "$work/$label.write-read.out" "device 0: checksum OK"
+  if ! repeats_a_gpu "$gpus"; then
+    expect_in "$work/$label.write-read.out" "device 1: checksum OK"
+  fi
+  pass "under --gpus $gpus every mode passes; every device reads what device 0 wrote"
+  for mode in pointer-attrs errors; do
+    expect_same_as_plain "$label" $mode
+  done
+  pass "under --gpus $gpus pointer attributes and error codes are the plain run's"
+  cat "$work/$label.many-small.out"
+  expect_small_drop "$label"
+  pass "100000 small buffers under --gpus $gpus take under 2 GiB"
+  cat "$work/$label.copies.err"
+  expect_match "$work/$label.copies.err" "^  GPU $last( \(device [0-9]+\))?: [0-9.]+ (B|KiB|MiB|GiB|TiB) now, [0-9.]+ (B|KiB|MiB|GiB|TiB) at peak\$"
+  # Two 200 MiB buffers cut into n parts: each GPU holds its share of both.
+  share=$((400 * MiB / n / 2))
+  for g in $(seq 0 "$last"); do
+    at_least "$(peak_bytes "$label" copies "$g")" "$share" ||
+      fail "copies (--gpus $gpus): GPU $g held $(peak_bytes "$label" copies "$g") bytes at peak, under $share"
+  done
+  expect_match "$work/$label.copies.err" 'placement; [1-9][0-9]* copies and sets split by owner'
+  expect_match "$work/$label.copies.err" "^  [0-9.]+ (MiB|GiB) of pageable host memory copied to the GPUs through mgpu's pinned buffers\$"
+  pass "copies under --gpus $gpus place a part of their buffers on each of the $n GPUs, are split by owner, pageable ones staged"
+
+  expect_pass "$label" migrate
+  expect_match "$work/$label.migrate.err" 'split by owner, 2 migrations$'
+  pass "mgpu_memory_migrate moves pages between GPUs under --gpus $gpus, the data and address unchanged"
+
+  # --- placements and driver allocations --------------------------------------
+  for extra_env in MGPU_PLACEMENT=interleave MGPU_PLACEMENT=home MGPU_MEMORY=driver; do
+    env_label=$label-$(echo "${extra_env#MGPU_}" | tr 'A-Z=' 'a-z-')
+    for mode in write-read copies; do
+      expect_pass "$env_label" "$mode"
+    done
+    expect_in "$work/$env_label.write-read.out" "device 0: checksum OK"
+    last_peak=$(peak_bytes "$env_label" copies "$last")
+    case $extra_env in
+      MGPU_PLACEMENT=interleave)
+        at_least "${last_peak:-0}" $((32 * MiB)) || {
+          cat "$work/$env_label.copies.err" >&2; fail "copies ($extra_env, --gpus $gpus): GPU $last held under 32 MiB"; } ;;
+      MGPU_PLACEMENT=home)
+        at_least $((64 * MiB)) "${last_peak:-0}" || {
+          cat "$work/$env_label.copies.err" >&2; fail "copies ($extra_env, --gpus $gpus): GPU $last held $last_peak bytes"; } ;;
+    esac
+    pass "write-read and copies pass with $extra_env under --gpus $gpus"
+  done
+  extra_env=
 done
-extra_env=
+
+# --- one buffer larger than a GPU -------------------------------------------------
+oversubscribed=""
+for gpus in $entry_sets; do
+  repeats_a_gpu "$gpus" || { oversubscribed=$gpus; break; }
+done
+if [ -z "$oversubscribed" ]; then
+  echo "skipped: a buffer larger than one GPU needs two distinct GPUs' memory (this machine has $gpu_count GPU)"
+  exit 0
+fi
+gpus=$oversubscribed
+label=g$(echo "$gpus" | tr ',' '_')
+expect_pass "$label" oversubscribe "$oversized"
+cat "$work/$label.oversubscribe.out" "$work/$label.oversubscribe.err"
+expect_in "$work/$label.oversubscribe.out" "oversubscribe: $oversized bytes, mismatches 0"
+half_gpu=$(awk -v m="$gpu_bytes" 'BEGIN { printf "%.0f", m / 2 }')
+for g in 0 1; do
+  peak=$(peak_bytes "$label" oversubscribe $g)
+  [ -n "$peak" ] || fail "oversubscribe (--gpus $gpus): the report has no line for GPU $g"
+  at_least "$peak" "$half_gpu" || fail "oversubscribe (--gpus $gpus): GPU $g held $peak bytes at peak, not above $half_gpu"
+done
+pass "under --gpus $gpus one buffer of $oversized bytes is written and read back, more than half a GPU on each"

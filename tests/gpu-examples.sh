@@ -1,17 +1,16 @@
 #!/bin/sh
 # The examples (examples/README.md) give the same output under mgpu-run as
-# without it: each runs with --quick plainly, then under -n 1, 2, 4, ... (powers
-# of two up to the GPU count), each with the default MGPU_SPLIT and with
-# MGPU_SPLIT=always. Every run must exit 0 and print one "time:" line, and its
-# other lines (results and checksums, bit-identical where the kernel is
-# deterministic) must be the plain run's. All differences are shown before the
-# test fails.
+# without it: each runs with --quick plainly, then under -n 1 and under every
+# --gpus list of $entry_sets (GPU 0 two, three and eight times, and distinct
+# GPUs where the machine has them: common.sh), with MGPU_SPLIT=always and,
+# except where GPUs share a device, with the default MGPU_SPLIT. Every run must exit 0 and print one
+# "time:" line, and its other lines (results and checksums, bit-identical
+# where the kernel is deterministic) must be the plain run's; under always,
+# the report must show a kernel cut into as many slices as the list has GPUs.
+# All differences are shown before the test fails.
 . "$(dirname "$0")/common.sh"
 require_gpu
 examples="vector_add saxpy jacobi2d sgemm histogram reduction nbody driver_api"
-counts=""
-n=1
-while [ "$n" -le "$gpu_count" ]; do counts="$counts $n"; n=$((n * 2)); done
 failures=0
 
 # check_run LABEL STATUS: the run $work/LABEL.{out,err} exited 0 and printed
@@ -38,17 +37,27 @@ for ex in $examples; do
     failures=$((failures + 1)); continue
   fi
   cat "$work/$ex.plain.result"
-  for n in $counts; do
-    for split in auto always; do
-      label=$ex.n$n.$split
-      MGPU_SPLIT=$split "$MGPU_RUN" -n "$n" --report "$prog" --quick > "$work/$label.out" 2> "$work/$label.err"
+  for set in 1 $entry_sets; do
+    if [ "$set" = 1 ]; then n=1; gpus="-n 1"; else n=$(entries_in "$set"); gpus="--gpus $set"; fi
+    splits="auto always"
+    # GPUs sharing a device gain nothing from a split, so the cost model
+    # keeps most launches whole there: every launch split tests more.
+    repeats_a_gpu "$set" && splits=always
+    for split in $splits; do
+      label=$ex.$(echo "$set" | tr ',' '_').$split
+      MGPU_SPLIT=$split "$MGPU_RUN" $gpus --report "$prog" --quick > "$work/$label.out" 2> "$work/$label.err"
       check_run "$label" $? || continue
-      if diff "$work/$ex.plain.result" "$work/$label.result" > "$work/$label.diff"; then
-        pass "$ex under -n $n, MGPU_SPLIT=$split: the plain run's output"
-      else
-        echo "FAIL: $ex under -n $n, MGPU_SPLIT=$split differs from the plain run (< plain, > mgpu):" >&2
+      if ! diff "$work/$ex.plain.result" "$work/$label.result" > "$work/$label.diff"; then
+        echo "FAIL: $ex under $gpus, MGPU_SPLIT=$split differs from the plain run (< plain, > mgpu):" >&2
         cat "$work/$label.diff" "$work/$label.err" >&2
         failures=$((failures + 1))
+      elif [ "$n" -gt 1 ] && [ $split = always ] && ! grep -Eq " x$n( |$)" "$work/$label.err"; then
+        echo "FAIL: $ex under $gpus, MGPU_SPLIT=always: no kernel split into $n slices:" >&2
+        cat "$work/$label.err" >&2
+        failures=$((failures + 1))
+      else
+        slices=$(grep -Eo " x[0-9]+( |$)" "$work/$label.err" | tr -d ' x' | sort -n | tail -n 1)
+        pass "$ex under $gpus, MGPU_SPLIT=$split: ${slices:-no} slices at most, the plain run's output"
       fi
     done
   done

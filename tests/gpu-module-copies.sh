@@ -1,6 +1,8 @@
 #!/bin/sh
-# Programs under mgpu-run with two GPUs run their kernels from mgpu's
-# rewritten per-GPU modules, with the same results as without mgpu: a CUDA
+# Programs under mgpu-run with two GPUs or more (GPU 0 two, three and eight
+# times, distinct GPUs where there are several: $entry_sets) run their
+# kernels from mgpu's rewritten per-GPU modules, one per GPU, with the same
+# results as without mgpu: a CUDA
 # runtime program with a __device__ counter, __constant__ data the host
 # rewrites, a device function reading blockIdx and 64 KiB of dynamic shared
 # memory (tests/gpu/module_state.cu), and a driver-API program loading PTX,
@@ -33,30 +35,40 @@ for try in 1 2 3; do
 done
 [ $ok = 1 ] || fail "copy_speed"
 pass "a module copy runs as fast as the program's module, with the same results"
-[ "$gpu_count" -ge 2 ] || { echo "one GPU: no module copies to test"; exit 0; }
 
-MGPU_VERBOSE=1 "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
-  cat "$work/out" "$work/err"; fail "module_state under -n 2"; }
-cat "$work/out" "$work/err"
-expect_in "$work/out" "module_state: PASS"
-expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, built in [0-9.]+ s; 13 launches from them"
-expect_match "$work/err" '^weigh\(float\*, unsigned int\) +4 +32x64 +128 +no \[2\]'
-expect_match "$work/err" '^staged_sum\(.*\) +1 +96 +256 +no \[2\]'
-expect_in "$work/err" "[2] ran whole on the home GPU: one block, or the cost model"
-pass "a CUDA runtime program runs from the module copies with the same results"
+for set in $entry_sets; do
+  n=$(entries_in "$set")
+  MGPU_VERBOSE=1 "$MGPU_RUN" --gpus "$set" --report $state > "$work/out" 2> "$work/err" || {
+    cat "$work/out" "$work/err"; fail "module_state under --gpus $set"; }
+  cat "$work/out" "$work/err"
+  expect_in "$work/out" "module_state: PASS"
+  expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on $n GPUs, built in [0-9.]+ s; 13 launches from them"
+  expect_match "$work/err" '^weigh\(float\*, unsigned int\) +4 +32x64 +128 +no \[2\]'
+  expect_match "$work/err" '^staged_sum\(.*\) +1 +96 +256 +no \[2\]'
+  expect_in "$work/err" "[2] ran whole on the home GPU: one block, or the cost model"
+  # Every launch split: the __device__ counter, the __constant__ data and
+  # the device function's blockIdx are right in every slice.
+  MGPU_SPLIT=always "$MGPU_RUN" --gpus "$set" --report $state > "$work/out" 2> "$work/err" || {
+    cat "$work/out" "$work/err"; fail "module_state under --gpus $set, MGPU_SPLIT=always"; }
+  expect_in "$work/out" "module_state: PASS"
+  expect_match "$work/err" "^weigh\(float\*, unsigned int\) +4 +32x64 +128 +x$n "
+  pass "a CUDA runtime program runs from $n module copies (--gpus $set) with the same results, split or not"
+done
+set=${entry_sets%% *}
+n=$(entries_in "$set")
 
 cache_files() { find "$CUDA_CACHE_PATH" -type f 2>/dev/null | wc -l; }
 compiled=$(cache_files)
 [ "$compiled" -gt 0 ] || fail "nothing in the driver's JIT cache ($CUDA_CACHE_PATH) after the copies were built"
-"$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
+"$MGPU_RUN" --gpus "$set" --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state, second run"; }
 expect_in "$work/out" "module_state: PASS"
-expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on 2 GPUs, built in"
+expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on $n GPUs, built in"
 [ "$(cache_files)" -eq "$compiled" ] ||
   fail "the second run compiled again: $compiled files in the JIT cache before it, $(cache_files) after"
 pass "the second run finds the compiled copies in the driver's JIT cache"
 
-MGPU_SPLIT=never "$MGPU_RUN" -n 2 --report $state > "$work/out" 2> "$work/err" || {
+MGPU_SPLIT=never "$MGPU_RUN" --gpus "$set" --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state, MGPU_SPLIT=never"; }
 expect_in "$work/out" "module_state: PASS"
 grep -q "copies on" "$work/err" && fail "MGPU_SPLIT=never still made module copies"
@@ -65,12 +77,15 @@ pass "MGPU_SPLIT=never leaves the program's modules alone"
 
 $loads > "$work/out" 2>&1 || { cat "$work/out"; fail "module_loads without mgpu"; }
 expect_in "$work/out" "module_loads: PASS"
-"$MGPU_RUN" -n 2 --report $loads > "$work/out" 2> "$work/err" || {
-  cat "$work/out" "$work/err"; fail "module_loads under -n 2"; }
-cat "$work/out" "$work/err"
-expect_in "$work/out" "module_loads: PASS"
-expect_in "$work/err" "module 1 (cuModuleLoadData): copies on 2 GPUs"
-expect_in "$work/err" "module 2 (cuModuleLoadData): copies on 2 GPUs"
-expect_in "$work/err" "module 3 (cuModuleLoad): runs as loaded: the image has no PTX for sm_90"
-expect_match "$work/err" "module 4 \(cuModuleLoadData\): runs as loaded: (corrupt image|the JIT compiler refuses)"
-pass "driver-API loads: PTX and cuLink outputs get copies, a cubin and a corrupt fatbin run as loaded"
+for set in $entry_sets; do
+  n=$(entries_in "$set")
+  MGPU_SPLIT=always "$MGPU_RUN" --gpus "$set" --report $loads > "$work/out" 2> "$work/err" || {
+    cat "$work/out" "$work/err"; fail "module_loads under --gpus $set"; }
+  cat "$work/out" "$work/err"
+  expect_in "$work/out" "module_loads: PASS"
+  expect_in "$work/err" "module 1 (cuModuleLoadData): copies on $n GPUs"
+  expect_in "$work/err" "module 2 (cuModuleLoadData): copies on $n GPUs"
+  expect_in "$work/err" "module 3 (cuModuleLoad): runs as loaded: the image has no PTX for sm_90"
+  expect_match "$work/err" "module 4 \(cuModuleLoadData\): runs as loaded: (corrupt image|the JIT compiler refuses)"
+  pass "driver-API loads under --gpus $set: PTX and cuLink outputs get $n copies, a cubin and a corrupt fatbin run as loaded"
+done

@@ -18,7 +18,7 @@
 //   copies              cudaMemcpy/cudaMemset of a 200 MiB buffer: pageable,
 //                       pinned, async in stream order, unaligned ranges,
 //                       device to device, cudaMemcpyDefault
-//   migrate             (under mgpu-run -n 2 only) mgpu_memory_owner and
+//   migrate             (under mgpu-run with two GPUs or more) mgpu_memory_owner and
 //                       mgpu_memory_migrate: pages move, data and address stay
 // The data patterns never include zero words, so a copy that did not happen
 // cannot pass for one that did.
@@ -1009,37 +1009,44 @@ static int mode_migrate()
     fill_words<<<grid_for(words), block_size>>>(buffer, words, seed);
     CUDA_CHECK(cudaGetLastError());
     const char *base = (const char *)buffer;
-    if (owner(base) != 0 || owner(base + bytes - 1) != 1)
-        fail("before: first byte on GPU %d, last on GPU %d; expected 0 and 1", owner(base),
-             owner(base + bytes - 1));
+    // The distributed placement: GPU 0's part first, the last GPU's last.
+    const int last = owner(base + bytes - 1);
+    if (owner(base) != 0 || last < 1)
+        fail("before: first byte on GPU %d, last on GPU %d; expected 0 and another", owner(base),
+             last);
+    size_t last_part = 0;
+    while (last_part < bytes && owner(base + last_part) != last)
+        last_part += 2 * MiB;
 
-    // An unaligned stretch of GPU 1's half moves to GPU 0: its pages, no more.
-    const size_t from = 40 * MiB + 123, length = 10 * MiB;
+    // An unaligned stretch of the last GPU's part moves to GPU 0: its
+    // pages, no more.
+    const size_t from = last_part + 2 * MiB + 123, length = 3 * MiB;
     int r = migrate(base + from, length, 0);
     if (r != 0)
-        fail("mgpu_memory_migrate of [40 MiB + 123, +10 MiB) to GPU 0 returned %d", r);
+        fail("mgpu_memory_migrate of [%zu, +3 MiB) to GPU 0 returned %d", from, r);
     if (owner(base + from) != 0 || owner(base + from + length - 1) != 0 ||
-        owner(base + 38 * MiB) != 1 || owner(base + 52 * MiB) != 1 || owner(base) != 0)
-        fail("after moving [40, 50] MiB: owners %d %d %d %d", owner(base + 38 * MiB),
-             owner(base + from), owner(base + from + length - 1), owner(base + 52 * MiB));
-    expect_pattern(buffer, words, seed, "after moving 10 MiB to GPU 0");
+        owner(base + last_part) != last || owner(base + bytes - 1) != last || owner(base) != 0)
+        fail("after moving 3 MiB to GPU 0: owners %d %d %d %d", owner(base + last_part),
+             owner(base + from), owner(base + from + length - 1), owner(base + bytes - 1));
+    expect_pattern(buffer, words, seed, "after moving 3 MiB to GPU 0");
 
-    // Everything to GPU 1, then a kernel writes anew through the same address.
-    if ((r = migrate(base, bytes, 1)) != 0)
-        fail("mgpu_memory_migrate of the whole buffer to GPU 1 returned %d", r);
+    // Everything to the last GPU, then a kernel writes anew through the
+    // same address.
+    if ((r = migrate(base, bytes, last)) != 0)
+        fail("mgpu_memory_migrate of the whole buffer to GPU %d returned %d", last, r);
     for (size_t off = 0; off < bytes; off += 2 * MiB)
-        if (owner(base + off) != 1)
-            fail("after moving all to GPU 1, byte %zu is on GPU %d", off, owner(base + off));
-    expect_pattern(buffer, words, seed, "after moving everything to GPU 1");
+        if (owner(base + off) != last)
+            fail("after moving all to GPU %d, byte %zu is on GPU %d", last, off, owner(base + off));
+    expect_pattern(buffer, words, seed, "after moving everything to the last GPU");
     fill_words<<<grid_for(words), block_size>>>(buffer, words, seed + 1);
     CUDA_CHECK(cudaGetLastError());
     expect_pattern(buffer, words, seed + 1, "written again after the moves");
 
     // Bad requests are refused and change nothing.
     int host_word = 0;
-    if (migrate(base, bytes, 7) == 0 || migrate(&host_word, 4, 0) == 0 ||
+    if (migrate(base, bytes, last + 1) == 0 || migrate(&host_word, 4, 0) == 0 ||
         migrate(base, bytes + 4 * MiB, 0) == 0)
-        fail("a migration to GPU 7, of host memory or past the end was accepted");
+        fail("a migration to GPU %d, of host memory or past the end was accepted", last + 1);
     if (owner(&host_word) != -1)
         fail("host memory has owner %d, not -1", owner(&host_word));
     expect_pattern(buffer, words, seed + 1, "after refused migrations");

@@ -404,17 +404,21 @@ static void check_streams_and_events()
     CHECK(cudaFreeHost(host));
 }
 
-// An illegal address in the grid's last block (the last GPU's slice), or
-// in its first (the home GPU's) followed by one more launch that queues
-// behind the fault: the synchronisation returns the fault and the program
-// ends, on every GPU.
-static int fault(bool in_first_block)
+// An illegal address in the grid's last block (the last GPU's slice), in
+// the middle of part `part` of `parts` equal parts of the grid (GPU
+// `part`'s slice of `parts`), or in its first block (the home GPU's)
+// followed by one more launch that queues behind the fault: the
+// synchronisation returns the fault and the program ends, on every GPU.
+static int fault(bool in_first_block, unsigned part = 0, unsigned parts = 0)
 {
     const size_t n = (size_t)1 << 24;
     const unsigned blocks = (unsigned)(n / 256);
     unsigned *d;
     CHECK(cudaMalloc(&d, n * 4));
-    poke<<<blocks, 256>>>(d, n, in_first_block ? 0 : blocks - 1);
+    unsigned faulting = in_first_block ? 0 : blocks - 1;
+    if (parts > 0)
+        faulting = blocks / parts * part + blocks / parts / 2;
+    poke<<<blocks, 256>>>(d, n, faulting);
     cudaError_t launched = cudaGetLastError();
     if (in_first_block)
         poke<<<blocks, 256>>>(d, n, blocks);
@@ -503,6 +507,12 @@ int main(int argc, char **argv)
         return fault(std::strcmp(mode, "fault-home") == 0);
     if (std::strcmp(mode, "fault-copy") == 0)
         return fault_then_copy();
+    if (std::strcmp(mode, "fault-slice") == 0 && argc > 3) {
+        unsigned part = (unsigned)std::strtoul(argv[2], nullptr, 10);
+        unsigned parts = (unsigned)std::strtoul(argv[3], nullptr, 10);
+        if (parts > 0 && part < parts)
+            return fault(false, part, parts);
+    }
     if (std::strcmp(mode, "grid-stride") == 0 && argc > 2)
         return grid_stride((unsigned)std::strtoul(argv[2], nullptr, 10));
     if (std::strcmp(mode, "printf") == 0) {
@@ -512,7 +522,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (std::strcmp(mode, "all") != 0) {
-        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home|fault-copy|grid-stride BLOCKS]\n");
+        std::fprintf(stderr, "usage: split_launch [all|printf|fault|fault-home|fault-copy|fault-slice PART PARTS|grid-stride BLOCKS]\n");
         return 2;
     }
     check_add();
