@@ -1,0 +1,124 @@
+// atomic_sum: the naive reduction every CUDA course starts with: each thread
+// atomicAdd()s its value into one global scalar. 64-bit integer sums (exact),
+// a 32-bit count of the values above a threshold, and a float sum checked with
+// a tolerance (its order, hence its rounding, varies from run to run, so it is
+// reported on stderr only). The scalars are not reset between the five
+// launches. Under mgpu: every slice's atomics on one address, a grid of 3907.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cudaGetErrorString(err_));                                                     \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static uint32_t lcg_state = 777u;
+static uint32_t lcg()
+{
+    return (lcg_state = lcg_state * 1664525u + 1013904223u) >> 8;
+}
+
+__global__ void sum_atomic_int(const int *values, int n, int threshold, unsigned long long *sum,
+                               unsigned int *count_above)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        // Two's complement: adding the sign-extended value modulo 2^64 sums
+        // negative values too.
+        atomicAdd(sum, (unsigned long long)(long long)values[i]);
+        if (values[i] > threshold)
+            atomicAdd(count_above, 1u);
+    }
+}
+
+__global__ void sum_atomic_float(const float *values, int n, float *sum)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        atomicAdd(sum, values[i]);
+}
+
+int main()
+{
+    const int n = 1000000, threads = 256, launches = 5, threshold = 900000;
+    std::vector<int> h_values(n);
+    std::vector<float> h_fvalues(n);
+    long long ref_sum = 0;
+    unsigned int ref_count = 0;
+    double ref_fsum = 0;
+    for (int i = 0; i < n; i++) {
+        h_values[i] = (int)(lcg() % 2000001) - 1000000;
+        h_fvalues[i] = (float)(lcg() % 1000) / 1000.0f;
+        ref_sum += h_values[i];
+        ref_count += h_values[i] > threshold;
+        ref_fsum += h_fvalues[i];
+    }
+
+    int *d_values;
+    float *d_fvalues, *d_fsum;
+    unsigned long long *d_sum;
+    unsigned int *d_count;
+    CHECK(cudaMalloc(&d_values, n * sizeof(int)));
+    CHECK(cudaMalloc(&d_fvalues, n * sizeof(float)));
+    CHECK(cudaMalloc(&d_sum, sizeof(unsigned long long)));
+    CHECK(cudaMalloc(&d_count, sizeof(unsigned int)));
+    CHECK(cudaMalloc(&d_fsum, sizeof(float)));
+    CHECK(cudaMemcpy(d_values, h_values.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_fvalues, h_fvalues.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(d_sum, 0, sizeof(unsigned long long)));
+    CHECK(cudaMemset(d_count, 0, sizeof(unsigned int)));
+    CHECK(cudaMemset(d_fsum, 0, sizeof(float)));
+    int blocks = (n + threads - 1) / threads;
+    for (int l = 0; l < launches; l++) {
+        sum_atomic_int<<<blocks, threads>>>(d_values, n, threshold, d_sum, d_count);
+        CHECK(cudaGetLastError());
+        sum_atomic_float<<<blocks, threads>>>(d_fvalues, n, d_fsum);
+        CHECK(cudaGetLastError());
+    }
+    unsigned long long sum;
+    unsigned int count;
+    float fsum;
+    CHECK(cudaMemcpy(&sum, d_sum, sizeof(sum), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(&count, d_count, sizeof(count), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(&fsum, d_fsum, sizeof(fsum), cudaMemcpyDeviceToHost));
+
+    int wrong = 0;
+    long long want_sum = ref_sum * launches;
+    if ((long long)sum != want_sum) {
+        fprintf(stderr, "atomic_sum: sum %lld, expected %lld\n", (long long)sum, want_sum);
+        wrong++;
+    }
+    if (count != ref_count * launches) {
+        fprintf(stderr, "atomic_sum: count %u, expected %u\n", count, ref_count * launches);
+        wrong++;
+    }
+    // A float sum of 5e6 values around 0.5 in any order: within 1e-3 relative.
+    double want_fsum = ref_fsum * launches;
+    fprintf(stderr, "atomic_sum: float sum %.1f, exact %.1f\n", fsum, want_fsum);
+    if (!(fabs(fsum - want_fsum) <= 1e-3 * want_fsum)) {
+        fprintf(stderr, "atomic_sum: float sum off by more than 1e-3 relative\n");
+        wrong++;
+    }
+    printf("atomic_sum: %d values, %d blocks, %d launches\n", n, blocks, launches);
+    printf("atomic_sum: integer sum %lld, %u values above %d\n", want_sum, count, threshold);
+    CHECK(cudaFree(d_values));
+    CHECK(cudaFree(d_fvalues));
+    CHECK(cudaFree(d_sum));
+    CHECK(cudaFree(d_count));
+    CHECK(cudaFree(d_fsum));
+    if (wrong) {
+        printf("atomic_sum: FAIL\n");
+        return 1;
+    }
+    printf("atomic_sum: PASS\n");
+    return 0;
+}

@@ -1,0 +1,172 @@
+// bfs: breadth-first search over a CSR graph in the style of Rodinia's "bfs":
+// one thread per node, boolean mask / updating-mask / visited arrays, Kernel
+// expands the frontier and Kernel2 makes the next one and sets a device flag
+// that the host copies back with cudaMemcpy every level, looping until no node
+// changed. 100000 nodes with 1-6 mostly local edges each (fixed seed), 22
+// levels. Under mgpu: two kernels of 196 blocks per level, a blocking copy
+// after each pair, scattered byte stores across slices.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <queue>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cudaGetErrorString(err_));                                                     \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define MAX_THREADS_PER_BLOCK 512
+
+struct Node {
+    int starting;
+    int no_of_edges;
+};
+
+static uint32_t lcg_state = 4242u;
+static uint32_t lcg()
+{
+    return (lcg_state = lcg_state * 1664525u + 1013904223u) >> 8;
+}
+
+__global__ void Kernel(const Node *g_graph_nodes, const int *g_graph_edges, bool *g_graph_mask,
+                       bool *g_updating_graph_mask, const bool *g_graph_visited, int *g_cost,
+                       int no_of_nodes)
+{
+    int tid = blockIdx.x * MAX_THREADS_PER_BLOCK + threadIdx.x;
+    if (tid < no_of_nodes && g_graph_mask[tid]) {
+        g_graph_mask[tid] = false;
+        for (int i = g_graph_nodes[tid].starting;
+             i < g_graph_nodes[tid].no_of_edges + g_graph_nodes[tid].starting; i++) {
+            int id = g_graph_edges[i];
+            if (!g_graph_visited[id]) {
+                g_cost[id] = g_cost[tid] + 1;
+                g_updating_graph_mask[id] = true;
+            }
+        }
+    }
+}
+
+__global__ void Kernel2(bool *g_graph_mask, bool *g_updating_graph_mask, bool *g_graph_visited,
+                        bool *g_over, int no_of_nodes)
+{
+    int tid = blockIdx.x * MAX_THREADS_PER_BLOCK + threadIdx.x;
+    if (tid < no_of_nodes && g_updating_graph_mask[tid]) {
+        g_graph_mask[tid] = true;
+        g_graph_visited[tid] = true;
+        *g_over = true;
+        g_updating_graph_mask[tid] = false;
+    }
+}
+
+int main()
+{
+    const int no_of_nodes = 100000, source = 0;
+    // Edges mostly to nodes within +-1000 (wrapping), one node in 500 with a
+    // long edge anywhere.
+    std::vector<Node> nodes(no_of_nodes);
+    std::vector<int> edges;
+    for (int v = 0; v < no_of_nodes; v++) {
+        int degree = 1 + lcg() % 6;
+        nodes[v].starting = (int)edges.size();
+        nodes[v].no_of_edges = degree;
+        for (int e = 0; e < degree; e++) {
+            int to = lcg() % 500 == 0
+                         ? (int)(lcg() % no_of_nodes)
+                         : (v + (int)(lcg() % 2001) - 1000 + no_of_nodes) % no_of_nodes;
+            edges.push_back(to);
+        }
+    }
+    int edge_list_size = (int)edges.size();
+    std::vector<char> mask(no_of_nodes, 0), visited(no_of_nodes, 0);
+    std::vector<int> cost(no_of_nodes, -1);
+    mask[source] = visited[source] = 1;
+    cost[source] = 0;
+
+    Node *d_graph_nodes;
+    int *d_graph_edges, *d_cost;
+    bool *d_graph_mask, *d_updating_graph_mask, *d_graph_visited, *d_over;
+    CHECK(cudaMalloc(&d_graph_nodes, sizeof(Node) * no_of_nodes));
+    CHECK(cudaMalloc(&d_graph_edges, sizeof(int) * edge_list_size));
+    CHECK(cudaMalloc(&d_graph_mask, sizeof(bool) * no_of_nodes));
+    CHECK(cudaMalloc(&d_updating_graph_mask, sizeof(bool) * no_of_nodes));
+    CHECK(cudaMalloc(&d_graph_visited, sizeof(bool) * no_of_nodes));
+    CHECK(cudaMalloc(&d_cost, sizeof(int) * no_of_nodes));
+    CHECK(cudaMalloc(&d_over, sizeof(bool)));
+    CHECK(cudaMemcpy(d_graph_nodes, nodes.data(), sizeof(Node) * no_of_nodes,
+                     cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_graph_edges, edges.data(), sizeof(int) * edge_list_size,
+                     cudaMemcpyHostToDevice));
+    static_assert(sizeof(bool) == sizeof(char), "bool is one byte");
+    CHECK(cudaMemcpy(d_graph_mask, mask.data(), no_of_nodes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(d_updating_graph_mask, 0, no_of_nodes));
+    CHECK(cudaMemcpy(d_graph_visited, visited.data(), no_of_nodes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_cost, cost.data(), sizeof(int) * no_of_nodes, cudaMemcpyHostToDevice));
+
+    int num_of_blocks = (no_of_nodes + MAX_THREADS_PER_BLOCK - 1) / MAX_THREADS_PER_BLOCK;
+    int k = 0;
+    bool stop;
+    do {
+        stop = false;
+        CHECK(cudaMemcpy(d_over, &stop, sizeof(bool), cudaMemcpyHostToDevice));
+        Kernel<<<num_of_blocks, MAX_THREADS_PER_BLOCK>>>(d_graph_nodes, d_graph_edges, d_graph_mask,
+                                                         d_updating_graph_mask, d_graph_visited,
+                                                         d_cost, no_of_nodes);
+        CHECK(cudaGetLastError());
+        Kernel2<<<num_of_blocks, MAX_THREADS_PER_BLOCK>>>(d_graph_mask, d_updating_graph_mask,
+                                                          d_graph_visited, d_over, no_of_nodes);
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemcpy(&stop, d_over, sizeof(bool), cudaMemcpyDeviceToHost));
+        k++;
+    } while (stop && k <= no_of_nodes);
+    std::vector<int> h_cost(no_of_nodes);
+    CHECK(cudaMemcpy(h_cost.data(), d_cost, sizeof(int) * no_of_nodes, cudaMemcpyDeviceToHost));
+
+    // CPU reference: a queue-based BFS.
+    std::vector<int> ref(no_of_nodes, -1);
+    std::queue<int> q;
+    ref[source] = 0;
+    q.push(source);
+    while (!q.empty()) {
+        int v = q.front();
+        q.pop();
+        for (int i = nodes[v].starting; i < nodes[v].starting + nodes[v].no_of_edges; i++)
+            if (ref[edges[i]] < 0) {
+                ref[edges[i]] = ref[v] + 1;
+                q.push(edges[i]);
+            }
+    }
+    int reached = 0, max_level = 0, wrong = 0;
+    long long level_sum = 0;
+    for (int v = 0; v < no_of_nodes; v++) {
+        if (ref[v] >= 0) {
+            reached++;
+            level_sum += ref[v];
+            max_level = ref[v] > max_level ? ref[v] : max_level;
+        }
+        if (h_cost[v] != ref[v] && wrong++ < 5)
+            fprintf(stderr, "bfs: cost[%d] = %d, expected %d\n", v, h_cost[v], ref[v]);
+    }
+    printf("bfs: %d nodes, %d edges, %d blocks\n", no_of_nodes, edge_list_size, num_of_blocks);
+    printf("bfs: %d iterations, %d nodes reached, deepest level %d, level sum %lld\n", k, reached,
+           max_level, level_sum);
+    CHECK(cudaFree(d_graph_nodes));
+    CHECK(cudaFree(d_graph_edges));
+    CHECK(cudaFree(d_graph_mask));
+    CHECK(cudaFree(d_updating_graph_mask));
+    CHECK(cudaFree(d_graph_visited));
+    CHECK(cudaFree(d_cost));
+    CHECK(cudaFree(d_over));
+    if (wrong || k != max_level + 1) {
+        printf("bfs: FAIL %d costs wrong, %d iterations for %d levels\n", wrong, k, max_level + 1);
+        return 1;
+    }
+    printf("bfs: PASS\n");
+    return 0;
+}

@@ -1,0 +1,122 @@
+// coop_grid_sync: a two-phase kernel with a grid-wide barrier, in the style of
+// the CUDA SDK's cooperative-groups samples (reductionMultiBlockCG): phase 1
+// sums a grid-stride share of the input per block into partial[block];
+// grid.sync(); phase 2 has every block add up all partials and write
+// out[i] = n * in[i] - total (the values centred on their mean, times n, exact
+// in integers). Launched with cudaLaunchCooperativeKernel on a grid sized from
+// the occupancy calculator x the SM count, capped at 100 blocks; three times.
+// Under mgpu: a launch that cannot be split (grid sync) and must run whole.
+#include <cooperative_groups.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+namespace cg = cooperative_groups;
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cudaGetErrorString(err_));                                                     \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define THREADS 256
+
+static uint32_t lcg_state = 2718u;
+static uint32_t lcg()
+{
+    return (lcg_state = lcg_state * 1664525u + 1013904223u) >> 8;
+}
+
+__global__ void center_values(const int *in, long long *out, long long *partial, int n)
+{
+    cg::grid_group grid = cg::this_grid();
+    cg::thread_block block = cg::this_thread_block();
+    __shared__ long long sdata[THREADS];
+
+    // Phase 1: this block's partial sum.
+    long long sum = 0;
+    for (int i = grid.thread_rank(); i < n; i += grid.size())
+        sum += in[i];
+    sdata[threadIdx.x] = sum;
+    block.sync();
+    for (int s = THREADS / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            sdata[threadIdx.x] += sdata[threadIdx.x + s];
+        block.sync();
+    }
+    if (threadIdx.x == 0)
+        partial[blockIdx.x] = sdata[0];
+
+    grid.sync();
+
+    // Phase 2: every block reads all partials.
+    long long total = 0;
+    for (unsigned int b = 0; b < gridDim.x; b++)
+        total += partial[b];
+    for (int i = grid.thread_rank(); i < n; i += grid.size())
+        out[i] = (long long)n * in[i] - total;
+}
+
+int main()
+{
+    const int n = 3000017, launches = 3, max_blocks = 100;
+    int dev = 0, supports_coop = 0, sm_count = 0, blocks_per_sm = 0;
+    CHECK(cudaGetDevice(&dev));
+    CHECK(cudaDeviceGetAttribute(&supports_coop, cudaDevAttrCooperativeLaunch, dev));
+    if (!supports_coop) {
+        fprintf(stderr, "coop_grid_sync: device %d cannot launch cooperative kernels\n", dev);
+        return 2;
+    }
+    CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, center_values, THREADS, 0));
+    int blocks = blocks_per_sm * sm_count;
+    if (blocks > max_blocks)
+        blocks = max_blocks;
+    fprintf(stderr, "coop_grid_sync: %d SMs x %d blocks per SM, launching %d blocks\n", sm_count,
+            blocks_per_sm, blocks);
+
+    std::vector<int> in(n);
+    long long total = 0;
+    for (int i = 0; i < n; i++) {
+        in[i] = (int)(lcg() % 100000) - 40000;
+        total += in[i];
+    }
+    int *d_in;
+    long long *d_out, *d_partial;
+    CHECK(cudaMalloc(&d_in, n * sizeof(int)));
+    CHECK(cudaMalloc(&d_out, n * sizeof(long long)));
+    CHECK(cudaMalloc(&d_partial, blocks * sizeof(long long)));
+    CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+
+    int wrong = 0;
+    std::vector<long long> out(n);
+    for (int l = 0; l < launches; l++) {
+        CHECK(cudaMemset(d_out, 0, n * sizeof(long long)));
+        int n_arg = n;
+        void *args[] = {&d_in, &d_out, &d_partial, &n_arg};
+        CHECK(cudaLaunchCooperativeKernel((const void *)center_values, dim3(blocks), dim3(THREADS),
+                                          args, 0, 0));
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(long long), cudaMemcpyDeviceToHost));
+        for (int i = 0; i < n; i++)
+            if (out[i] != (long long)n * in[i] - total && wrong++ < 5)
+                fprintf(stderr, "coop_grid_sync: launch %d: out[%d] = %lld, expected %lld\n", l, i,
+                        out[i], (long long)n * in[i] - total);
+    }
+    printf("coop_grid_sync: %d values, %d cooperative launches, total %lld\n", n, launches, total);
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_out));
+    CHECK(cudaFree(d_partial));
+    if (wrong) {
+        printf("coop_grid_sync: FAIL %d values wrong\n", wrong);
+        return 1;
+    }
+    printf("coop_grid_sync: PASS\n");
+    return 0;
+}

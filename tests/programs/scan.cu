@@ -1,0 +1,152 @@
+// scan: exclusive prefix sum of 2.5M unsigned integers, the work-efficient
+// (Blelloch) scan of GPU Gems 3 ch. 39 as in the CUDA SDK's scan sample and
+// Parboil's: each block of 512 threads scans 1024 elements in shared memory
+// and writes its total; the totals are scanned the same way (recursively),
+// and a third kernel adds each block's offset. Run 5 times; exact (mod 2^32).
+// Under mgpu: grids of 2442 blocks, then 3 and 1 (the last one not split),
+// and a result that depends on every slice's totals.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cudaGetErrorString(err_));                                                     \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define THREADS 512
+#define ELEMS (2 * THREADS) // elements per block
+
+static uint32_t lcg_state = 6502u;
+static uint32_t lcg()
+{
+    return lcg_state = lcg_state * 1664525u + 1013904223u;
+}
+
+static uint64_t fnv1a(const void *data, size_t bytes)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+__global__ void scan_blocks(const unsigned int *in, unsigned int *out, unsigned int *block_sums,
+                            int n)
+{
+    __shared__ unsigned int temp[ELEMS];
+    int tid = threadIdx.x, base = blockIdx.x * ELEMS;
+    int ai = tid, bi = tid + ELEMS / 2;
+    temp[ai] = base + ai < n ? in[base + ai] : 0;
+    temp[bi] = base + bi < n ? in[base + bi] : 0;
+    int offset = 1;
+    for (int d = ELEMS >> 1; d > 0; d >>= 1) { // up-sweep: build sums in place
+        __syncthreads();
+        if (tid < d) {
+            int a = offset * (2 * tid + 1) - 1, b = offset * (2 * tid + 2) - 1;
+            temp[b] += temp[a];
+        }
+        offset *= 2;
+    }
+    if (tid == 0) {
+        if (block_sums)
+            block_sums[blockIdx.x] = temp[ELEMS - 1];
+        temp[ELEMS - 1] = 0;
+    }
+    for (int d = 1; d < ELEMS; d *= 2) { // down-sweep
+        offset >>= 1;
+        __syncthreads();
+        if (tid < d) {
+            int a = offset * (2 * tid + 1) - 1, b = offset * (2 * tid + 2) - 1;
+            unsigned int t = temp[a];
+            temp[a] = temp[b];
+            temp[b] += t;
+        }
+    }
+    __syncthreads();
+    if (base + ai < n)
+        out[base + ai] = temp[ai];
+    if (base + bi < n)
+        out[base + bi] = temp[bi];
+}
+
+__global__ void add_offsets(unsigned int *data, const unsigned int *offsets, int n)
+{
+    int base = blockIdx.x * ELEMS;
+    unsigned int add = offsets[blockIdx.x];
+    if (base + threadIdx.x < n)
+        data[base + threadIdx.x] += add;
+    if (base + threadIdx.x + THREADS < n)
+        data[base + threadIdx.x + THREADS] += add;
+}
+
+static int launches;
+
+// Exclusive scan of d_in[0..n) into d_out.
+static void scan_device(const unsigned int *d_in, unsigned int *d_out, int n)
+{
+    int blocks = (n + ELEMS - 1) / ELEMS;
+    if (blocks == 1) {
+        scan_blocks<<<1, THREADS>>>(d_in, d_out, nullptr, n);
+        CHECK(cudaGetLastError());
+        launches++;
+        return;
+    }
+    unsigned int *d_sums, *d_offsets;
+    CHECK(cudaMalloc(&d_sums, blocks * sizeof(unsigned int)));
+    CHECK(cudaMalloc(&d_offsets, blocks * sizeof(unsigned int)));
+    scan_blocks<<<blocks, THREADS>>>(d_in, d_out, d_sums, n);
+    CHECK(cudaGetLastError());
+    scan_device(d_sums, d_offsets, blocks);
+    add_offsets<<<blocks, THREADS>>>(d_out, d_offsets, n);
+    CHECK(cudaGetLastError());
+    launches += 2;
+    CHECK(cudaFree(d_sums));
+    CHECK(cudaFree(d_offsets));
+}
+
+int main()
+{
+    const int n = 2500003, reps = 5;
+    std::vector<unsigned int> in(n), out(n), ref(n);
+    for (int i = 0; i < n; i++)
+        in[i] = lcg() >> 12;
+    unsigned int *d_in, *d_out;
+    CHECK(cudaMalloc(&d_in, n * sizeof(unsigned int)));
+    CHECK(cudaMalloc(&d_out, n * sizeof(unsigned int)));
+    CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    int wrong = 0;
+    unsigned int running = 0;
+    for (int i = 0; i < n; i++) {
+        ref[i] = running;
+        running += in[i];
+    }
+    for (int r = 0; r < reps; r++) {
+        CHECK(cudaMemset(d_out, 0, n * sizeof(unsigned int)));
+        scan_device(d_in, d_out, n);
+        CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+        for (int i = 0; i < n; i++)
+            if (out[i] != ref[i] && wrong++ < 5)
+                fprintf(stderr, "scan: rep %d: out[%d] = %u, expected %u\n", r, i, out[i], ref[i]);
+    }
+    printf("scan: %d values, %d blocks at the first level, %d launches\n", n,
+           (n + ELEMS - 1) / ELEMS, launches);
+    printf("scan: last prefix %u, checksum 0x%016llx\n", ref[n - 1],
+           (unsigned long long)fnv1a(out.data(), n * sizeof(unsigned int)));
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_out));
+    if (wrong) {
+        printf("scan: FAIL %d values wrong\n", wrong);
+        return 1;
+    }
+    printf("scan: PASS\n");
+    return 0;
+}

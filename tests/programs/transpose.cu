@@ -1,0 +1,114 @@
+// transpose: matrix transpose from the CUDA SDK's "transpose" sample (Ruetsch &
+// Micikevicius): a naive kernel and the coalesced one that goes through a
+// 32 x 33 shared-memory tile (padding against bank conflicts), 32 x 8 threads
+// per tile, each thread moving four elements. A 2000 x 1500 matrix (not a
+// multiple of the tile), each kernel run 5 times. Under mgpu: a 63 x 47 grid
+// cut along y, each slice reading a band of rows and writing a band of columns.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t err_ = (call);                                                                 \
+        if (err_ != cudaSuccess) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
+                    cudaGetErrorString(err_));                                                     \
+            exit(2);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+#define TILE_DIM 32
+#define BLOCK_ROWS 8
+
+static uint32_t lcg_state = 31u;
+static uint32_t lcg()
+{
+    return lcg_state = lcg_state * 1664525u + 1013904223u;
+}
+
+// in is height x width, out is width x height.
+__global__ void transpose_naive(float *out, const float *in, int width, int height)
+{
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < width && y + j < height)
+            out[x * height + (y + j)] = in[(y + j) * width + x];
+}
+
+__global__ void transpose_coalesced(float *out, const float *in, int width, int height)
+{
+    __shared__ float tile[TILE_DIM][TILE_DIM + 1];
+    int x = blockIdx.x * TILE_DIM + threadIdx.x;
+    int y = blockIdx.y * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < width && y + j < height)
+            tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * width + x];
+    __syncthreads();
+    x = blockIdx.y * TILE_DIM + threadIdx.x; // transposed block offset
+    y = blockIdx.x * TILE_DIM + threadIdx.y;
+    for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
+        if (x < height && y + j < width)
+            out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+
+static uint64_t fnv1a(const void *data, size_t bytes)
+{
+    const unsigned char *p = (const unsigned char *)data;
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < bytes; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+int main()
+{
+    const int width = 2000, height = 1500, reps = 5;
+    const size_t n = (size_t)width * height;
+    std::vector<float> in(n), out_naive(n), out_tiled(n);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (float)(lcg() >> 8);
+    float *d_in, *d_naive, *d_tiled;
+    CHECK(cudaMalloc(&d_in, n * sizeof(float)));
+    CHECK(cudaMalloc(&d_naive, n * sizeof(float)));
+    CHECK(cudaMalloc(&d_tiled, n * sizeof(float)));
+    CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemset(d_naive, 0, n * sizeof(float)));
+    CHECK(cudaMemset(d_tiled, 0, n * sizeof(float)));
+    dim3 block(TILE_DIM, BLOCK_ROWS);
+    dim3 grid((width + TILE_DIM - 1) / TILE_DIM, (height + TILE_DIM - 1) / TILE_DIM);
+    for (int r = 0; r < reps; r++) {
+        transpose_naive<<<grid, block>>>(d_naive, d_in, width, height);
+        CHECK(cudaGetLastError());
+        transpose_coalesced<<<grid, block>>>(d_tiled, d_in, width, height);
+        CHECK(cudaGetLastError());
+    }
+    CHECK(cudaMemcpy(out_naive.data(), d_naive, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(out_tiled.data(), d_tiled, n * sizeof(float), cudaMemcpyDeviceToHost));
+
+    size_t wrong = 0;
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++) {
+            float want = in[(size_t)y * width + x];
+            size_t at = (size_t)x * height + y;
+            if ((out_naive[at] != want || out_tiled[at] != want) && wrong++ < 5)
+                fprintf(stderr, "transpose: out[%d][%d] = %g (naive), %g (tiled), expected %g\n", x,
+                        y, out_naive[at], out_tiled[at], want);
+        }
+    printf("transpose: %dx%d matrix, grid %ux%u, %d launches of each kernel\n", height, width,
+           grid.x, grid.y, reps);
+    printf("transpose: checksum 0x%016llx\n",
+           (unsigned long long)fnv1a(out_tiled.data(), n * sizeof(float)));
+    CHECK(cudaFree(d_in));
+    CHECK(cudaFree(d_naive));
+    CHECK(cudaFree(d_tiled));
+    if (wrong) {
+        printf("transpose: FAIL %zu elements wrong\n", wrong);
+        return 1;
+    }
+    printf("transpose: PASS\n");
+    return 0;
+}
