@@ -1,13 +1,16 @@
 #!/bin/sh
-# Each splittable fixture kernel, rewritten and loaded on two GPUs, run as
-# two slices of its grid, gives what one unsplit launch gives (see
-# tests/gpu/split_kernels_gpu.c). Needs a GPU.
+# Each splittable fixture kernel, rewritten and loaded once per slice, run
+# as 2, 3 (uneven cuts) and 8 slices of its grid, gives what one unsplit
+# launch gives (see tests/gpu/split_kernels_gpu.c). Slice g runs on device
+# g modulo the devices there are: on one GPU, every slice on it. Needs a GPU.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/split_kernels_gpu
-"$prog" tests/ptx/split_kernels.ptx > "$work/first" 2>&1 || { cat "$work/first"; fail "split launches"; }
-cat "$work/first"
-expect_in "$work/first" "module copies: loaded on 2 GPUs"
-expect_in "$work/first" "all split launches match the unsplit ones"
-[ "$gpu_count" -lt 2 ] || expect_in "$work/first" "slices on GPU 0 and GPU 1"
-pass "split launches on $gpu_count GPU(s) match unsplit ones"
+for n in 2 3 8; do
+  "$prog" tests/ptx/split_kernels.ptx "$n" > "$work/out.$n" 2>&1 || { cat "$work/out.$n"; fail "$n split launches"; }
+  cat "$work/out.$n"
+  expect_in "$work/out.$n" "module copies: loaded on $n GPUs"
+  expect_in "$work/out.$n" "all split launches match the unsplit ones"
+  [ "$gpu_count" -lt 2 ] || expect_match "$work/out.$n" "^slices on devices: 0 1"
+  pass "$n slices on $gpu_count device(s) match unsplit launches"
+done

@@ -1,23 +1,29 @@
 /* Runs the split fixtures (tests/ptx/split_kernels.cu) as mgpu will: the
  * program's own module is loaded on GPU 0 (the home), the rewritten module
- * on each of two GPUs (module_copies.c), and every splittable kernel is run
- * once unsplit from the home module and once as two slices of its grid, one
- * per GPU, with __mgpu_grid giving each slice its offset. The results must
- * be the same, including a __device__ counter both slices increment (in
+ * once for each of N slices (module_copies.c; slice g on device g modulo
+ * the devices there are), and every splittable kernel is run once unsplit
+ * from the home module and once as N slices of its grid (uneven where N
+ * does not divide it), with __mgpu_grid giving each slice its offset. The
+ * results must be the same, including a __device__ counter all slices
+ * increment (in
  * the storage module_copies.c keeps for it), a
  * __constant__ array the host writes after the copies are loaded (as
  * cudaMemcpyToSymbol does), atomics and a last-block reduction across GPUs;
  * the grid-stride loop runs once more with its slices cut by iterations
- * instead (ptx_stride_loop.h). Memory is allocated on GPU 0 and reached from GPU 1 by peer access.
- * With one GPU, both slices run on it, from two module copies.
- *   split_kernels_gpu split_kernels.ptx */
+ * instead (ptx_stride_loop.h). Memory is allocated on GPU 0 and reached
+ * from the other devices by peer access. With one GPU, every slice runs on
+ * it, each from its own module copy.
+ *   split_kernels_gpu split_kernels.ptx [N=2, at most 8] */
 #include "direct_driver.h"
 #include "module_copies.h"
 
 #include <string.h>
 
+#define MAX_SLICES 8
+
 static int failures;
-static CUcontext ctx[2];
+static int nslices = 2;
+static CUcontext ctx[MAX_SLICES]; /* slice g's: device g modulo the count */
 static CUmodule home;
 static struct mgpu_module_copies copies;
 
@@ -54,7 +60,8 @@ struct launch {
 };
 
 /* For a rewritten grid-stride loop: run_split cuts this many iterations
- * in two, one range per slice (0: the loop runs as the program wrote it). */
+ * into one range per slice, the first 1/(N+1) of them, each next one as
+ * long, the last the rest (0: the loop runs as the program wrote it). */
 static unsigned long long split_iterations;
 
 /* The kernel once over its whole grid from the program's own module. */
@@ -70,16 +77,17 @@ static void run_unsplit(const struct launch *l)
     CU(cuCtxPopCurrent(&popped));
 }
 
-/* Two slices along the slowest-varying dimension with more than one block,
- * one per GPU, launched before either is waited for. */
+/* N slices along the slowest-varying dimension with more than one block,
+ * each from its own module copy, all launched before any is waited for. */
 static void run_split(const struct launch *l)
 {
     int dim = l->grid[2] > 1 ? 2 : l->grid[1] > 1 ? 1 : 0;
-    unsigned total = l->grid[dim], first = total / 2 + total % 2;
-    struct mgpu_grid_param grid_param[2];
-    void *args[2][32];
-    for (int g = 0; g < 2; g++) {
-        unsigned lo = g == 0 ? 0 : first, hi = g == 0 ? first : total;
+    unsigned total = l->grid[dim];
+    struct mgpu_grid_param grid_param[MAX_SLICES];
+    void *args[MAX_SLICES][32];
+    for (int g = 0; g < nslices; g++) {
+        unsigned lo = (unsigned)((unsigned long long)total * g / nslices);
+        unsigned hi = (unsigned)((unsigned long long)total * (g + 1) / nslices);
         unsigned slice[3] = {l->grid[0], l->grid[1], l->grid[2]};
         slice[dim] = hi - lo;
         if (slice[dim] == 0)
@@ -91,8 +99,10 @@ static void run_split(const struct launch *l)
         }
         if (split_iterations > 0) {
             grid_param[g].iteration_split = 1;
-            grid_param[g].iteration_begin = g == 0 ? 0 : split_iterations / 3;
-            grid_param[g].iteration_end = g == 0 ? split_iterations / 3 : split_iterations;
+            grid_param[g].iteration_begin = split_iterations * g / (nslices + 1);
+            grid_param[g].iteration_end = g == nslices - 1
+                                              ? split_iterations
+                                              : split_iterations * (g + 1) / (nslices + 1);
         }
         memcpy(args[g], l->args, (size_t)l->nargs * sizeof(void *));
         args[g][l->nargs] = &grid_param[g];
@@ -116,7 +126,7 @@ static void run_split(const struct launch *l)
         CUcontext popped;
         CU(cuCtxPopCurrent(&popped));
     }
-    for (int g = 0; g < 2; g++) {
+    for (int g = 0; g < nslices; g++) {
         CU(cuCtxPushCurrent(ctx[g]));
         CU(cuCtxSynchronize());
         CUcontext popped;
@@ -172,7 +182,7 @@ static void reset_buffers(void *state)
             CU(cuMemsetD8(b->d[i], 0, b->bytes[i]));
     }
     /* Memsets are asynchronous and ordered only in GPU 0's stream: finish
-     * them before GPU 1's slice may start. */
+     * them before another device's slice may start. */
     CU(cuCtxSynchronize());
 }
 
@@ -202,16 +212,19 @@ static void test_elementwise(void)
     add_buffer(&b, NULL, (size_t)n * 4);
     void *args[] = {&b.d[0], &b.d[1], &b.d[2], &n};
     struct launch l = {"grid_1d", {(unsigned)(n + 255) / 256, 1, 1}, {256, 1, 1}, args, 4};
-    compare_runs(&l, b.d[2], (size_t)n * 4, reset_buffers, &b, "1D grid, 4097 blocks in 2 slices");
+    char what[96];
+    snprintf(what, sizeof what, "1D grid, 4097 blocks in %d slices", nslices);
+    compare_runs(&l, b.d[2], (size_t)n * 4, reset_buffers, &b, what);
 
     float a = 2.5f;
     void *saxpy[] = {&a, &b.d[0], &b.d[1], &n};
     struct launch s = {"grid_stride_saxpy", {120, 1, 1}, {256, 1, 1}, saxpy, 4};
     compare_runs(&s, b.d[1], (size_t)n * 4, reset_buffers, &b, "grid-stride loop over gridDim");
-    /* The same slices running a third and two thirds of the iterations. */
+    /* The same slices, each running a range of the iterations, the last
+     * slice the longest (with two: a third and two thirds). */
     split_iterations = (unsigned long long)n;
     compare_runs(&s, b.d[1], (size_t)n * 4, reset_buffers, &b,
-                 "grid-stride loop cut by iterations, 1/3 and 2/3");
+                 "grid-stride loop cut by iterations, unevenly");
     split_iterations = 0;
 
     float factor = -1.5f;
@@ -279,7 +292,7 @@ static void test_atomics(void)
     void *hist[] = {&b.d[0], &b.d[1], &n};
     struct launch h = {"histogram_unused_result", {(unsigned)n / 256, 1, 1}, {256, 1, 1}, hist, 3};
     compare_runs(&h, b.d[1], 256 * 4, reset_buffers, &b,
-                 "atomicAdd from both GPUs on one histogram");
+                 "atomicAdd from every slice on one histogram");
     free_buffers(&b);
 
     /* Tickets: the order differs from run to run, the set must not. */
@@ -339,7 +352,7 @@ static void test_module_variables(void)
     struct launch l = {"count_launches", {blocks, 1, 1}, {64, 1, 1}, args, 1};
     CU(cuMemcpyHtoD(counter, &start, 4));
     compare_runs(&l, b.d[0], blocks * 4, reset_buffers, &b, "block indices written");
-    /* Both slices incremented the one counter. */
+    /* Every slice incremented the one counter. */
     CU(cuMemcpyDtoH(&got, counter, 4));
     char what[128];
     snprintf(what, sizeof what, "the __device__ counter went from %u to %u, %u blocks", start, got,
@@ -376,40 +389,47 @@ static void test_module_variables(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: split_kernels_gpu split_kernels.ptx\n");
+    if (argc < 2 || argc > 3 || (argc == 3 && (atoi(argv[2]) < 1 || atoi(argv[2]) > MAX_SLICES))) {
+        fprintf(stderr, "usage: split_kernels_gpu split_kernels.ptx [slices, 1 to %d]\n",
+                MAX_SLICES);
         return 2;
     }
+    if (argc == 3)
+        nslices = atoi(argv[2]);
     char err[512];
     load_driver_or_skip();
     int count = 0;
     CU(cuDeviceGetCount(&count));
-    CUdevice dev[2];
-    CU(cuDeviceGet(&dev[0], 0));
-    CU(cuDeviceGet(&dev[1], count > 1 ? 1 : 0));
-    CU(cuDevicePrimaryCtxRetain(&ctx[0], dev[0]));
-    CU(cuDevicePrimaryCtxRetain(&ctx[1], dev[1]));
-    if (count > 1) {
+    printf("slices on devices:");
+    for (int g = 0; g < nslices; g++) {
+        CUdevice dev;
+        CU(cuDeviceGet(&dev, g % count));
+        CU(cuDevicePrimaryCtxRetain(&ctx[g], dev));
+        printf(" %d", g % count);
+        if (g == 0 || g >= count)
+            continue; /* device 0, or a device met before */
+        CUdevice home_dev;
         int can = 0;
-        CU(cuDeviceCanAccessPeer(&can, dev[1], dev[0]));
+        CU(cuDeviceGet(&home_dev, 0));
+        CU(cuDeviceCanAccessPeer(&can, dev, home_dev));
         if (!can) {
-            printf("SKIP: GPU 1 cannot reach GPU 0's memory (no peer access)\n");
+            printf("\nSKIP: device %d cannot reach device 0's memory (no peer access)\n", g);
             return 77;
         }
-        CU(cuCtxPushCurrent(ctx[1]));
-        CU(cuCtxEnablePeerAccess(ctx[0], 0));
         CUcontext popped;
+        CU(cuCtxPushCurrent(ctx[g]));
+        CU(cuCtxEnablePeerAccess(ctx[0], 0));
         CU(cuCtxPopCurrent(&popped));
         CU(cuCtxPushCurrent(ctx[0]));
-        CU(cuCtxEnablePeerAccess(ctx[1], 0));
+        CU(cuCtxEnablePeerAccess(ctx[g], 0));
         CU(cuCtxPopCurrent(&popped));
     }
-    printf("slices on GPU 0 and GPU %d\n", count > 1 ? 1 : 0);
+    printf("\n");
     size_t size;
     char *ptx = read_text_file(argv[1], &size);
     CU(cuCtxPushCurrent(ctx[0]));
     CU(cuModuleLoadData(&home, ptx));
-    if (mgpu_module_copies_load(&copies, ptx, size, home, 2, ctx, err, sizeof err) != 0) {
+    if (mgpu_module_copies_load(&copies, ptx, size, home, nslices, ctx, err, sizeof err) != 0) {
         fprintf(stderr, "loading the module copies: %s\n", err);
         return 1;
     }
