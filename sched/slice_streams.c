@@ -100,7 +100,7 @@ static CUresult make_set(struct mgpu_slice_streams *s, CUstream program, CUconte
     s->home = home;
     s->ngpus = ngpus;
     for (int g = 1; g < ngpus; g++)
-        s->shares_home_device = s->shares_home_device || contexts[g] == home;
+        s->on_home_context[g] = contexts[g] == home;
     return r;
 }
 

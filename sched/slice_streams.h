@@ -32,12 +32,13 @@ struct mgpu_slice_streams {
      * its events. [0] is the fork flag, [g] GPU g's join flag. */
     volatile uint32_t *flags;
     CUdeviceptr flags_device; /* the same row, as the GPUs address it */
-    /* Some GPU of the run other than the home one stands on the home
-     * device (--gpus 0,0): its slice stream then shares the device's
-     * hardware queues with the program's stream, and a flag wait queued
-     * ahead of the write it waits for in one queue would never end. Such a
-     * set queues every flag write before the waits on it. */
-    bool shares_home_device;
+    /* [g]: GPU g stands on the home device (--gpus 0,0) and its slice
+     * stream is in the home context. Such a stream shares the device's
+     * hardware queues with the program's stream, where a flag wait queued
+     * ahead of the write it waits for would never end, and the driver
+     * takes one context's launches one at a time whichever thread makes
+     * them: its slices are queued by the launching thread, in order. */
+    bool on_home_context[MGPU_MAX_GPUS];
     /* Launches counted the same way with flags or events: the last
      * launch of the set, the last with a slice on GPU g, and the last
      * the slice watch saw done on GPU g (with flags, the flag says). */

@@ -177,11 +177,12 @@ static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct
     return r;
 }
 
-/* On GPU g's worker: wait for the fork, run the slice, signal the join.
+/* On GPU g's worker, or on the launching thread for a GPU on the home
+ * context: wait for the fork, run the slice, signal the join.
  * The join is signalled even when the launch failed: the program's
  * stream waits for it. A flag write's default memory barrier makes the
  * slice's writes visible before the flag. */
-static void run_slice_on_worker(int gpu, void *arg)
+static void run_slice_on_gpu(int gpu, void *arg)
 {
     struct split_job *job = arg;
     int s = job->slice_of_gpu[gpu];
@@ -224,18 +225,37 @@ static CUresult slice_result(const struct mgpu_split_request *req, int s, int ho
     return r;
 }
 
-/* With flags on distinct devices nothing on the host has to wait for
- * anything else: the workers queue their waits while this thread writes
- * the fork flag, launches the home slice and queues the wait for the
- * joins, all at once. Where slice streams share the home device
- * (shares_home_device), a wait may share a hardware queue with the write
- * it waits for, and must come after it there: the fork flag is written
- * before the workers start, and the joins are waited for once the workers
- * have queued their writes (seen on one H100: --gpus 0x8 hung with the
- * waits queued first). A fork or join that could not be queued is written
- * from the host, so that no stream waits for ever; the launch then returns
- * the error. (A stream operation fails to queue when its context is lost,
- * and a lost context writes no older flag value over the host's later.) */
+/* Hands the slices of GPUs on other contexts to their workers (to_workers)
+ * and returns those on the home context (on_home). */
+static void sort_slices(const struct mgpu_slice_streams *set, const bool *wanted,
+                        bool to_workers[MGPU_MAX_GPUS], bool on_home[MGPU_MAX_GPUS])
+{
+    for (int g = 0; g < MGPU_MAX_GPUS; g++) {
+        on_home[g] = g < set->ngpus && wanted[g] && set->on_home_context[g];
+        to_workers[g] = wanted[g] && !on_home[g];
+    }
+}
+
+/* The slices on the home context, queued by this thread in GPU order. */
+static void run_home_context_slices(struct split_job *job, const bool *on_home)
+{
+    for (int g = 1; g < job->streams->ngpus; g++)
+        if (on_home[g])
+            run_slice_on_gpu(g, job);
+}
+
+/* With flags nothing on the host has to wait for anything else: the
+ * workers queue their waits while this thread writes the fork flag,
+ * launches the home slice and queues the wait for the joins, all at once.
+ * The slices of GPUs on the home context (on_home_context) are queued by
+ * this thread between the fork and the joins' wait, so that in a hardware
+ * queue they share with the program's stream every wait comes after the
+ * write it waits for (on one H100, --gpus 0x8 hung with their waits queued
+ * by workers ahead of the fork). A fork or join that could not be queued
+ * is written from the host, so that no stream waits for ever; the launch
+ * then returns the error. (A stream operation fails to queue when its
+ * context is lost, and a lost context writes no older flag value over the
+ * host's later.) */
 static CUresult split_with_flags(struct split_job *job, const bool *wanted, int home_slice)
 {
     const struct mgpu_split_request *req = job->req;
@@ -253,23 +273,19 @@ static CUresult split_with_flags(struct split_job *job, const bool *wanted, int 
         waits[count].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
         count++;
     }
-    bool in_order = set->shares_home_device;
-    if (!in_order)
-        mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
+    bool to_workers[MGPU_MAX_GPUS], on_home[MGPU_MAX_GPUS];
+    sort_slices(set, wanted, to_workers, on_home);
+    mgpu_gpu_workers_begin(to_workers, run_slice_on_gpu, job);
     CUresult r = mgpu_drv.cuStreamWriteValue32(req->stream, set->flags_device, sequence,
                                                CU_STREAM_WRITE_VALUE_DEFAULT);
     if (r != CUDA_SUCCESS)
         set->flags[0] = sequence;
-    if (in_order)
-        mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
+    run_home_context_slices(job, on_home);
     if (r == CUDA_SUCCESS && home_slice >= 0)
         r = launch_slice(req, home_slice, &job->launches[home_slice], req->stream);
-    if (in_order)
-        mgpu_gpu_workers_wait();
     CUresult joined =
         count > 0 ? mgpu_drv.cuStreamBatchMemOp(req->stream, count, waits, 0) : CUDA_SUCCESS;
-    if (!in_order)
-        mgpu_gpu_workers_wait();
+    mgpu_gpu_workers_wait();
     for (int s = 0; s < req->nslices; s++) {
         if (s == home_slice)
             continue;
@@ -289,7 +305,10 @@ static CUresult split_with_events(struct split_job *job, const bool *wanted, int
     CUresult r = mgpu_drv.cuEventRecord(set->fork, req->stream);
     if (r != CUDA_SUCCESS)
         return r;
-    mgpu_gpu_workers_begin(wanted, run_slice_on_worker, job);
+    bool to_workers[MGPU_MAX_GPUS], on_home[MGPU_MAX_GPUS];
+    sort_slices(set, wanted, to_workers, on_home);
+    mgpu_gpu_workers_begin(to_workers, run_slice_on_gpu, job);
+    run_home_context_slices(job, on_home);
     if (home_slice >= 0)
         r = launch_slice(req, home_slice, &job->launches[home_slice], req->stream);
     mgpu_gpu_workers_wait();
