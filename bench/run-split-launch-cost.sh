@@ -7,7 +7,8 @@
 # times; prints the medians per launch (host clock, up to the final
 # synchronisation) as a Markdown table. The lists: GPU 0 two, four and
 # eight times (every machine), and 2, 4 and 8 distinct GPUs where there are
-# that many; SETS replaces them.
+# that many; SETS replaces them. Then bench/fork_join_floor: what the driver
+# alone charges for the same launch cut 2, 4 and 8 ways on one GPU.
 #   bench/run-split-launch-cost.sh [ROUNDS=5] [N=20000] [SETS="0x2 0,1 ..."]
 # Run from the top build directory after `make check`, or set MGPU_RUN and
 # SPLIT_LAUNCH_COST to installed copies.
@@ -48,3 +49,8 @@ for set in $sets; do
   f=$(median "$out/$set.flags"); e=$(median "$out/$set.events")
   printf '| %s | %.2f | %.2f | %.2f |\n' "$set" "$f" "$e" "$(awk -v a="$e" -v b="$f" 'BEGIN { print a / b }')"
 done
+floor=${FORK_JOIN_FLOOR:-bench/fork_join_floor}
+if [ -x "$floor" ]; then
+  echo
+  "$floor" 5000 2 4 8
+fi
