@@ -11,15 +11,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(err_));                                                     \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "program_check.h"
 
 static uint32_t lcg_state = 777u;
 static uint32_t lcg()

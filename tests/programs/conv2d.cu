@@ -11,15 +11,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(err_));                                                     \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "program_check.h"
 
 #define FILTER_RADIUS 2
 #define FILTER_SIZE (2 * FILTER_RADIUS + 1)
@@ -32,14 +24,6 @@ static uint32_t lcg_state = 2048u;
 static uint32_t lcg()
 {
     return (lcg_state = lcg_state * 1664525u + 1013904223u) >> 8;
-}
-
-static uint64_t fnv1a(const void *data, size_t bytes, uint64_t h = 14695981039346656037ull)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    for (size_t i = 0; i < bytes; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
 }
 
 __global__ void conv2d_tiled(const float *in, float *out, int width, int height)

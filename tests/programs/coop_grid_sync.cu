@@ -13,17 +13,9 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-namespace cg = cooperative_groups;
+#include "program_check.h"
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(err_));                                                     \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
+namespace cg = cooperative_groups;
 
 #define THREADS 256
 

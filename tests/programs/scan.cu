@@ -11,15 +11,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(err_));                                                     \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "program_check.h"
 
 #define THREADS 512
 #define ELEMS (2 * THREADS) // elements per block
@@ -28,15 +20,6 @@ static uint32_t lcg_state = 6502u;
 static uint32_t lcg()
 {
     return lcg_state = lcg_state * 1664525u + 1013904223u;
-}
-
-static uint64_t fnv1a(const void *data, size_t bytes)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < bytes; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
 }
 
 __global__ void scan_blocks(const unsigned int *in, unsigned int *out, unsigned int *block_sums,

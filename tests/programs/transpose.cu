@@ -10,15 +10,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t err_ = (call);                                                                 \
-        if (err_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                          \
-                    cudaGetErrorString(err_));                                                     \
-            exit(2);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "program_check.h"
 
 #define TILE_DIM 32
 #define BLOCK_ROWS 8
@@ -53,15 +45,6 @@ __global__ void transpose_coalesced(float *out, const float *in, int width, int 
     for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS)
         if (x < height && y + j < width)
             out[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
-}
-
-static uint64_t fnv1a(const void *data, size_t bytes)
-{
-    const unsigned char *p = (const unsigned char *)data;
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < bytes; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
 }
 
 int main()
