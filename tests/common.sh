@@ -57,6 +57,14 @@ repeats_a_gpu() {
   [ "$(echo "$1" | tr ',' '\n' | sed 's/x.*//' | sort -u | wc -l)" -lt "$(entries_in "$1")" ]
 }
 
+# first_distinct_set: the first set of $entry_sets that repeats no GPU (two
+# or more distinct GPUs), or nothing on a machine of one GPU.
+first_distinct_set() {
+  for set in $entry_sets; do
+    repeats_a_gpu "$set" || { echo "$set"; return; }
+  done
+}
+
 # require_gpu: skip (77) unless the real driver sees a GPU; then wait until
 # no other GPU test of this user runs on the machine. Several tests check
 # timings (a copy as fast as the program's module, a loop cut by iterations

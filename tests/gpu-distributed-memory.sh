@@ -176,10 +176,7 @@ for gpus in $entry_sets; do
 done
 
 # --- one buffer larger than a GPU -------------------------------------------------
-oversubscribed=""
-for gpus in $entry_sets; do
-  repeats_a_gpu "$gpus" || { oversubscribed=$gpus; break; }
-done
+oversubscribed=$(first_distinct_set)
 if [ -z "$oversubscribed" ]; then
   echo "skipped: a buffer larger than one GPU needs two distinct GPUs' memory (this machine has $gpu_count GPU)"
   exit 0

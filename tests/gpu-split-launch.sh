@@ -189,10 +189,7 @@ done
 # With the default placement the loop is cut by iterations: each GPU runs
 # the part of the array it holds, so two distinct GPUs must beat one. GPUs
 # that share a device cannot, and are not timed.
-distinct=""
-for set in $entry_sets; do
-  repeats_a_gpu "$set" || { distinct=$set; break; }
-done
+distinct=$(first_distinct_set)
 if [ -z "$distinct" ]; then
   echo "skipped: the speed of a loop cut by iterations needs two distinct GPUs (this machine has $gpu_count)"
   exit 0
