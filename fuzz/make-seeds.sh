@@ -1,0 +1,26 @@
+#!/bin/sh
+# Seed corpora for the fuzzers, from nvcc's output for the test kernels
+# (tests/ptx/*.cu): PTX for every harness; for the image reader also cubins,
+# fatbins in every compression mode nvcc offers and a host object that
+# embeds a fatbin; PTX of the test programs (tests/programs) too. Writes
+# DIR/image, DIR/ptx.
+#   fuzz/make-seeds.sh SRCDIR DIR [NVCC=nvcc] [ARCH=sm_90]
+set -eu
+srcdir=$1 dir=$2 nvcc=${3:-nvcc} arch=${4:-sm_90}
+compute=$(echo "$arch" | sed 's/^sm_/compute_/')
+mkdir -p "$dir/image" "$dir/ptx"
+for cu in "$srcdir"/tests/ptx/*.cu; do
+  name=$(basename "$cu" .cu)
+  "$nvcc" -ptx -arch="$compute" -o "$dir/ptx/$name.ptx" "$cu"
+  cp "$dir/ptx/$name.ptx" "$dir/image/$name.ptx"
+  "$nvcc" -cubin -arch="$arch" -o "$dir/image/$name.cubin" "$cu"
+  for mode in default size speed balance none; do
+    "$nvcc" -fatbin -gencode arch="$compute",code="[$arch,$compute]" --compress-mode=$mode \
+      -o "$dir/image/$name.$mode.fatbin" "$cu"
+  done
+  "$nvcc" -c -gencode arch="$compute",code="[$arch,$compute]" -o "$dir/image/$name.o" "$cu"
+done
+# More PTX in the styles of other people's code: the test programs.
+for cu in "$srcdir"/tests/programs/*.cu; do
+  "$nvcc" -ptx -arch="$compute" -I"$srcdir/tests/programs" -o "$dir/ptx/$(basename "$cu" .cu).ptx" "$cu"
+done
