@@ -79,6 +79,18 @@ for cut in 8 40 100 $((size / 2)) $((size - 3)); do
   status=$?
   [ $status -eq 1 ] || fail "a fatbin cut at $cut bytes gave status $status"
   [ "$(wc -l < "$work/err")" -eq 1 ] || fail "a fatbin cut at $cut bytes: not one line of error"
+  expect_in "$work/err" "truncated fatbin"
+done
+# A cubin or a program cut short is an error (status 1, one line) for list
+# and extract alike, not a file listed with kernels missing.
+for file in "$fx/kernels.cubin" "$fx/kernels_default"; do
+  size=$(wc -c < "$file")
+  for cut in 100 $((size / 2)) $((size - 1)); do
+    head -c $cut "$file" > "$work/cut"
+    one_line_error 1 "truncated" "$tool" list "$work/cut"
+    rm -rf "$work/cut-objects"
+    one_line_error 1 "truncated" "$tool" extract "$work/cut" -o "$work/cut-objects"
+  done
 done
 expect_status 2 "$tool" frobnicate x
 expect_in "$work/err" "unknown command 'frobnicate'"
