@@ -84,6 +84,7 @@ static long walk_container(const unsigned char *base, size_t at, size_t containe
         uint16_t kind = get16(e);
         uint64_t flags = get64(e + 40);
         entry.kind = kind == 1 ? MGPU_CODE_PTX : MGPU_CODE_ELF;
+        entry.stored_kind = kind;
         entry.version_minor = get16(e + 24);
         entry.version_major = get16(e + 26);
         entry.arch = get32(e + 28);

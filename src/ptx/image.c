@@ -50,9 +50,11 @@ static int collect_entry(const struct mgpu_fatbin_entry *entry, void *ctx)
         c->failed = 1;
         return 1;
     }
-    /* An entry stored as an ELF cubin must be a whole one (entries of other
-     * kinds that are not ELF are kept as they are). */
-    if (entry->kind == MGPU_CODE_ELF && mgpu_elf_identify(object.code, object.size, NULL) &&
+    /* An entry stored as a cubin must be a whole one; entries of other kinds
+     * kept as ELF are checked only when they are ELF. */
+    if (entry->kind == MGPU_CODE_ELF &&
+        (entry->stored_kind == MGPU_FATBIN_KIND_CUBIN ||
+         mgpu_elf_identify(object.code, object.size, NULL)) &&
         check_cubin(object.code, object.size, c->err, c->errlen) != 0) {
         free(object.code);
         c->failed = 1;

@@ -243,6 +243,19 @@ int main(void)
     CHECK(mgpu_image_read("not code", 8, &image, err, sizeof err) == -1);
     CHECK_CONTAINS(err, "not GPU code");
 
+    /* A cubin entry that is not ELF (its magic overwritten) is corrupt. */
+    static struct buffer not_elf;
+    not_elf = b;
+    size_t elf_at = b.len - 64; /* the last entry's payload: fake_elf */
+    CHECK(memcmp(not_elf.data + elf_at, "\177ELF", 4) == 0);
+    not_elf.data[elf_at + 1] = 'X';
+    if (mgpu_image_read(not_elf.data, not_elf.len, &image, err, sizeof err) == 0) {
+        CHECK(!"a cubin entry without an ELF header was read");
+        mgpu_image_free(&image);
+    } else {
+        CHECK_CONTAINS(err, "corrupt cubin");
+    }
+
     /* Every truncation: an error or fewer objects, never a bad read; a
      * fatbin cut short is called truncated, not "not GPU code". */
     for (size_t cut = 0; cut < b.len; cut++) {
