@@ -39,25 +39,37 @@ static size_t fatbin_size(const void *fatbin)
     return header + (size_t)body;
 }
 
+/* *end = offset + count * entry; false when that passes IMAGE_SIZE_LIMIT
+ * (every term is checked before the sum, so nothing wraps around). */
+static bool table_end(uint64_t offset, uint64_t count, uint64_t entry, size_t *end)
+{
+    if (offset > IMAGE_SIZE_LIMIT || count > IMAGE_SIZE_LIMIT || entry > IMAGE_SIZE_LIMIT ||
+        (entry != 0 && count > (IMAGE_SIZE_LIMIT - offset) / entry))
+        return false;
+    *end = (size_t)(offset + count * entry);
+    return true;
+}
+
 static size_t elf_size(const void *image)
 {
     Elf64_Ehdr eh;
     memcpy(&eh, image, sizeof eh);
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr))
-        return 0;
-    size_t end = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
-    if (eh.e_shoff > IMAGE_SIZE_LIMIT || end > IMAGE_SIZE_LIMIT)
+    size_t end, programs_end = 0;
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+        !table_end(eh.e_shoff, eh.e_shnum, eh.e_shentsize, &end) ||
+        (eh.e_phnum != 0 && !table_end(eh.e_phoff, eh.e_phnum, eh.e_phentsize, &programs_end)))
         return 0;
     const unsigned char *p = image;
     for (unsigned i = 0; i < eh.e_shnum; i++) {
         Elf64_Shdr sh;
         memcpy(&sh, p + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
-        if (sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > end &&
-            sh.sh_offset + sh.sh_size <= IMAGE_SIZE_LIMIT)
-            end = sh.sh_offset + sh.sh_size;
+        size_t section_end;
+        if (sh.sh_type != SHT_NOBITS && table_end(sh.sh_offset, 1, sh.sh_size, &section_end) &&
+            section_end > end)
+            end = section_end;
     }
-    if (eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize > end)
-        end = eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize;
+    if (programs_end > end)
+        end = programs_end;
     return end;
 }
 

@@ -79,7 +79,24 @@ for cut in 8 40 100 $((size / 2)) $((size - 3)); do
   status=$?
   [ $status -eq 1 ] || fail "a fatbin cut at $cut bytes gave status $status"
   [ "$(wc -l < "$work/err")" -eq 1 ] || fail "a fatbin cut at $cut bytes: not one line of error"
+  expect_in "$work/err" "truncated fatbin"
 done
+# A cubin or a program cut short is an error (status 1, one line) for list
+# and extract alike, not a file listed with kernels missing.
+for file in "$fx/kernels.cubin" "$fx/kernels_default"; do
+  size=$(wc -c < "$file")
+  for cut in 100 $((size / 2)) $((size - 1)); do
+    head -c $cut "$file" > "$work/cut"
+    one_line_error 1 "truncated" "$tool" list "$work/cut"
+    rm -rf "$work/cut-objects"
+    one_line_error 1 "truncated" "$tool" extract "$work/cut" -o "$work/cut-objects"
+  done
+done
+# No kernels at all: an empty table to sort (qsort with a NULL base before,
+# which UBSan reports in a sanitizer build of the tool).
+printf '.version 8.0\n.target sm_90\n.address_size 64\n' > "$work/empty.ptx"
+"$tool" list "$work/empty.ptx" > "$work/list" || fail "list a PTX file without kernels"
+expect_in "$work/list" "0 of 0 kernels can be split"
 expect_status 2 "$tool" frobnicate x
 expect_in "$work/err" "unknown command 'frobnicate'"
 expect_status 2 "$tool" extract "$fx/kernels.ptx"

@@ -13,10 +13,12 @@
 #define MGPU_FATBIN_WRAPPER_MAGIC 0x466243B1u
 
 enum mgpu_code_kind { MGPU_CODE_PTX = 1, MGPU_CODE_ELF = 2 };
+#define MGPU_FATBIN_KIND_CUBIN 2 /* stored_kind of an ELF cubin entry */
 enum mgpu_compression { MGPU_COMPRESSION_NONE, MGPU_COMPRESSION_ZSTD, MGPU_COMPRESSION_LZ4 };
 
 struct mgpu_fatbin_entry {
     enum mgpu_code_kind kind;
+    unsigned stored_kind;   /* the header's kind word: 1 PTX, 2 ELF cubin, others kept as ELF */
     unsigned arch;          /* 90 for sm_90 / compute_90 */
     unsigned version_major; /* PTX ISA version for PTX, ELF ABI version for cubins */
     unsigned version_minor;

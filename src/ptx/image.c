@@ -6,6 +6,8 @@
 #include "ptx/elf_file.h"
 #include "ptx/ptx_text.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,8 @@ static int add_object(struct mgpu_image *image, const struct mgpu_code_object *o
     return 0;
 }
 
+static int check_cubin(const void *data, size_t size, char *err, size_t errlen);
+
 static int collect_entry(const struct mgpu_fatbin_entry *entry, void *ctx)
 {
     struct collector *c = ctx;
@@ -43,6 +47,16 @@ static int collect_entry(const struct mgpu_fatbin_entry *entry, void *ctx)
         .container = c->container_base + entry->container,
     };
     if (mgpu_fatbin_entry_code(entry, &object.code, &object.size, c->err, c->errlen) != 0) {
+        c->failed = 1;
+        return 1;
+    }
+    /* An entry stored as a cubin must be a whole one; entries of other kinds
+     * kept as ELF are checked only when they are ELF. */
+    if (entry->kind == MGPU_CODE_ELF &&
+        (entry->stored_kind == MGPU_FATBIN_KIND_CUBIN ||
+         mgpu_elf_identify(object.code, object.size, NULL)) &&
+        check_cubin(object.code, object.size, c->err, c->errlen) != 0) {
+        free(object.code);
         c->failed = 1;
         return 1;
     }
@@ -98,6 +112,50 @@ static int copy_object(struct mgpu_image *image, enum mgpu_code_kind kind, unsig
     return 0;
 }
 
+/* A cubin must have its sections and symbol table within its bytes: one cut
+ * short is an error here, not an object whose kernels cannot be read. */
+static int check_cubin(const void *data, size_t size, char *err, size_t errlen)
+{
+    char why[160];
+    if (mgpu_elf_check(data, size, why, sizeof why) != 0) {
+        snprintf(err, errlen, "corrupt cubin: %s", why);
+        return -1;
+    }
+    if (mgpu_cubin_kernels(data, size, NULL, NULL) < 0) {
+        snprintf(err, errlen, "corrupt cubin: its symbol table is unreadable");
+        return -1;
+    }
+    return 0;
+}
+
+static int read_host_elf(struct mgpu_image *image, const void *data, size_t size, char *err,
+                         size_t errlen)
+{
+    char why[160];
+    if (mgpu_elf_check(data, size, why, sizeof why) != 0) {
+        snprintf(err, errlen, "corrupt program or library: %s", why);
+        return -1;
+    }
+    static const char *const fatbin_sections[] = {".nv_fatbin", "__nv_relfatbin"};
+    for (size_t i = 0; i < sizeof fatbin_sections / sizeof fatbin_sections[0]; i++) {
+        size_t length = 0;
+        const void *section = mgpu_elf_section(data, size, fatbin_sections[i], &length);
+        if (section != NULL && length > 0 &&
+            read_fatbins(image, section, length, fatbin_sections[i], err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static bool starts_with_fatbin_magic(const void *data, size_t size)
+{
+    uint32_t magic;
+    if (size < sizeof magic)
+        return false;
+    memcpy(&magic, data, sizeof magic); /* little-endian hosts only, as the rest of mgpu */
+    return magic == MGPU_FATBIN_MAGIC;
+}
+
 int mgpu_image_read(const void *data, size_t size, struct mgpu_image *image, char *err,
                     size_t errlen)
 {
@@ -106,21 +164,18 @@ int mgpu_image_read(const void *data, size_t size, struct mgpu_image *image, cha
     int rc;
     if (mgpu_elf_identify(data, size, &machine) && machine == MGPU_EM_CUDA) {
         image->kind = MGPU_IMAGE_CUBIN;
-        rc = copy_object(image, MGPU_CODE_ELF, cubin_arch(data), data, size, err, errlen);
+        rc = check_cubin(data, size, err, errlen);
+        if (rc == 0)
+            rc = copy_object(image, MGPU_CODE_ELF, cubin_arch(data), data, size, err, errlen);
     } else if (mgpu_elf_identify(data, size, &machine)) {
         image->kind = MGPU_IMAGE_HOST_ELF;
-        rc = 0;
-        static const char *const fatbin_sections[] = {".nv_fatbin", "__nv_relfatbin"};
-        for (size_t i = 0; rc == 0 && i < 2; i++) {
-            size_t length = 0;
-            const void *section = mgpu_elf_section(data, size, fatbin_sections[i], &length);
-            if (section != NULL && length > 0)
-                rc = read_fatbins(image, section, length, fatbin_sections[i], err, errlen);
-        }
-    } else if (size >= 4 && mgpu_fatbin_container_size(data, size) > 0) {
+        rc = read_host_elf(image, data, size, err, errlen);
+    } else if (starts_with_fatbin_magic(data, size)) {
+        /* Taken as a fatbin by its magic alone, so that one cut short is
+         * reported as truncated by the walk rather than as not GPU code. */
         image->kind = MGPU_IMAGE_FATBIN;
         rc = read_fatbins(image, data, size, NULL, err, errlen);
-    } else if (mgpu_ptx_is_text(data, size)) {
+    } else if (size > 0 && mgpu_ptx_is_text(data, size)) {
         image->kind = MGPU_IMAGE_PTX;
         rc = copy_object(image, MGPU_CODE_PTX, mgpu_ptx_target_arch(data, size), data,
                          strnlen(data, size), err, errlen);

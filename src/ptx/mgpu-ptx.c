@@ -270,7 +270,8 @@ static int list_file(const char *path)
     for (size_t i = 0; i < image.count; i++)
         if (image.objects[i].kind == MGPU_CODE_PTX)
             analyse_ptx(&table, &image.objects[i]);
-    qsort(table.rows, table.count, sizeof *table.rows, compare_rows);
+    if (table.count > 1) /* with no kernels, rows is NULL: qsort must not see it */
+        qsort(table.rows, table.count, sizeof *table.rows, compare_rows);
     size_t splittable = 0;
     printf("kernels: %zu\n", table.count);
     for (size_t i = 0; i < table.count; i++) {

@@ -13,6 +13,15 @@
 #include <stdlib.h>
 #include <zstd.h>
 
+/* Under AddressSanitizer, an allocation above 64 MiB fails instead of
+ * succeeding untouched, so that a reader that believes a header's absurd
+ * size shows as "out of memory" rather than passing unnoticed. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "max_allocation_size_mb=64:allocator_may_return_null=1";
+}
+
 static const char ptx80[] = "//\n// test\n.version 8.0\n.target sm_80\n.address_size 64\n"
                             ".visible .entry k80(.param .u64 p)\n{\n ret;\n}\n";
 static const char ptx90[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
@@ -85,7 +94,8 @@ static void build(struct buffer *b)
     char lbuf[4096];
     int llen = LZ4_compress_default(ptx90, lbuf, (int)sizeof ptx90, (int)sizeof lbuf);
     add_entry(b, 1, 90, 0x2000, lbuf, (size_t)llen, sizeof ptx90);
-    static const unsigned char fake_elf[24] = {0x7f, 'E', 'L', 'F'};
+    /* A cubin without sections: an ELF header alone (e_shoff 0). */
+    static const unsigned char fake_elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
     add_entry(b, 2, 90, 0, fake_elf, sizeof fake_elf, sizeof fake_elf);
     end_container(b, c2);
 }
@@ -123,6 +133,74 @@ static int read_exact(const unsigned char *data, size_t len)
     }
     free(copy);
     return rc;
+}
+
+/* One container around one entry, in a heap buffer of its exact size. */
+static unsigned char *single_entry_fatbin(int kind, uint64_t flags, const void *stored,
+                                          size_t stored_len, size_t claimed, size_t *len)
+{
+    size_t padded = (stored_len + 7) & ~(size_t)7;
+    *len = 16 + 64 + padded;
+    unsigned char *f = calloc(1, *len);
+    uint64_t fields[][3] = {
+        {0, MGPU_FATBIN_MAGIC, 4}, {4, 1, 2}, {6, 16, 2}, {8, 64 + padded, 8},
+        {16, (uint64_t)kind, 2}, {20, 64, 4}, {24, padded, 8}, {32, stored_len, 4},
+        {44, 90, 4}, {56, flags | 0x11, 8}, {72, claimed, 8},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (uint64_t b = 0; b < fields[i][2]; b++)
+            f[fields[i][0] + b] = (unsigned char)(fields[i][1] >> (8 * b));
+    memcpy(f + 80, stored, stored_len);
+    return f;
+}
+
+/* Compressed entries whose headers claim far more than their data makes:
+ * refused with the two sizes, without an allocation of the claimed size. */
+static void check_absurd_claims(void)
+{
+    size_t n = (size_t)1 << 20;
+    unsigned char *random_bytes = malloc(n);
+    uint64_t seed = 42;
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        random_bytes[i] = (unsigned char)(seed >> 56);
+    }
+    char err[256];
+    struct mgpu_image image;
+    size_t len;
+
+    /* zstd: frame and entry header both claim 200 MiB for 1 MiB of data. */
+    size_t zcap = ZSTD_compressBound(n);
+    unsigned char *z = malloc(zcap);
+    size_t zlen = ZSTD_compress(z, zcap, random_bytes, n, 1);
+    CHECK(!ZSTD_isError(zlen) && ZSTD_getFrameContentSize(z, zlen) == n);
+    size_t claim = (size_t)200 << 20;
+    CHECK((z[4] >> 6) == 2); /* a 4-byte frame content size after the 5-byte frame start */
+    for (int b = 0; b < 4; b++)
+        z[5 + (z[4] & 0x20 ? 0 : 1) + b] = (unsigned char)(claim >> (8 * b));
+    CHECK(ZSTD_getFrameContentSize(z, zlen) == claim);
+    unsigned char *f = single_entry_fatbin(2, 0x8000, z, zlen, claim, &len);
+    CHECK(mgpu_image_read(f, len, &image, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "zstd entry does not decompress");
+    free(f);
+    free(z);
+
+    /* LZ4: 1 MiB of literals claiming 200 MiB. */
+    int lcap = LZ4_compressBound((int)n);
+    char *l = malloc((size_t)lcap);
+    int llen = LZ4_compress_default((const char *)random_bytes, l, (int)n, lcap);
+    f = single_entry_fatbin(2, 0x2000, l, (size_t)llen, claim, &len);
+    CHECK(mgpu_image_read(f, len, &image, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "LZ4 entry claims 209715200 bytes, its data makes 1048576");
+    free(f);
+    /* ... and the same data claimed truthfully is read. */
+    f = single_entry_fatbin(1, 0x2000, l, (size_t)llen, n, &len);
+    CHECK(mgpu_image_read(f, len, &image, err, sizeof err) == 0);
+    CHECK(image.count == 1 && image.objects[0].compression == MGPU_COMPRESSION_LZ4);
+    mgpu_image_free(&image);
+    free(f);
+    free(l);
+    free(random_bytes);
 }
 
 int main(void)
@@ -165,9 +243,34 @@ int main(void)
     CHECK(mgpu_image_read("not code", 8, &image, err, sizeof err) == -1);
     CHECK_CONTAINS(err, "not GPU code");
 
-    /* Every truncation: an error or fewer objects, never a bad read. */
-    for (size_t cut = 0; cut < b.len; cut++)
-        read_exact(b.data, cut);
+    /* A cubin entry that is not ELF (its magic overwritten) is corrupt. */
+    static struct buffer not_elf;
+    not_elf = b;
+    size_t elf_at = b.len - 64; /* the last entry's payload: fake_elf */
+    CHECK(memcmp(not_elf.data + elf_at, "\177ELF", 4) == 0);
+    not_elf.data[elf_at + 1] = 'X';
+    if (mgpu_image_read(not_elf.data, not_elf.len, &image, err, sizeof err) == 0) {
+        CHECK(!"a cubin entry without an ELF header was read");
+        mgpu_image_free(&image);
+    } else {
+        CHECK_CONTAINS(err, "corrupt cubin");
+    }
+
+    /* Every truncation: an error or fewer objects, never a bad read; a
+     * fatbin cut short is called truncated, not "not GPU code". */
+    for (size_t cut = 0; cut < b.len; cut++) {
+        if (read_exact(b.data, cut) == 0 || cut < 4)
+            continue;
+        unsigned char *copy = malloc(cut);
+        memcpy(copy, b.data, cut);
+        CHECK(mgpu_image_read(copy, cut, &image, err, sizeof err) == -1);
+        if (strstr(err, "truncated fatbin") == NULL) {
+            fprintf(stderr, "cut at %zu: %s\n", cut, err);
+            check_failures++;
+        }
+        free(copy);
+    }
+    check_absurd_claims();
     CHECK(read_exact(b.data, b.len) == 0);
 
     /* Corruptions of one to four bytes anywhere, from a fixed seed. */
