@@ -749,6 +749,12 @@ enum ptx_stride_search ptx_search_stride_loop(const struct ptx_function *f,
 {
     if (!f->is_entry || !f->has_body)
         return PTX_STRIDE_NONE;
+    /* Most functions have no update of the loop's shape: no index then. */
+    bool any = false;
+    for (size_t u = 0; u < f->nbody && !any; u++)
+        any = is_update_candidate(instruction_at(f, u));
+    if (!any)
+        return PTX_STRIDE_NONE;
     struct function_index x;
     enum ptx_stride_search result;
     if (index_build(&x, f) != 0)
