@@ -96,7 +96,7 @@ struct module_view {
 static bool pool_push(struct function_view *fv, uint32_t id)
 {
     if (fv->npool == fv->cappool) {
-        size_t cap = fv->cappool ? fv->cappool * 2 : 1024;
+        size_t cap = fv->cappool ? fv->cappool * 2 : 32;
         uint32_t *grown = realloc(fv->pool, cap * sizeof *grown);
         if (grown == NULL)
             return false;
@@ -257,7 +257,7 @@ static void resolve_call(struct function_view *fv, struct resolved *r,
             const char *stop = comma ? comma : end;
             struct ptx_str arg = {p, (size_t)(stop - p)};
             if (fv->nargs_total == fv->capargs) {
-                size_t cap = fv->capargs ? fv->capargs * 2 : 64;
+                size_t cap = fv->capargs ? fv->capargs * 2 : 8;
                 struct ref_list *grown = realloc(fv->arg_lists, cap * sizeof *grown);
                 if (grown == NULL) {
                     fv->failed = true;
