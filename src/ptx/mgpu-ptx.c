@@ -7,6 +7,7 @@
 #include "ptx/elf_file.h"
 #include "ptx/image.h"
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_edit.h"
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_text.h"
 
@@ -102,7 +103,11 @@ struct kernel_row {
 };
 struct kernel_table {
     struct kernel_row *rows;
-    size_t count;
+    size_t count, cap;
+    /* The rows' names, each with its row's index: looking a kernel up by
+     * scanning the rows made `list` quadratic (98 000 kernels: 85 s). */
+    struct ptx_name_set by_name;
+    bool out_of_memory;
     const struct mgpu_code_object *current;
 };
 
@@ -120,26 +125,42 @@ static void append_arch(char *list, size_t len, unsigned arch)
     }
 }
 
+static struct kernel_row *find_row(struct kernel_table *t, const char *name)
+{
+    long i = ptx_name_set_find(&t->by_name, ptx_str_of(name));
+    return i < 0 ? NULL : &t->rows[i];
+}
+
 static void note_kernel(const char *name, void *ctx)
 {
     struct kernel_table *t = ctx;
-    size_t i;
-    for (i = 0; i < t->count; i++)
-        if (strcmp(t->rows[i].name, name) == 0)
-            break;
-    if (i == t->count) {
-        struct kernel_row *grown = realloc(t->rows, (t->count + 1) * sizeof *grown);
-        if (grown == NULL)
+    struct kernel_row *row = find_row(t, name);
+    if (row == NULL && !t->out_of_memory) {
+        if (t->count == t->cap) {
+            size_t cap = t->cap ? t->cap * 2 : 64;
+            struct kernel_row *grown = realloc(t->rows, cap * sizeof *grown);
+            if (grown == NULL) {
+                t->out_of_memory = true;
+                return;
+            }
+            t->rows = grown;
+            t->cap = cap;
+        }
+        row = &t->rows[t->count];
+        memset(row, 0, sizeof *row);
+        row->stride_bound_param = -1;
+        row->name = strdup(name);
+        /* The set holds the row's own copy of the name, which lives as
+         * long as the table. */
+        if (row->name == NULL || ptx_name_set_add(&t->by_name, ptx_str_of(row->name)) < 0) {
+            free(row->name);
+            t->out_of_memory = true;
             return;
-        t->rows = grown;
-        memset(&t->rows[i], 0, sizeof t->rows[i]);
-        t->rows[i].stride_bound_param = -1;
-        t->rows[i].name = strdup(name);
-        if (t->rows[i].name == NULL)
-            return;
+        }
         t->count++;
     }
-    struct kernel_row *row = &t->rows[i];
+    if (row == NULL)
+        return;
     if (t->current->kind == MGPU_CODE_PTX)
         append_arch(row->ptx, sizeof row->ptx, t->current->arch);
     else
@@ -149,14 +170,6 @@ static void note_kernel(const char *name, void *ctx)
 static int compare_rows(const void *a, const void *b)
 {
     return strcmp(((const struct kernel_row *)a)->name, ((const struct kernel_row *)b)->name);
-}
-
-static struct kernel_row *find_row(struct kernel_table *t, const char *name)
-{
-    for (size_t i = 0; i < t->count; i++)
-        if (strcmp(t->rows[i].name, name) == 0)
-            return &t->rows[i];
-    return NULL;
 }
 
 static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_t len)
@@ -178,16 +191,17 @@ static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_
 }
 
 /* Analyses one PTX object and records the verdict of each of its kernels
- * in the rows (the newest PTX of a kernel wins). */
-static void analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o)
+ * in the rows (the newest PTX of a kernel wins). Returns 0, or -1 when
+ * memory runs out (parsing and analysing fail for nothing else). */
+static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o)
 {
     struct ptx_module module;
     struct mgpu_ptx_analysis a;
     if (ptx_parse(o->code, o->size, &module) != 0)
-        return;
+        return -1;
     if (mgpu_ptx_analyze(&module, &a) != 0) {
         ptx_module_free(&module);
-        return;
+        return -1;
     }
     char err[256] = "";
     struct mgpu_ptx_rewrite rw;
@@ -209,6 +223,7 @@ static void analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&module);
+    return 0;
 }
 
 static void print_verdict(const struct kernel_row *row)
@@ -250,7 +265,8 @@ static int list_file(const char *path)
         return 1;
     printf("%s: %s, %zu code object%s\n", path, mgpu_image_kind_name(image.kind), image.count,
            image.count == 1 ? "" : "s");
-    struct kernel_table table = {NULL, 0, NULL};
+    struct kernel_table table;
+    memset(&table, 0, sizeof table);
     for (size_t i = 0; i < image.count; i++) {
         const struct mgpu_code_object *o = &image.objects[i];
         char what[96];
@@ -267,9 +283,19 @@ static int list_file(const char *path)
         if (n < 0)
             printf("    (its symbol table is unreadable)\n");
     }
-    for (size_t i = 0; i < image.count; i++)
-        if (image.objects[i].kind == MGPU_CODE_PTX)
-            analyse_ptx(&table, &image.objects[i]);
+    for (size_t i = 0; i < image.count && !table.out_of_memory; i++)
+        if (image.objects[i].kind == MGPU_CODE_PTX && analyse_ptx(&table, &image.objects[i]) != 0)
+            table.out_of_memory = true;
+    ptx_name_set_free(&table.by_name); /* the sort below moves the rows */
+    if (table.out_of_memory) {
+        /* A verdict from part of the code would be a wrong one. */
+        fprintf(stderr, "mgpu-ptx: %s: out of memory analysing its kernels\n", path);
+        for (size_t i = 0; i < table.count; i++)
+            free(table.rows[i].name);
+        free(table.rows);
+        mgpu_image_free(&image);
+        return 1;
+    }
     if (table.count > 1) /* with no kernels, rows is NULL: qsort must not see it */
         qsort(table.rows, table.count, sizeof *table.rows, compare_rows);
     size_t splittable = 0;

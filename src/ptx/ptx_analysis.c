@@ -69,7 +69,9 @@ struct function_view {
     struct module_view *mv;
     const struct ptx_function *f;
     struct ptx_name_set nodes;
-    uint64_t *origin; /* per node */
+    struct ptx_name_set params; /* the function's parameters' names */
+    size_t *param_at;           /* per name of params: the first parameter of that name */
+    uint64_t *origin;           /* per node */
     uint32_t *pool;
     size_t npool, cappool;
     struct ref_list *arg_lists;
@@ -88,12 +90,13 @@ struct module_view {
     struct function_view *views; /* per top-level statement */
     unsigned module_why;         /* reasons that hold for every kernel */
     struct ptx_str module_detail;
+    struct summary any_function; /* every function's reasons and notes, as of the round */
 };
 
 static bool pool_push(struct function_view *fv, uint32_t id)
 {
     if (fv->npool == fv->cappool) {
-        size_t cap = fv->cappool ? fv->cappool * 2 : 1024;
+        size_t cap = fv->cappool ? fv->cappool * 2 : 32;
         uint32_t *grown = realloc(fv->pool, cap * sizeof *grown);
         if (grown == NULL)
             return false;
@@ -161,11 +164,11 @@ static void collect_name(struct ptx_str name, void *ctx)
         if (memchr(name.p, '.', name.n) != NULL) /* %tid.x and the like */
             return;
     } else {
-        for (size_t i = 0; i < fv->f->nparams; i++)
-            if (ptx_str_equal(fv->f->params[i].name, name)) {
-                c->list->constant |= param_bit(i);
-                return;
-            }
+        long param = ptx_name_set_find(&fv->params, name);
+        if (param >= 0) {
+            c->list->constant |= param_bit(fv->param_at[param]);
+            return;
+        }
         long s = ptx_name_set_find(&fv->mv->symbols, name);
         if (s >= 0) {
             const struct ptx_stmt *st = fv->mv->m->top[fv->mv->symbol_top[s]];
@@ -254,7 +257,7 @@ static void resolve_call(struct function_view *fv, struct resolved *r,
             const char *stop = comma ? comma : end;
             struct ptx_str arg = {p, (size_t)(stop - p)};
             if (fv->nargs_total == fv->capargs) {
-                size_t cap = fv->capargs ? fv->capargs * 2 : 64;
+                size_t cap = fv->capargs ? fv->capargs * 2 : 8;
                 struct ref_list *grown = realloc(fv->arg_lists, cap * sizeof *grown);
                 if (grown == NULL) {
                     fv->failed = true;
@@ -400,6 +403,19 @@ static int resolve_function(struct module_view *mv, size_t top)
     fv->ins = calloc(fv->f->nbody + 1, sizeof *fv->ins);
     if (fv->ins == NULL)
         return -1;
+    /* By name, so that resolving a name costs the same with 10 000
+     * parameters as with 2 (the first of equal names wins, as before). */
+    fv->param_at = calloc(fv->f->nparams + 1, sizeof *fv->param_at);
+    if (fv->param_at == NULL)
+        return -1;
+    for (size_t i = 0; i < fv->f->nparams; i++) {
+        size_t before = fv->params.count;
+        long id = ptx_name_set_add(&fv->params, fv->f->params[i].name);
+        if (id < 0)
+            return -1;
+        if (fv->params.count > before)
+            fv->param_at[id] = i;
+    }
     for (size_t i = 0; i < fv->f->nbody; i++)
         resolve_instruction(fv, &fv->ins[i], fv->f->body[i]);
     if (fv->f->is_entry &&
@@ -460,14 +476,23 @@ struct effect {
     unsigned *param_use;
     size_t nparams;
     unsigned notes;
+    /* Uses of the parameters that share the last bit, charged to them all
+     * once at the end rather than at every access. */
+    unsigned tail_use;
 };
 
 /* Charges a use of memory to the parameters its address derives from. */
 static void charge(struct effect *e, uint64_t origin, unsigned use)
 {
-    for (size_t i = 0; i < e->nparams; i++)
-        if (origin & param_bit(i))
+    uint64_t params = origin & PARAM_MASK & ~param_bit(PARAM_BITS - 1);
+    while (params) {
+        size_t i = (size_t)__builtin_ctzll(params);
+        params &= params - 1;
+        if (i < e->nparams)
             e->param_use[i] |= use;
+    }
+    if (origin & param_bit(PARAM_BITS - 1))
+        e->tail_use |= use;
     if (origin == BIT(ORIGIN_ON_CHIP))
         return; /* shared or local memory through a generic address */
     if ((origin & BIT(ORIGIN_UNKNOWN)) || origin == 0) {
@@ -520,7 +545,7 @@ static void summarise(struct module_view *mv, size_t top, struct summary *sum)
     sum->notes = 0;
     sum->detail.n = 0;
     set_reason(&sum->why, &sum->detail, fv->why, fv->detail);
-    struct effect e = {sum->param_use, sum->nparams, fv->notes};
+    struct effect e = {sum->param_use, sum->nparams, fv->notes, 0};
     for (size_t i = 0; i < fv->f->nbody; i++) {
         const struct resolved *r = &fv->ins[i];
         if (r->access)
@@ -535,10 +560,10 @@ static void summarise(struct module_view *mv, size_t top, struct summary *sum)
             callee = &mv->summaries[r->callee];
             merge_callee(sum, callee);
         } else if (r->callee == CALL_INDIRECT) {
-            /* Any function of the module may be the target. */
-            for (size_t t = 0; t < mv->m->ntop; t++)
-                if (mv->views[t].f != NULL)
-                    merge_callee(sum, &mv->summaries[t]);
+            /* Any function of the module may be the target: their union,
+             * made once a round (merging every summary at every indirect
+             * call was quadratic). */
+            merge_callee(sum, &mv->any_function);
             uniform_use = ALL_USES;
         } else {
             uniform_use = external_call(r->callee_name, sum);
@@ -551,6 +576,8 @@ static void summarise(struct module_view *mv, size_t top, struct summary *sum)
                 charge(&e, origin_of(fv, &fv->arg_lists[r->first_arg + k]), use);
         }
     }
+    for (size_t i = PARAM_BITS - 1; e.tail_use && i < e.nparams; i++)
+        e.param_use[i] |= e.tail_use;
     sum->notes |= e.notes;
 }
 
@@ -562,9 +589,73 @@ static bool summaries_equal(const struct summary *a, const struct summary *b)
 
 /* --- the module ---------------------------------------------------------------- */
 
+/* Rounds of summaries over the whole module before it is called too complex
+ * to analyse: nvcc's modules settle in two. */
+#define MODULE_ROUNDS_MAX 64
+
+/* The module's defined functions, each after the functions it calls
+ * directly (but for recursion): a depth-first walk of the call graph, on a
+ * stack of its own, since call chains can be as long as the module.
+ * Returns a malloc'd array and its length, NULL when memory runs out. */
+static size_t *callees_first(const struct module_view *mv, size_t *count)
+{
+    size_t ntop = mv->m->ntop;
+    size_t *order = calloc(ntop + 1, sizeof *order);
+    struct visit {
+        size_t top, next; /* the function, and the body statement to look at next */
+    } *stack = calloc(ntop + 1, sizeof *stack);
+    unsigned char *seen = calloc(ntop + 1, 1);
+    *count = 0;
+    if (order == NULL || stack == NULL || seen == NULL) {
+        free(order);
+        order = NULL;
+        goto out;
+    }
+    for (size_t root = 0; root < ntop; root++) {
+        if (mv->views[root].f == NULL || seen[root])
+            continue;
+        size_t depth = 0;
+        stack[depth++] = (struct visit){root, 0};
+        seen[root] = 1;
+        while (depth > 0) {
+            struct visit *v = &stack[depth - 1];
+            const struct function_view *fv = &mv->views[v->top];
+            bool descended = false;
+            while (v->next < fv->f->nbody && !descended) {
+                long callee = fv->ins[v->next++].callee;
+                if (callee >= 0 && !seen[callee] && mv->views[callee].f != NULL) {
+                    seen[callee] = 1;
+                    stack[depth++] = (struct visit){(size_t)callee, 0};
+                    descended = true;
+                }
+            }
+            if (!descended) {
+                order[(*count)++] = v->top;
+                depth--;
+            }
+        }
+    }
+out:
+    free(stack);
+    free(seen);
+    return order;
+}
+
+/* What an indirect call may do: what any function of the module does. */
+static void unite_summaries(struct module_view *mv, const size_t *order, size_t norder)
+{
+    struct summary *all = &mv->any_function;
+    all->why = all->notes = 0;
+    all->detail.n = 0;
+    for (size_t o = 0; o < norder; o++)
+        merge_callee(all, &mv->summaries[order[o]]);
+}
+
 static void free_view(struct function_view *fv)
 {
     ptx_name_set_free(&fv->nodes);
+    ptx_name_set_free(&fv->params);
+    free(fv->param_at);
     free(fv->origin);
     free(fv->pool);
     free(fv->arg_lists);
@@ -588,13 +679,28 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
     k->why = sum->why | mv->module_why;
     k->notes = sum->notes;
     struct ptx_str detail = sum->why ? sum->detail : mv->module_detail;
+    k->stride_bound_param = -1;
+    if (!k->why) {
+        struct ptx_stride_loop loop;
+        switch (ptx_search_stride_loop(f, &loop)) {
+        case PTX_STRIDE_FOUND:
+            k->stride_bound_param = loop.bound_param;
+            break;
+        case PTX_STRIDE_TOO_COMPLEX:
+            k->why = MGPU_WHY_TOO_COMPLEX;
+            detail = ptx_str_of("its grid-stride loop search is over budget");
+            break;
+        case PTX_STRIDE_NO_MEMORY:
+            return -1;
+        case PTX_STRIDE_NONE:
+            break;
+        }
+    }
     k->detail = k->why ? detail_text(detail) : NULL;
     k->params = calloc(f->nparams + 1, sizeof *k->params);
     if (k->name == NULL || k->params == NULL || (k->why && k->detail == NULL))
         return -1;
     k->nparams = f->nparams;
-    struct ptx_stride_loop loop;
-    k->stride_bound_param = !k->why && ptx_find_stride_loop(f, &loop) ? loop.bound_param : -1;
     for (size_t i = 0; i < f->nparams; i++) {
         struct mgpu_kernel_param *p = &k->params[i];
         p->name = ptx_str_dup(f->params[i].name);
@@ -619,6 +725,7 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
     mv.summaries = calloc(m->ntop + 1, sizeof *mv.summaries);
     mv.views = calloc(m->ntop + 1, sizeof *mv.views);
     struct summary scratch = {NULL, 0, 0, 0, {NULL, 0}};
+    size_t *order = NULL, norder = 0;
     size_t max_params = 0;
     if (mv.symbol_top == NULL || mv.summaries == NULL || mv.views == NULL)
         goto out;
@@ -658,16 +765,24 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
     scratch.param_use = calloc(max_params + 1, sizeof *scratch.param_use);
     if (scratch.param_use == NULL)
         goto out;
-    /* Summaries only grow, so this settles; the bound is for safety. */
-    for (int round = 0; round < 64; round++) {
-        bool changed = false;
-        for (size_t t = 0; t < m->ntop; t++) {
-            if (mv.views[t].f == NULL)
-                continue;
+    /* Callees before callers, so that a chain of calls settles in one
+     * round whatever order the functions are defined in; only recursion
+     * and indirect calls take more. Summaries only grow, so this settles;
+     * a module that has not after MODULE_ROUNDS_MAX rounds is too complex
+     * to analyse (every round costs the whole module). */
+    order = callees_first(&mv, &norder);
+    if (order == NULL)
+        goto out;
+    bool settled = false;
+    for (int round = 0; round < MODULE_ROUNDS_MAX && !settled; round++) {
+        unite_summaries(&mv, order, norder);
+        settled = true;
+        for (size_t o = 0; o < norder; o++) {
+            size_t t = order[o];
             scratch.nparams = mv.summaries[t].nparams;
             summarise(&mv, t, &scratch);
             if (!summaries_equal(&scratch, &mv.summaries[t])) {
-                changed = true;
+                settled = false;
                 unsigned *keep = mv.summaries[t].param_use;
                 memcpy(keep, scratch.param_use, scratch.nparams * sizeof *keep);
                 mv.summaries[t].why = scratch.why;
@@ -675,9 +790,10 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
                 mv.summaries[t].detail = scratch.detail;
             }
         }
-        if (!changed)
-            break;
     }
+    if (!settled)
+        set_reason(&mv.module_why, &mv.module_detail, MGPU_WHY_TOO_COMPLEX,
+                   ptx_str_of("its calls do not settle"));
     for (size_t t = 0; t < m->ntop; t++)
         out->nkernels += mv.views[t].f != NULL && mv.views[t].f->is_entry;
     out->kernels = calloc(out->nkernels + 1, sizeof *out->kernels);
@@ -695,6 +811,7 @@ out:
     for (size_t t = 0; mv.summaries && t < m->ntop; t++)
         free(mv.summaries[t].param_use);
     free(scratch.param_use);
+    free(order);
     free(mv.views);
     free(mv.summaries);
     free(mv.symbol_top);
@@ -741,6 +858,8 @@ const char *mgpu_unsplittable_text(unsigned bit)
         return "uses programmatic dependent launch (griddepcontrol)";
     case MGPU_WHY_REWRITE:
         return "its module cannot be rewritten";
+    case MGPU_WHY_TOO_COMPLEX:
+        return "too complex to analyse";
     }
     return "unknown reason";
 }

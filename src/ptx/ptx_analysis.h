@@ -25,7 +25,10 @@ enum mgpu_unsplittable {
     MGPU_WHY_GRID_VECTOR = 1u << 7,
     MGPU_WHY_DEPENDENT_LAUNCH = 1u << 8,
     MGPU_WHY_REWRITE = 1u << 9, /* set by callers when the rewrite of the module fails */
-    MGPU_WHY_COUNT = 10,
+    /* Over the analysis's budget (ptx_stride_loop.h, the module's fixpoint):
+     * what it does is unknown, so it is kept whole. */
+    MGPU_WHY_TOO_COMPLEX = 1u << 10,
+    MGPU_WHY_COUNT = 11,
 };
 
 /* What is worth knowing about a kernel that can be split. */
@@ -65,8 +68,9 @@ struct mgpu_ptx_analysis {
     size_t nkernels;
 };
 
-/* Analyses every kernel of a parsed module. Returns 0, or -1 when memory
- * runs out. */
+/* Analyses every kernel of a parsed module, in time and memory linear in
+ * the module (a kernel over the budget is MGPU_WHY_TOO_COMPLEX). Returns 0,
+ * or -1 when memory runs out. */
 int mgpu_ptx_analyze(const struct ptx_module *module, struct mgpu_ptx_analysis *out);
 void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a);
 

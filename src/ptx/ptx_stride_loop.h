@@ -24,6 +24,7 @@
 #include "ptx/ptx_module.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct ptx_stride_loop {
     struct ptx_str index;        /* i */
@@ -35,8 +36,25 @@ struct ptx_stride_loop {
     int bound_param;             /* which kernel parameter n was loaded from */
 };
 
+/* The most steps (instructions and operand readers visited, values
+ * derived) the search spends on one function: about 0.2 s. The search is
+ * linear, so only a function of millions of statements, or one built to
+ * defeat it, gets near; the largest kernel of CUB's spends about 1% of it. */
+#define PTX_STRIDE_LOOP_BUDGET ((uint64_t)1 << 24)
+
+enum ptx_stride_search {
+    PTX_STRIDE_NONE,        /* no loop of the shape above */
+    PTX_STRIDE_FOUND,
+    PTX_STRIDE_TOO_COMPLEX, /* over the budget: unknown, so the kernel is not split */
+    PTX_STRIDE_NO_MEMORY,
+};
+
 /* Whether kernel f, as parsed (before the block-offset pass), is built
- * around one grid-stride loop of the shape above; fills *loop if so. */
+ * around one grid-stride loop of the shape above; fills *loop if so. Time
+ * and memory are linear in f; the steps are bounded by the budget. */
+enum ptx_stride_search ptx_search_stride_loop(const struct ptx_function *f,
+                                              struct ptx_stride_loop *loop);
+/* The same, for the rewriting pass: true only for PTX_STRIDE_FOUND. */
 bool ptx_find_stride_loop(const struct ptx_function *f, struct ptx_stride_loop *loop);
 
 /* After the block-offset pass (which added __mgpu_grid to f): makes the

@@ -10,7 +10,9 @@
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_stride_loop.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* Syntax nvcc and hand-written PTX use: comments everywhere, strings with
  * ';' and '}', a call prototype, guards, vectors, nested blocks, .loc. */
@@ -488,6 +490,180 @@ static void test_stride_loop(void)
     mgpu_ptx_rewrite_free(&rw);
 }
 
+/* --- cost: inputs built to make the analyses slow --------------------------- */
+
+/* A growing PTX text. */
+struct text {
+    char *p;
+    size_t n, cap;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        abort();
+    if (t->n + (size_t)n + 1 > t->cap) {
+        t->cap = (t->n + (size_t)n + 1) * 2;
+        t->p = realloc(t->p, t->cap);
+        if (t->p == NULL)
+            abort();
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->n += (size_t)n;
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A 32-bit grid-stride loop over chain_n, in kernel `name`; `before` goes
+ * before the loop's first test, `after` after the loop. */
+static void put_stride_kernel(struct text *t, const char *name, const char *before,
+                              const char *after)
+{
+    put(t, ".visible .entry %s(.param .u32 n_param)\n{\n"
+           ".reg .pred %%p<8>;\n.reg .b32 %%r<100000>;\n"
+           "$L__top:\n"
+           "ld.param.u32 %%r1, [n_param];\nmov.u32 %%r2, %%ctaid.x;\nmov.u32 %%r3, %%ntid.x;\n"
+           "mov.u32 %%r4, %%tid.x;\nmad.lo.s32 %%r5, %%r2, %%r3, %%r4;\n"
+           "mov.u32 %%r6, %%nctaid.x;\nmul.lo.s32 %%r7, %%r6, %%r3;\n"
+           "%s"
+           "setp.ge.u32 %%p1, %%r5, %%r1;\n@%%p1 bra $L__done;\n"
+           "$L__loop:\nadd.s32 %%r5, %%r5, %%r7;\n"
+           "setp.lt.u32 %%p2, %%r5, %%r1;\n@%%p2 bra $L__loop;\n$L__done:\n%sret;\n}\n",
+        name, before, after);
+}
+
+static const char ptx_header[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+/* Analyses t and returns the seconds it took; *a holds the result. */
+static double timed_analysis(const struct text *t, struct mgpu_ptx_analysis *a)
+{
+    double start = seconds_now();
+    struct ptx_module m;
+    memset(a, 0, sizeof *a);
+    CHECK(ptx_parse(t->p, t->n, &m) == 0);
+    CHECK(mgpu_ptx_analyze(&m, a) == 0);
+    ptx_module_free(&m);
+    return seconds_now() - start;
+}
+
+/* Generous for a sanitizer build on 2 cores; the code before the fix took
+ * minutes on each of these. */
+#define COST_SECONDS_MAX 5.0
+
+static void test_cost_of_value_chains(void)
+{
+    /* 200 mads, each of the one before, feeding a candidate update: the
+     * old finder derived each operand of each mad again, to depth 12
+     * (3^12 derivations, each a scan of the function). */
+    struct text chain = {0}, t = {0};
+    put(&chain, "mov.u32 %%r10, %%ntid.x;\nmov.u32 %%r9, 0;\n");
+    for (int k = 10; k < 210; k++)
+        put(&chain, "mad.lo.s32 %%r%d, %%r%d, %%r%d, %%r%d;\n", k + 1, k, k, k);
+    put(&chain, "add.s32 %%r9, %%r9, %%r210;\nst.global.u32 [%%r9], %%r9;\n");
+    put(&t, "%s", ptx_header);
+    put_stride_kernel(&t, "chain", "", chain.p);
+    struct mgpu_ptx_analysis a;
+    double took = timed_analysis(&t, &a);
+    CHECK(took < COST_SECONDS_MAX);
+    CHECK(a.nkernels == 1 && a.kernels[0].why == 0 && a.kernels[0].stride_bound_param == 0);
+    mgpu_ptx_analysis_free(&a);
+    free(chain.p);
+    free(t.p);
+}
+
+static void test_cost_of_candidate_updates(void)
+{
+    /* 5 000 loops, each of the grid-stride shape, over one step: every
+     * candidate scanned the whole function several times. Not one loop,
+     * so none is taken. */
+    struct text t = {0};
+    put(&t, "%s.visible .entry adds(.param .u32 n_param)\n{\n"
+            ".reg .pred %%p<20000>;\n.reg .b32 %%r<10000>;\n"
+            "ld.param.u32 %%r1, [n_param];\nmov.u32 %%r2, %%ctaid.x;\nmov.u32 %%r3, %%ntid.x;\n"
+            "mov.u32 %%r4, %%tid.x;\nmov.u32 %%r6, %%nctaid.x;\nmul.lo.s32 %%r7, %%r6, %%r3;\n",
+        ptx_header);
+    for (int k = 0; k < 5000; k++)
+        put(&t, "mad.lo.s32 %%r%d, %%r2, %%r3, %%r4;\nsetp.ge.u32 %%p%d, %%r%d, %%r1;\n"
+                "@%%p%d bra $L__done%d;\n$L__loop%d:\nadd.s32 %%r%d, %%r%d, %%r7;\n"
+                "setp.lt.u32 %%p%d, %%r%d, %%r1;\n@%%p%d bra $L__loop%d;\n$L__done%d:\n",
+            k + 10, 2 * k + 3, k + 10, 2 * k + 3, k, k, k + 10, k + 10, 2 * k + 4, k + 10,
+            2 * k + 4, k, k);
+    put(&t, "ret;\n}\n");
+    struct mgpu_ptx_analysis a;
+    double took = timed_analysis(&t, &a);
+    CHECK(took < COST_SECONDS_MAX);
+    CHECK(a.nkernels == 1 && a.kernels[0].why == 0 && a.kernels[0].stride_bound_param == -1);
+    mgpu_ptx_analysis_free(&a);
+    free(t.p);
+}
+
+static void test_cost_budget(void)
+{
+    /* 6 000 tests of i before the loop on one predicate, each followed by
+     * a branch on it: pairing them costs 18 million steps, past the
+     * budget. The kernel is too complex to analyse, soon. */
+    struct text guards = {0}, t = {0};
+    for (int k = 0; k < 6000; k++)
+        put(&guards, "setp.ge.u32 %%p3, %%r5, %%r1;\n@%%p3 bra $L__top;\n");
+    put(&t, "%s", ptx_header);
+    put_stride_kernel(&t, "guarded", guards.p, "");
+    struct mgpu_ptx_analysis a;
+    double took = timed_analysis(&t, &a);
+    CHECK(took < COST_SECONDS_MAX);
+    CHECK(a.nkernels == 1 && a.kernels[0].why == MGPU_WHY_TOO_COMPLEX);
+    CHECK_STR(mgpu_unsplittable_text(MGPU_WHY_TOO_COMPLEX), "too complex to analyse");
+    mgpu_ptx_analysis_free(&a);
+    /* The same kernel with a few tests is analysed in full. */
+    t.n = 0;
+    put(&t, "%s", ptx_header);
+    put_stride_kernel(&t, "guarded", "setp.ge.u32 %p3, %r5, %r1;\n@%p3 bra $L__top;\n", "");
+    timed_analysis(&t, &a);
+    CHECK(a.nkernels == 1 && a.kernels[0].why == 0 && a.kernels[0].stride_bound_param == 0);
+    mgpu_ptx_analysis_free(&a);
+    free(guards.p);
+    free(t.p);
+}
+
+static void test_long_call_chain(void)
+{
+    /* A kernel calls f0, f0 calls f1, ... f99 calls malloc, each defined
+     * after its caller: the summaries took a round per call, and stopped
+     * after 64 rounds with the kernel thought splittable. */
+    enum { DEPTH = 100 };
+    struct text t = {0};
+    put(&t, "%s.extern .func (.param .b64 r) malloc(.param .b64 p);\n", ptx_header);
+    for (int k = 0; k < DEPTH; k++)
+        put(&t, ".func f%d();\n", k);
+    put(&t, ".visible .entry kernel()\n{\ncall.uni f0;\nret;\n}\n");
+    for (int k = 0; k < DEPTH; k++) {
+        if (k + 1 < DEPTH)
+            put(&t, ".func f%d()\n{\ncall.uni f%d;\nret;\n}\n", k, k + 1);
+        else
+            put(&t, ".func f%d()\n{\n.reg .b64 %%rd<2>;\n{\n.param .b64 p0;\n"
+                    "st.param.b64 [p0], 64;\n.param .b64 r0;\ncall.uni (r0), malloc, (p0);\n}\n"
+                    "ret;\n}\n",
+                k);
+    }
+    struct mgpu_ptx_analysis a;
+    double took = timed_analysis(&t, &a);
+    CHECK(took < COST_SECONDS_MAX);
+    CHECK(a.nkernels == 1 && a.kernels[0].why == MGPU_WHY_DEVICE_MALLOC);
+    mgpu_ptx_analysis_free(&a);
+    free(t.p);
+}
+
 int main(void)
 {
     test_parse_structure();
@@ -497,5 +673,9 @@ int main(void)
     test_analysis();
     test_stride_loop();
     test_robustness();
+    test_cost_of_value_chains();
+    test_cost_of_candidate_updates();
+    test_cost_budget();
+    test_long_call_chain();
     CHECK_DONE();
 }
