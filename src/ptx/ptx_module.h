@@ -128,11 +128,13 @@ char *ptx_format(struct ptx_module *module, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Helpers for passes. */
+/* Whether s is exactly `word`. A NUL inside s is just a byte of the text:
+ * it must not match word's terminator and let the loop read past it. */
 static inline bool ptx_str_is(struct ptx_str s, const char *word)
 {
     size_t i = 0;
     for (; i < s.n; i++)
-        if (word[i] != s.p[i])
+        if (word[i] == '\0' || word[i] != s.p[i])
             return false;
     return word[i] == '\0';
 }

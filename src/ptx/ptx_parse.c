@@ -5,6 +5,7 @@
  * What it does not recognise it keeps verbatim. */
 #include "ptx/ptx_module.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,7 +146,10 @@ static const char *skip_literal(const char *p, const char *end)
  * end). */
 static const char *find_semicolon(const char *p, const char *end, bool stop_at_close)
 {
-    int depth = 0;
+    /* Only braces decide where a block ends: a '[' or '(' left open must not
+     * let the statement run on through the '}' (which the printer writes on
+     * a line of its own). */
+    long depth = 0, braces = 0;
     while (p < end) {
         char c = *p;
         if (c == ';' && depth <= 0)
@@ -155,22 +159,27 @@ static const char *find_semicolon(const char *p, const char *end, bool stop_at_c
             p = q;
             continue;
         }
-        if (c == '{' || c == '(' || c == '[')
+        if (c == '{' || c == '(' || c == '[') {
             depth++;
-        else if (c == '}' || c == ')' || c == ']') {
-            if (c == '}' && depth <= 0 && stop_at_close)
+            braces += c == '{';
+        } else if (c == '}' || c == ')' || c == ']') {
+            if (c == '}' && braces <= 0 && stop_at_close)
                 return p;
             depth--;
+            braces -= c == '}';
         }
         p++;
     }
     return end;
 }
 
-/* Past the bracket matching the one at p. */
-static const char *skip_balanced(const char *p, const char *end)
+/* The bracket matching the one at p, or NULL when the text ends first.
+ * Only brackets of its own kind count: a '[' left open inside a parameter
+ * list must not hide the list's ')'. */
+static const char *find_close(const char *p, const char *end)
 {
-    int depth = 0;
+    char open = *p, close = open == '(' ? ')' : open == '[' ? ']' : '}';
+    long depth = 0;
     while (p < end) {
         char c = *p;
         const char *q = skip_literal(p, end);
@@ -178,13 +187,64 @@ static const char *skip_balanced(const char *p, const char *end)
             p = q;
             continue;
         }
-        if (c == '(' || c == '[' || c == '{')
+        if (c == open)
             depth++;
-        else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
-            return p + 1;
+        else if (c == close && --depth == 0)
+            return p;
         p++;
     }
-    return end;
+    return NULL;
+}
+
+/* Past the bracket matching the one at p, or `end`. */
+static const char *skip_balanced(const char *p, const char *end)
+{
+    const char *close = find_close(p, end);
+    return close ? close + 1 : end;
+}
+
+/* Whether the string or comment starting at p (which must start one) ends
+ * before `end`. A // comment ends only at a newline. */
+static bool literal_closed(const char *p, const char *end)
+{
+    if (*p == '"') {
+        for (p++; p < end; p++)
+            if (*p == '\\' && p + 1 < end)
+                p++;
+            else if (*p == '"')
+                return true;
+        return false;
+    }
+    if (p[1] == '/')
+        return memchr(p, '\n', (size_t)(end - p)) != NULL;
+    for (const char *q = p + 2; q + 1 < end; q++)
+        if (q[0] == '*' && q[1] == '/')
+            return true;
+    return false;
+}
+
+/* For a statement from `from` that runs to the end of the text: where its
+ * text really ends. A string or comment the text ends inside is cut off
+ * (comments are not kept, and an open one would swallow whatever the
+ * printer writes after the statement), then trailing space, so that the
+ * printed statement reads back as the same statement. */
+static const char *complete_end(const char *from, const char *end)
+{
+    const char *cut = end;
+    for (const char *p = from; p < end;) {
+        const char *q = skip_literal(p, end);
+        if (q == p) {
+            p++;
+        } else if (q == end && !literal_closed(p, end)) {
+            cut = p;
+            break;
+        } else {
+            p = q;
+        }
+    }
+    while (cut > from && is_space(cut[-1]))
+        cut--;
+    return cut;
 }
 
 static const char *line_end(const char *p, const char *end)
@@ -305,7 +365,8 @@ static size_t type_size(struct ptx_str t)
     size_t bits = 0;
     size_t i = 2;
     for (; i < t.n && is_digit(t.p[i]); i++)
-        bits = bits * 10 + (size_t)(t.p[i] - '0');
+        if ((bits = bits * 10 + (size_t)(t.p[i] - '0')) > 1024)
+            return 0; /* no such type; and the number must not overflow */
     if (i + 2 == t.n && t.p[i] == 'x' && t.p[i + 1] == '2') /* .f16x2, .bf16x2 */
         bits *= 2;
     else if (i != t.n)
@@ -371,25 +432,32 @@ static void read_declarator(const char *p, const char *end, struct ptx_str *name
             size_t dim = 0;
             bool digits = false;
             while (q < end && is_digit(*q)) {
-                dim = dim * 10 + (size_t)(*q - '0');
+                /* a size that does not fit is unknown, never a wrapped one */
+                if (dim > (SIZE_MAX - 9) / 10)
+                    unknown = true;
+                else
+                    dim = dim * 10 + (size_t)(*q - '0');
                 digits = true;
                 q++;
             }
-            if (!digits)
+            if (!digits || (dim && count > SIZE_MAX / dim))
                 unknown = true;
-            count *= dim;
+            else
+                count *= dim;
             p = skip_balanced(p, end);
             continue;
         }
         if (*p == '<' && name->p != NULL) { /* %r<10>: a register range */
-            p = skip_balanced(p, end);
             while (p < end && *p != '>')
                 p++;
-            p++;
+            if (p < end)
+                p++;
             continue;
         }
         p++;
     }
+    if (elem && count > SIZE_MAX / (elem * vec))
+        unknown = true;
     *size = unknown ? 0 : elem * vec * count;
     if (aggregate)
         *aggregate = array && elem == 1;
@@ -405,11 +473,20 @@ static struct ptx_stmt *verbatim(struct parser *ps, const char *from, const char
     return s;
 }
 
-/* A statement up to and including its ';' (or up to `end`). */
+/* A statement up to and including its ';'. One the text ends inside ends
+ * where complete_end says, and so does the text. */
 static const char *through_semicolon(struct parser *ps, bool stop_at_close)
 {
     const char *semi = find_semicolon(ps->p, ps->end, stop_at_close);
-    return semi < ps->end && *semi == ';' ? semi + 1 : semi;
+    if (semi < ps->end && *semi == ';')
+        return semi + 1;
+    if (semi < ps->end) { /* at a block's '}': the statement without the space before it */
+        while (semi > ps->p && is_space(semi[-1]))
+            semi--;
+        return semi;
+    }
+    ps->end = complete_end(ps->p, ps->end);
+    return ps->end;
 }
 
 static const char *const linkage_words[] = {".visible", ".extern", ".weak", ".common", NULL};
@@ -479,7 +556,8 @@ static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
     struct ptx_str ops[MAX_PARTS];
     long nops = split_commas(ps, ps->p, semi, ops, MAX_PARTS);
     if (semi >= ps->end || *semi != ';' || nops < 0 || too_many || ins.opcode.n == 0) {
-        const char *to = semi < ps->end && *semi == ';' ? semi + 1 : semi;
+        ps->p = start;
+        const char *to = through_semicolon(ps, stop_at_close);
         ps->p = to;
         return verbatim(ps, start, to, true);
     }
@@ -592,13 +670,15 @@ int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx
 
 /* --- top level ---------------------------------------------------------------- */
 
+/* The parameters between `open` (the '(') and `close` (its ')', or where
+ * the text ends). */
 static void parse_params(struct parser *ps, struct ptx_function *f, const char *open,
                          const char *close)
 {
     struct ptx_str parts[MAX_PARTS];
     struct ptx_str *list = parts;
     size_t max = MAX_PARTS;
-    long n = split_commas(ps, open + 1, close - 1, parts, max);
+    long n = split_commas(ps, open + 1, close, parts, max);
     if (n < 0) { /* a long parameter list: count commas for the real bound */
         max = 1;
         for (const char *q = open; q < close; q++)
@@ -608,7 +688,7 @@ static void parse_params(struct parser *ps, struct ptx_function *f, const char *
             ps->out_of_memory = true;
             return;
         }
-        n = split_commas(ps, open + 1, close - 1, list, max);
+        n = split_commas(ps, open + 1, close, list, max);
         if (n < 0)
             n = 0;
     }
@@ -668,10 +748,14 @@ static struct ptx_stmt *parse_function(struct parser *ps, const char *start, boo
     f.head = slice(start, f.name.p + f.name.n);
     skip_space(ps);
     if (ps->p < ps->end && *ps->p == '(') {
+        /* The list up to its ')', or to where the text ends inside it. */
         const char *open = ps->p;
-        ps->p = skip_balanced(ps->p, ps->end);
+        const char *close = find_close(open, ps->end);
+        if (close == NULL)
+            close = ps->end = complete_end(open, ps->end);
+        ps->p = close < ps->end ? close + 1 : close;
         f.has_param_list = true;
-        parse_params(ps, &f, open, ps->p);
+        parse_params(ps, &f, open, close);
     }
     const char *tail = ps->p;
     while (ps->p < ps->end && *ps->p != '{' && *ps->p != ';') {
@@ -721,7 +805,8 @@ static unsigned arch_of_target(struct ptx_str text)
         if (p[0] == 's' && p[1] == 'm' && p[2] == '_' && is_digit(p[3])) {
             unsigned arch = 0;
             for (p += 3; p < end && is_digit(*p); p++)
-                arch = arch * 10 + (unsigned)(*p - '0');
+                if ((arch = arch * 10 + (unsigned)(*p - '0')) > 100000)
+                    return 0; /* no such target; and no overflow */
             return arch;
         }
     return 0;
@@ -749,7 +834,8 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
     }
     if (ptx_str_is(word, ".section")) {
         const char *open = memchr(ps->p, '{', (size_t)(ps->end - ps->p));
-        const char *to = open ? skip_balanced(open, ps->end) : ps->end;
+        const char *close = open ? find_close(open, ps->end) : NULL;
+        const char *to = close ? close + 1 : (ps->end = complete_end(start, ps->end));
         ps->p = to;
         struct ptx_stmt *s = verbatim(ps, start, to, false);
         if (s)

@@ -9,6 +9,7 @@
 #include "ptx/ptx_module.h"
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_stride_loop.h"
+#include "ptx/ptx_text.h"
 
 #include <stdlib.h>
 
@@ -317,6 +318,81 @@ static void test_analysis(void)
     ptx_module_free(&m);
 }
 
+/* Parses exactly `size` bytes copied to the heap (so ASan sees a read past
+ * them), prints, and checks that the print parses to the same printed text. */
+static bool parses_and_round_trips(const char *text, size_t size)
+{
+    char *copy = malloc(size ? size : 1);
+    if (copy == NULL)
+        return false;
+    if (size)
+        memcpy(copy, text, size);
+    struct ptx_module m, again;
+    bool ok = false;
+    if (ptx_parse(copy, size, &m) == 0) {
+        size_t n1, n2;
+        char *once = ptx_print(&m, &n1);
+        if (once != NULL && ptx_parse(once, n1, &again) == 0) {
+            char *twice = ptx_print(&again, &n2);
+            ok = twice != NULL && n1 == n2 && memcmp(once, twice, n1) == 0;
+            if (!ok)
+                fprintf(stderr, "round trip of %zu bytes differs:\n%s\n----\n%s\n", size, once,
+                        twice ? twice : "(null)");
+            free(twice);
+            ptx_module_free(&again);
+        }
+        free(once);
+        ptx_module_free(&m);
+    }
+    free(copy);
+    return ok;
+}
+
+/* Every comparison of a word stops at the word's end and every scanner at
+ * the text's end: a NUL is just a byte of the text, and a text may stop in
+ * the middle of anything. */
+static void test_bounded_reads(void)
+{
+    /* ".v" then a NUL: a comparison with ".v2" must not read on past the
+     * word into the NUL and beyond. */
+    static const char nul_word[] = ".version 8.0\n.global .v\0";
+    CHECK(parses_and_round_trips(nul_word, sizeof nul_word - 1));
+    struct ptx_str v = {"ld\0x", 3};
+    CHECK(!ptx_str_is(v, "ld"));
+    struct ptx_str nul = {"\0", 1};
+    CHECK(!ptx_str_is(nul, ""));
+    /* Ends inside the parameter list, a parameter, a string, a comment, a
+     * bracket: each exactly at the end of the buffer. */
+    static const char *const cuts[] = {
+        ".entry f(",
+        ".entry f(.param .u64 a",
+        ".entry f(.param .u64 a,",
+        ".visible .entry f(.param .b8 a[",
+        ".entry f(.param \"abc",
+        ".entry f(/* abc",
+        ".func (.param .b32 r) g(",
+        ".entry f(.param .u64 a)\n{\n\tld.param.u64 %rd1, [a",
+        ".entry f()\n{\n\tmov.u32 %r1, \"ab",
+        ".entry f()\n{\n\tmov.u32 %r1, 1; /* abc",
+        ".target sm_9",
+        ".target compute_",
+        ".version 8.",
+    };
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
+    struct ptx_module m;
+    CHECK(ptx_parse(".entry f(.param .u64 a", 22, &m) == 0);
+    struct ptx_function *f = function_named(&m, "f");
+    CHECK(f != NULL && f->nparams == 1 && f->params[0].size == 8 &&
+          ptx_str_is(f->params[0].name, "a"));
+    ptx_module_free(&m);
+    char *target = malloc(12);
+    memcpy(target, ".target sm_", 11);
+    target[11] = '9';
+    CHECK(mgpu_ptx_target_arch(target, 12) == 9);
+    free(target);
+}
+
 /* Parses, prints, analyses and rewrites; whatever the text, no crash. */
 static void exercise(const char *text, size_t size)
 {
@@ -497,5 +573,6 @@ int main(void)
     test_analysis();
     test_stride_loop();
     test_robustness();
+    test_bounded_reads();
     CHECK_DONE();
 }
