@@ -98,11 +98,19 @@ struct ptx_module {
     size_t ntop;
     unsigned target_arch; /* from .target, 0 when absent */
     struct ptx_arena *arena;
+    char error[96]; /* why ptx_parse failed: one line */
 };
 
-/* Parses PTX text. Never fails on malformed text (it is kept verbatim and
- * marked unparsed); returns -1 only when memory runs out. The text must
- * outlive the module. */
+/* How deep blocks may nest in a function body. Each level costs the
+ * analyses and passes a frame, so a text of nothing but '{' must be an
+ * error, not gigabytes. nvcc nests a few levels. */
+#define PTX_MAX_BLOCK_DEPTH 256
+
+/* Parses PTX text. Malformed text does not fail (it is kept verbatim and
+ * marked unparsed); returns -1 with a one-line reason in module->error
+ * when memory runs out ("out of memory") or blocks nest deeper than
+ * PTX_MAX_BLOCK_DEPTH ("line N: blocks nested deeper than 256"). The text
+ * must outlive the module. */
 int ptx_parse(const char *text, size_t size, struct ptx_module *module);
 
 /* Parses body statements (instructions, directives, labels, '{', '}') out

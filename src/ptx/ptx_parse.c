@@ -6,6 +6,7 @@
 #include "ptx/ptx_module.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ struct parser {
     const char *p, *end;
     const char *stmt_start; /* of the statement being parsed */
     bool out_of_memory;
+    const char *too_deep; /* the '{' that nests deeper than PTX_MAX_BLOCK_DEPTH */
 };
 
 /* A growable array of statement pointers, malloc'd while it grows and
@@ -642,6 +644,10 @@ static void parse_body(struct parser *ps, struct ptx_function *f, struct stmt_li
         }
         if (!list_push(ps, scratch, parse_body_statement(ps, &depth, true)))
             break;
+        if (depth > PTX_MAX_BLOCK_DEPTH) {
+            ps->too_deep = ps->stmt_start;
+            break;
+        }
     }
     f->body = list_finish(ps, scratch, &f->nbody);
 }
@@ -649,7 +655,7 @@ static void parse_body(struct parser *ps, struct ptx_function *f, struct stmt_li
 int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx_stmt ***out,
                          size_t *count)
 {
-    struct parser ps = {module, text, text + strlen(text), text, false};
+    struct parser ps = {module, text, text + strlen(text), text, false, NULL};
     struct stmt_list list = {NULL, 0, 0};
     int depth = 0;
     bool unparsed = false;
@@ -866,11 +872,11 @@ int ptx_parse(const char *text, size_t size, struct ptx_module *module)
     memset(module, 0, sizeof *module);
     module->source = text;
     module->source_size = size;
-    struct parser ps = {module, text, text + size, text, false};
+    struct parser ps = {module, text, text + size, text, false, NULL};
     struct stmt_list top = {NULL, 0, 0}, body = {NULL, 0, 0};
     for (;;) {
         skip_space(&ps);
-        if (ps.p >= ps.end || *ps.p == '\0')
+        if (ps.p >= ps.end || *ps.p == '\0' || ps.too_deep || ps.out_of_memory)
             break;
         if (!list_push(&ps, &top, parse_top_statement(&ps, &body)))
             break;
@@ -878,8 +884,18 @@ int ptx_parse(const char *text, size_t size, struct ptx_module *module)
     module->top = list_finish(&ps, &top, &module->ntop);
     free(top.items);
     free(body.items);
-    if (ps.out_of_memory) {
+    if (ps.out_of_memory || ps.too_deep) {
         ptx_module_free(module);
+        if (ps.out_of_memory) {
+            snprintf(module->error, sizeof module->error, "out of memory");
+        } else {
+            size_t line = 1;
+            for (const char *p = text; (p = memchr(p, '\n', (size_t)(ps.too_deep - p))) != NULL;
+                 p++)
+                line++;
+            snprintf(module->error, sizeof module->error,
+                     "line %zu: blocks nested deeper than %d", line, PTX_MAX_BLOCK_DEPTH);
+        }
         return -1;
     }
     return 0;

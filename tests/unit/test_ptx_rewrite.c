@@ -393,6 +393,32 @@ static void test_bounded_reads(void)
     free(target);
 }
 
+/* Blocks nested 256 deep parse; deeper is an error naming the line, found
+ * before the parser builds a statement per '{' of a file of them. */
+static void test_nesting_limit(void)
+{
+    static const char head[] = ".version 8.0\n.target sm_90\n.entry f()\n{\n";
+    size_t deep = 1 << 20, size = sizeof head - 1 + 2 * deep;
+    char *text = malloc(size);
+    memcpy(text, head, sizeof head - 1);
+    memset(text + sizeof head - 1, '{', deep);
+    memset(text + sizeof head - 1 + deep, '}', deep);
+    struct ptx_module m;
+    CHECK(ptx_parse(text, size, &m) == -1);
+    CHECK_STR(m.error, "line 5: blocks nested deeper than 256");
+    ptx_module_free(&m);
+    struct mgpu_ptx_rewrite rw;
+    char err[256];
+    CHECK(mgpu_ptx_rewrite(text, size, MGPU_PASS_ALL, &rw, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "blocks nested deeper than 256");
+    /* 256 levels are fine */
+    size_t ok = sizeof head - 1 + 2 * 256;
+    memmove(text + sizeof head - 1 + 256, text + size - 256, 256);
+    CHECK(ptx_parse(text, ok, &m) == 0 && m.ntop == 3);
+    ptx_module_free(&m);
+    free(text);
+}
+
 /* Parses, prints, analyses and rewrites; whatever the text, no crash. */
 static void exercise(const char *text, size_t size)
 {
@@ -574,5 +600,6 @@ int main(void)
     test_stride_loop();
     test_robustness();
     test_bounded_reads();
+    test_nesting_limit();
     CHECK_DONE();
 }
