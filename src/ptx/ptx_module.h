@@ -167,6 +167,12 @@ bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod)
  * PTX_SPACE_NONE for generic addressing. */
 enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins);
 
+/* Text for an error message: s on one line and printable (control bytes,
+ * quotes and bytes past ASCII escaped as \n, \xNN), cut after
+ * PTX_QUOTE_MAX characters with "...". Returns buf. */
+#define PTX_QUOTE_MAX 60
+const char *ptx_quote(char *buf, size_t size, struct ptx_str s);
+
 /* The function called `name`, or NULL. */
 struct ptx_function *ptx_find_function(struct ptx_module *module, struct ptx_str name);
 /* The top-level variable called `name`, or NULL. */

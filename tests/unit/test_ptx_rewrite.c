@@ -244,6 +244,21 @@ static void test_module_globals_pass(void)
     CHECK(mgpu_ptx_rewrite(offset_operand, sizeof offset_operand - 1, MGPU_PASS_ALL, &rw, err,
                            sizeof err) == -1);
     CHECK_CONTAINS(err, "uses the address of x in a way mgpu cannot redirect");
+
+    /* An error quoting operand text is one printable line of bounded length,
+     * whatever bytes the operand holds. */
+    char raw[1024];
+    int n = snprintf(raw, sizeof raw,
+                     ".version 8.5\n.target sm_90\n.address_size 64\n"
+                     ".global .u32 x[4];\n.visible .entry k()\n{\n"
+                     ".reg .b64 %%rd<2>;\nmov.u64 %%rd1, x\n+\x01\x7f\xff%0300d;\nret;\n}\n",
+                     4);
+    CHECK(mgpu_ptx_rewrite(raw, (size_t)n, MGPU_PASS_ALL, &rw, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "'x\\n+\\x01\\x7f\\xff000");
+    CHECK_CONTAINS(err, "...' uses the address of x");
+    CHECK(strlen(err) < 160);
+    for (const char *c = err; *c; c++)
+        CHECK(*c >= ' ' && *c <= '~');
 }
 
 static const struct mgpu_kernel_info *analyse(const char *ptx, struct ptx_module *m,
