@@ -198,6 +198,21 @@ static const char *find_close(const char *p, const char *end)
     return NULL;
 }
 
+/* The first c in [p, end) outside strings and comments, or NULL. */
+static const char *find_outside_literals(const char *p, const char *end, char c)
+{
+    while (p < end) {
+        const char *q = skip_literal(p, end);
+        if (q != p)
+            p = q;
+        else if (*p == c)
+            return p;
+        else
+            p++;
+    }
+    return NULL;
+}
+
 /* Past the bracket matching the one at p, or `end`. */
 static const char *skip_balanced(const char *p, const char *end)
 {
@@ -649,6 +664,12 @@ static void parse_body(struct parser *ps, struct ptx_function *f, struct stmt_li
             break;
         }
     }
+    /* A text that ends inside blocks gets them closed, as the printer's
+     * '}' after the body would close the innermost one on reading back. */
+    ps->stmt_start = NULL;
+    while (depth > 0 && !ps->too_deep && !ps->out_of_memory &&
+           list_push(ps, scratch, new_stmt(ps, PTX_BLOCK_CLOSE)))
+        depth--;
     f->body = list_finish(ps, scratch, &f->nbody);
 }
 
@@ -754,9 +775,11 @@ static struct ptx_stmt *parse_function(struct parser *ps, const char *start, boo
     f.head = slice(start, f.name.p + f.name.n);
     skip_space(ps);
     if (ps->p < ps->end && *ps->p == '(') {
-        /* The list up to its ')', or to where the text ends inside it. */
+        /* The list up to its first ')' (a parameter holds none; counting
+         * nested ones would let a stray '(' hide the ')' the printer
+         * writes), or to where the text ends inside it. */
         const char *open = ps->p;
-        const char *close = find_close(open, ps->end);
+        const char *close = find_outside_literals(open, ps->end, ')');
         if (close == NULL)
             close = ps->end = complete_end(open, ps->end);
         ps->p = close < ps->end ? close + 1 : close;

@@ -392,6 +392,10 @@ static void test_bounded_reads(void)
         ".target sm_9",
         ".target compute_",
         ".version 8.",
+        /* found by fuzzing print(parse(x)) == print(parse(print(parse(x)))) */
+        ".func ri{{,",   /* the printer's '}' closed the open inner block */
+        " .entry a(.(y", /* a '(' in the list hid the printer's ')' */
+        ".entry _((",
     };
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
         CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
