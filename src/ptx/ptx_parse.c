@@ -244,13 +244,20 @@ static bool literal_closed(const char *p, const char *end)
  * text really ends. A string or comment the text ends inside is cut off
  * (comments are not kept, and an open one would swallow whatever the
  * printer writes after the statement), then trailing space, so that the
- * printed statement reads back as the same statement. */
-static const char *complete_end(const char *from, const char *end)
+ * printed statement reads back as the same statement. In a body
+ * (in_body), so is a '{' left open, which would swallow the '}' the
+ * printer writes after the body. */
+static const char *complete_end(const char *from, const char *end, bool in_body)
 {
-    const char *cut = end;
+    const char *cut = end, *open_brace = NULL;
+    long braces = 0;
     for (const char *p = from; p < end;) {
         const char *q = skip_literal(p, end);
         if (q == p) {
+            if (*p == '{' && braces++ == 0)
+                open_brace = p;
+            else if (*p == '}' && braces > 0)
+                braces--;
             p++;
         } else if (q == end && !literal_closed(p, end)) {
             cut = p;
@@ -259,6 +266,8 @@ static const char *complete_end(const char *from, const char *end)
             p = q;
         }
     }
+    if (in_body && braces > 0 && open_brace < cut)
+        cut = open_brace;
     while (cut > from && is_space(cut[-1]))
         cut--;
     return cut;
@@ -502,7 +511,7 @@ static const char *through_semicolon(struct parser *ps, bool stop_at_close)
             semi--;
         return semi;
     }
-    ps->end = complete_end(ps->p, ps->end);
+    ps->end = complete_end(ps->p, ps->end, stop_at_close);
     return ps->end;
 }
 
@@ -781,7 +790,7 @@ static struct ptx_stmt *parse_function(struct parser *ps, const char *start, boo
         const char *open = ps->p;
         const char *close = find_outside_literals(open, ps->end, ')');
         if (close == NULL)
-            close = ps->end = complete_end(open, ps->end);
+            close = ps->end = complete_end(open, ps->end, false);
         ps->p = close < ps->end ? close + 1 : close;
         f.has_param_list = true;
         parse_params(ps, &f, open, close);
@@ -864,7 +873,7 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
     if (ptx_str_is(word, ".section")) {
         const char *open = memchr(ps->p, '{', (size_t)(ps->end - ps->p));
         const char *close = open ? find_close(open, ps->end) : NULL;
-        const char *to = close ? close + 1 : (ps->end = complete_end(start, ps->end));
+        const char *to = close ? close + 1 : (ps->end = complete_end(start, ps->end, false));
         ps->p = to;
         struct ptx_stmt *s = verbatim(ps, start, to, false);
         if (s)
@@ -892,6 +901,10 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
 
 int ptx_parse(const char *text, size_t size, struct ptx_module *module)
 {
+    if (text == NULL) { /* no text: NULL + 0 would be undefined */
+        text = "";
+        size = 0;
+    }
     memset(module, 0, sizeof *module);
     module->source = text;
     module->source_size = size;

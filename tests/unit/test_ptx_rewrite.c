@@ -396,10 +396,20 @@ static void test_bounded_reads(void)
         ".func ri{{,",   /* the printer's '}' closed the open inner block */
         " .entry a(.(y", /* a '(' in the list hid the printer's ')' */
         ".entry _((",
+        ".entry a{){", /* a '{' left open in a statement swallowed the body's '}' */
     };
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
         CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
+    static const char nul_brace[] = ".func.b32 fu4\0\0\0{\0{n ";
+    CHECK(parses_and_round_trips(nul_brace, sizeof nul_brace - 1));
+    /* No text at all: no arithmetic on a NULL pointer */
     struct ptx_module m;
+    CHECK(ptx_parse(NULL, 0, &m) == 0 && m.ntop == 0);
+    size_t printed_size = 1;
+    char *printed = ptx_print(&m, &printed_size);
+    CHECK(printed != NULL && printed_size == 0);
+    free(printed);
+    ptx_module_free(&m);
     CHECK(ptx_parse(".entry f(.param .u64 a", 22, &m) == 0);
     struct ptx_function *f = function_named(&m, "f");
     CHECK(f != NULL && f->nparams == 1 && f->params[0].size == 8 &&
