@@ -29,6 +29,8 @@ static bool list_push(struct parser *ps, struct stmt_list *l, struct ptx_stmt *s
 {
     if (s == NULL)
         return false;
+    if (s->kind == PTX_VERBATIM && s->u.text.n == 0)
+        return true; /* all of it was an open string or comment, cut off: nothing */
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         struct ptx_stmt **grown = realloc(l->items, cap * sizeof *grown);
@@ -377,6 +379,8 @@ static long split_commas(struct parser *ps, const char *p, const char *end, stru
         parts[n++] = strip_comments(ps, slice(start, q));
         start = q + 1;
     }
+    if (n == 1 && parts[0].n == 0) /* only comments: printed, an empty list */
+        return 0;
     return (long)n;
 }
 
@@ -493,7 +497,8 @@ static struct ptx_stmt *verbatim(struct parser *ps, const char *from, const char
 {
     struct ptx_stmt *s = new_stmt(ps, PTX_VERBATIM);
     if (s) {
-        s->u.text = slice(from, to);
+        /* without the space a text that ends after it leaves (".visible\n") */
+        s->u.text = trim(slice(from, to));
         s->unparsed = unparsed;
     }
     return s;
@@ -825,7 +830,7 @@ static struct ptx_stmt *parse_variable(struct parser *ps, const char *start, enu
     if (s == NULL)
         return NULL;
     struct ptx_variable *v = &s->u.var;
-    v->text = slice(start, to);
+    v->text = trim(slice(start, to));
     v->space = space;
     v->external = external;
     read_declarator(decl, to, &v->name, &v->size, NULL, NULL);

@@ -397,6 +397,9 @@ static void test_bounded_reads(void)
         " .entry a(.(y", /* a '(' in the list hid the printer's ')' */
         ".entry _((",
         ".entry a{){", /* a '{' left open in a statement swallowed the body's '}' */
+        ".visible",    /* the printer's newline became part of the statement */
+        "\"",          /* nothing but an open string: an empty statement */
+        ".func (r) Z(\n//\n// c, d", /* a list of only comments */
     };
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
         CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
