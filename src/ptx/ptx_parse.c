@@ -801,8 +801,14 @@ static struct ptx_stmt *parse_function(struct parser *ps, const char *start, boo
         parse_params(ps, &f, open, close);
     }
     const char *tail = ps->p;
+    /* Strings as well as comments, as strip_comments sees them; an open one
+     * at the end of the text is cut off, as for any statement. */
     while (ps->p < ps->end && *ps->p != '{' && *ps->p != ';') {
-        const char *q = skip_comment(ps->p, ps->end);
+        const char *q = skip_literal(ps->p, ps->end);
+        if (q == ps->end && q != ps->p && !literal_closed(ps->p, ps->end)) {
+            ps->p = ps->end = complete_end(tail, ps->end, false);
+            break;
+        }
         ps->p = q != ps->p ? q : ps->p + 1;
     }
     f.tail = strip_comments(ps, slice(tail, ps->p));

@@ -400,6 +400,7 @@ static void test_bounded_reads(void)
         ".visible",    /* the printer's newline became part of the statement */
         "\"",          /* nothing but an open string: an empty statement */
         ".func (r) Z(\n//\n// c, d", /* a list of only comments */
+        ".entry x\"//",                 /* the tail skipped the comment, not the string */
     };
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
         CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
