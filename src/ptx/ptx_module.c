@@ -113,6 +113,36 @@ char *ptx_str_dup(struct ptx_str s)
     return d;
 }
 
+const char *ptx_quote(char *buf, size_t size, struct ptx_str s)
+{
+    size_t len = 0, shown = 0;
+    if (size == 0)
+        return buf;
+    buf[0] = '\0';
+    for (size_t i = 0; i < s.n; i++) {
+        unsigned char c = (unsigned char)s.p[i];
+        char one[8];
+        if (c == '\n')
+            snprintf(one, sizeof one, "\\n");
+        else if (c == '\t')
+            snprintf(one, sizeof one, "\\t");
+        else if (c < ' ' || c > '~' || c == '\\' || c == '\'')
+            snprintf(one, sizeof one, "\\x%02x", c);
+        else
+            snprintf(one, sizeof one, "%c", c);
+        size_t n = strlen(one);
+        if (shown == PTX_QUOTE_MAX || len + n + 4 > size) {
+            if (len + 4 <= size) /* room was kept for it */
+                memcpy(buf + len, "...", 4);
+            return buf;
+        }
+        memcpy(buf + len, one, n + 1);
+        len += n;
+        shown++;
+    }
+    return buf;
+}
+
 bool ptx_is_string_literal(struct ptx_str name)
 {
     return ptx_str_starts_with(name, "$str");

@@ -98,11 +98,19 @@ struct ptx_module {
     size_t ntop;
     unsigned target_arch; /* from .target, 0 when absent */
     struct ptx_arena *arena;
+    char error[96]; /* why ptx_parse failed: one line */
 };
 
-/* Parses PTX text. Never fails on malformed text (it is kept verbatim and
- * marked unparsed); returns -1 only when memory runs out. The text must
- * outlive the module. */
+/* How deep blocks may nest in a function body. Each level costs the
+ * analyses and passes a frame, so a text of nothing but '{' must be an
+ * error, not gigabytes. nvcc nests a few levels. */
+#define PTX_MAX_BLOCK_DEPTH 256
+
+/* Parses PTX text. Malformed text does not fail (it is kept verbatim and
+ * marked unparsed); returns -1 with a one-line reason in module->error
+ * when memory runs out ("out of memory") or blocks nest deeper than
+ * PTX_MAX_BLOCK_DEPTH ("line N: blocks nested deeper than 256"). The text
+ * must outlive the module. */
 int ptx_parse(const char *text, size_t size, struct ptx_module *module);
 
 /* Parses body statements (instructions, directives, labels, '{', '}') out
@@ -128,11 +136,13 @@ char *ptx_format(struct ptx_module *module, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Helpers for passes. */
+/* Whether s is exactly `word`. A NUL inside s is just a byte of the text:
+ * it must not match word's terminator and let the loop read past it. */
 static inline bool ptx_str_is(struct ptx_str s, const char *word)
 {
     size_t i = 0;
     for (; i < s.n; i++)
-        if (word[i] != s.p[i])
+        if (word[i] == '\0' || word[i] != s.p[i])
             return false;
     return word[i] == '\0';
 }
@@ -156,6 +166,12 @@ bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod)
 /* The state space an instruction's modifiers name (ld.global, atom.shared::cta),
  * PTX_SPACE_NONE for generic addressing. */
 enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins);
+
+/* Text for an error message: s on one line and printable (control bytes,
+ * quotes and bytes past ASCII escaped as \n, \xNN), cut after
+ * PTX_QUOTE_MAX characters with "...". Returns buf. */
+#define PTX_QUOTE_MAX 60
+const char *ptx_quote(char *buf, size_t size, struct ptx_str s);
 
 /* The function called `name`, or NULL. */
 struct ptx_function *ptx_find_function(struct ptx_module *module, struct ptx_str name);

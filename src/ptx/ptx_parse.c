@@ -5,6 +5,8 @@
  * What it does not recognise it keeps verbatim. */
 #include "ptx/ptx_module.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@ struct parser {
     const char *p, *end;
     const char *stmt_start; /* of the statement being parsed */
     bool out_of_memory;
+    const char *too_deep; /* the '{' that nests deeper than PTX_MAX_BLOCK_DEPTH */
 };
 
 /* A growable array of statement pointers, malloc'd while it grows and
@@ -26,6 +29,8 @@ static bool list_push(struct parser *ps, struct stmt_list *l, struct ptx_stmt *s
 {
     if (s == NULL)
         return false;
+    if (s->kind == PTX_VERBATIM && s->u.text.n == 0)
+        return true; /* all of it was an open string or comment, cut off: nothing */
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
         struct ptx_stmt **grown = realloc(l->items, cap * sizeof *grown);
@@ -145,7 +150,10 @@ static const char *skip_literal(const char *p, const char *end)
  * end). */
 static const char *find_semicolon(const char *p, const char *end, bool stop_at_close)
 {
-    int depth = 0;
+    /* Only braces decide where a block ends: a '[' or '(' left open must not
+     * let the statement run on through the '}' (which the printer writes on
+     * a line of its own). */
+    long depth = 0, braces = 0;
     while (p < end) {
         char c = *p;
         if (c == ';' && depth <= 0)
@@ -155,22 +163,27 @@ static const char *find_semicolon(const char *p, const char *end, bool stop_at_c
             p = q;
             continue;
         }
-        if (c == '{' || c == '(' || c == '[')
+        if (c == '{' || c == '(' || c == '[') {
             depth++;
-        else if (c == '}' || c == ')' || c == ']') {
-            if (c == '}' && depth <= 0 && stop_at_close)
+            braces += c == '{';
+        } else if (c == '}' || c == ')' || c == ']') {
+            if (c == '}' && braces <= 0 && stop_at_close)
                 return p;
             depth--;
+            braces -= c == '}';
         }
         p++;
     }
     return end;
 }
 
-/* Past the bracket matching the one at p. */
-static const char *skip_balanced(const char *p, const char *end)
+/* The bracket matching the one at p, or NULL when the text ends first.
+ * Only brackets of its own kind count: a '[' left open inside a parameter
+ * list must not hide the list's ')'. */
+static const char *find_close(const char *p, const char *end)
 {
-    int depth = 0;
+    char open = *p, close = open == '(' ? ')' : open == '[' ? ']' : '}';
+    long depth = 0;
     while (p < end) {
         char c = *p;
         const char *q = skip_literal(p, end);
@@ -178,13 +191,88 @@ static const char *skip_balanced(const char *p, const char *end)
             p = q;
             continue;
         }
-        if (c == '(' || c == '[' || c == '{')
+        if (c == open)
             depth++;
-        else if ((c == ')' || c == ']' || c == '}') && --depth == 0)
-            return p + 1;
+        else if (c == close && --depth == 0)
+            return p;
         p++;
     }
-    return end;
+    return NULL;
+}
+
+/* The first c in [p, end) outside strings and comments, or NULL. */
+static const char *find_outside_literals(const char *p, const char *end, char c)
+{
+    while (p < end) {
+        const char *q = skip_literal(p, end);
+        if (q != p)
+            p = q;
+        else if (*p == c)
+            return p;
+        else
+            p++;
+    }
+    return NULL;
+}
+
+/* Past the bracket matching the one at p, or `end`. */
+static const char *skip_balanced(const char *p, const char *end)
+{
+    const char *close = find_close(p, end);
+    return close ? close + 1 : end;
+}
+
+/* Whether the string or comment starting at p (which must start one) ends
+ * before `end`. A // comment ends only at a newline. */
+static bool literal_closed(const char *p, const char *end)
+{
+    if (*p == '"') {
+        for (p++; p < end; p++)
+            if (*p == '\\' && p + 1 < end)
+                p++;
+            else if (*p == '"')
+                return true;
+        return false;
+    }
+    if (p[1] == '/')
+        return memchr(p, '\n', (size_t)(end - p)) != NULL;
+    for (const char *q = p + 2; q + 1 < end; q++)
+        if (q[0] == '*' && q[1] == '/')
+            return true;
+    return false;
+}
+
+/* For a statement from `from` that runs to the end of the text: where its
+ * text really ends. A string or comment the text ends inside is cut off
+ * (comments are not kept, and an open one would swallow whatever the
+ * printer writes after the statement), then trailing space, so that the
+ * printed statement reads back as the same statement. In a body
+ * (in_body), so is a '{' left open, which would swallow the '}' the
+ * printer writes after the body. */
+static const char *complete_end(const char *from, const char *end, bool in_body)
+{
+    const char *cut = end, *open_brace = NULL;
+    long braces = 0;
+    for (const char *p = from; p < end;) {
+        const char *q = skip_literal(p, end);
+        if (q == p) {
+            if (*p == '{' && braces++ == 0)
+                open_brace = p;
+            else if (*p == '}' && braces > 0)
+                braces--;
+            p++;
+        } else if (q == end && !literal_closed(p, end)) {
+            cut = p;
+            break;
+        } else {
+            p = q;
+        }
+    }
+    if (in_body && braces > 0 && open_brace < cut)
+        cut = open_brace;
+    while (cut > from && is_space(cut[-1]))
+        cut--;
+    return cut;
 }
 
 static const char *line_end(const char *p, const char *end)
@@ -291,6 +379,8 @@ static long split_commas(struct parser *ps, const char *p, const char *end, stru
         parts[n++] = strip_comments(ps, slice(start, q));
         start = q + 1;
     }
+    if (n == 1 && parts[0].n == 0) /* only comments: printed, an empty list */
+        return 0;
     return (long)n;
 }
 
@@ -305,7 +395,8 @@ static size_t type_size(struct ptx_str t)
     size_t bits = 0;
     size_t i = 2;
     for (; i < t.n && is_digit(t.p[i]); i++)
-        bits = bits * 10 + (size_t)(t.p[i] - '0');
+        if ((bits = bits * 10 + (size_t)(t.p[i] - '0')) > 1024)
+            return 0; /* no such type; and the number must not overflow */
     if (i + 2 == t.n && t.p[i] == 'x' && t.p[i + 1] == '2') /* .f16x2, .bf16x2 */
         bits *= 2;
     else if (i != t.n)
@@ -371,25 +462,32 @@ static void read_declarator(const char *p, const char *end, struct ptx_str *name
             size_t dim = 0;
             bool digits = false;
             while (q < end && is_digit(*q)) {
-                dim = dim * 10 + (size_t)(*q - '0');
+                /* a size that does not fit is unknown, never a wrapped one */
+                if (dim > (SIZE_MAX - 9) / 10)
+                    unknown = true;
+                else
+                    dim = dim * 10 + (size_t)(*q - '0');
                 digits = true;
                 q++;
             }
-            if (!digits)
+            if (!digits || (dim && count > SIZE_MAX / dim))
                 unknown = true;
-            count *= dim;
+            else
+                count *= dim;
             p = skip_balanced(p, end);
             continue;
         }
         if (*p == '<' && name->p != NULL) { /* %r<10>: a register range */
-            p = skip_balanced(p, end);
             while (p < end && *p != '>')
                 p++;
-            p++;
+            if (p < end)
+                p++;
             continue;
         }
         p++;
     }
+    if (elem && count > SIZE_MAX / (elem * vec))
+        unknown = true;
     *size = unknown ? 0 : elem * vec * count;
     if (aggregate)
         *aggregate = array && elem == 1;
@@ -399,17 +497,27 @@ static struct ptx_stmt *verbatim(struct parser *ps, const char *from, const char
 {
     struct ptx_stmt *s = new_stmt(ps, PTX_VERBATIM);
     if (s) {
-        s->u.text = slice(from, to);
+        /* without the space a text that ends after it leaves (".visible\n") */
+        s->u.text = trim(slice(from, to));
         s->unparsed = unparsed;
     }
     return s;
 }
 
-/* A statement up to and including its ';' (or up to `end`). */
+/* A statement up to and including its ';'. One the text ends inside ends
+ * where complete_end says, and so does the text. */
 static const char *through_semicolon(struct parser *ps, bool stop_at_close)
 {
     const char *semi = find_semicolon(ps->p, ps->end, stop_at_close);
-    return semi < ps->end && *semi == ';' ? semi + 1 : semi;
+    if (semi < ps->end && *semi == ';')
+        return semi + 1;
+    if (semi < ps->end) { /* at a block's '}': the statement without the space before it */
+        while (semi > ps->p && is_space(semi[-1]))
+            semi--;
+        return semi;
+    }
+    ps->end = complete_end(ps->p, ps->end, stop_at_close);
+    return ps->end;
 }
 
 static const char *const linkage_words[] = {".visible", ".extern", ".weak", ".common", NULL};
@@ -479,7 +587,8 @@ static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
     struct ptx_str ops[MAX_PARTS];
     long nops = split_commas(ps, ps->p, semi, ops, MAX_PARTS);
     if (semi >= ps->end || *semi != ';' || nops < 0 || too_many || ins.opcode.n == 0) {
-        const char *to = semi < ps->end && *semi == ';' ? semi + 1 : semi;
+        ps->p = start;
+        const char *to = through_semicolon(ps, stop_at_close);
         ps->p = to;
         return verbatim(ps, start, to, true);
     }
@@ -564,14 +673,24 @@ static void parse_body(struct parser *ps, struct ptx_function *f, struct stmt_li
         }
         if (!list_push(ps, scratch, parse_body_statement(ps, &depth, true)))
             break;
+        if (depth > PTX_MAX_BLOCK_DEPTH) {
+            ps->too_deep = ps->stmt_start;
+            break;
+        }
     }
+    /* A text that ends inside blocks gets them closed, as the printer's
+     * '}' after the body would close the innermost one on reading back. */
+    ps->stmt_start = NULL;
+    while (depth > 0 && !ps->too_deep && !ps->out_of_memory &&
+           list_push(ps, scratch, new_stmt(ps, PTX_BLOCK_CLOSE)))
+        depth--;
     f->body = list_finish(ps, scratch, &f->nbody);
 }
 
 int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx_stmt ***out,
                          size_t *count)
 {
-    struct parser ps = {module, text, text + strlen(text), text, false};
+    struct parser ps = {module, text, text + strlen(text), text, false, NULL};
     struct stmt_list list = {NULL, 0, 0};
     int depth = 0;
     bool unparsed = false;
@@ -592,13 +711,15 @@ int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx
 
 /* --- top level ---------------------------------------------------------------- */
 
+/* The parameters between `open` (the '(') and `close` (its ')', or where
+ * the text ends). */
 static void parse_params(struct parser *ps, struct ptx_function *f, const char *open,
                          const char *close)
 {
     struct ptx_str parts[MAX_PARTS];
     struct ptx_str *list = parts;
     size_t max = MAX_PARTS;
-    long n = split_commas(ps, open + 1, close - 1, parts, max);
+    long n = split_commas(ps, open + 1, close, parts, max);
     if (n < 0) { /* a long parameter list: count commas for the real bound */
         max = 1;
         for (const char *q = open; q < close; q++)
@@ -608,7 +729,7 @@ static void parse_params(struct parser *ps, struct ptx_function *f, const char *
             ps->out_of_memory = true;
             return;
         }
-        n = split_commas(ps, open + 1, close - 1, list, max);
+        n = split_commas(ps, open + 1, close, list, max);
         if (n < 0)
             n = 0;
     }
@@ -668,14 +789,26 @@ static struct ptx_stmt *parse_function(struct parser *ps, const char *start, boo
     f.head = slice(start, f.name.p + f.name.n);
     skip_space(ps);
     if (ps->p < ps->end && *ps->p == '(') {
+        /* The list up to its first ')' (a parameter holds none; counting
+         * nested ones would let a stray '(' hide the ')' the printer
+         * writes), or to where the text ends inside it. */
         const char *open = ps->p;
-        ps->p = skip_balanced(ps->p, ps->end);
+        const char *close = find_outside_literals(open, ps->end, ')');
+        if (close == NULL)
+            close = ps->end = complete_end(open, ps->end, false);
+        ps->p = close < ps->end ? close + 1 : close;
         f.has_param_list = true;
-        parse_params(ps, &f, open, ps->p);
+        parse_params(ps, &f, open, close);
     }
     const char *tail = ps->p;
+    /* Strings as well as comments, as strip_comments sees them; an open one
+     * at the end of the text is cut off, as for any statement. */
     while (ps->p < ps->end && *ps->p != '{' && *ps->p != ';') {
-        const char *q = skip_comment(ps->p, ps->end);
+        const char *q = skip_literal(ps->p, ps->end);
+        if (q == ps->end && q != ps->p && !literal_closed(ps->p, ps->end)) {
+            ps->p = ps->end = complete_end(tail, ps->end, false);
+            break;
+        }
         ps->p = q != ps->p ? q : ps->p + 1;
     }
     f.tail = strip_comments(ps, slice(tail, ps->p));
@@ -703,7 +836,7 @@ static struct ptx_stmt *parse_variable(struct parser *ps, const char *start, enu
     if (s == NULL)
         return NULL;
     struct ptx_variable *v = &s->u.var;
-    v->text = slice(start, to);
+    v->text = trim(slice(start, to));
     v->space = space;
     v->external = external;
     read_declarator(decl, to, &v->name, &v->size, NULL, NULL);
@@ -721,7 +854,8 @@ static unsigned arch_of_target(struct ptx_str text)
         if (p[0] == 's' && p[1] == 'm' && p[2] == '_' && is_digit(p[3])) {
             unsigned arch = 0;
             for (p += 3; p < end && is_digit(*p); p++)
-                arch = arch * 10 + (unsigned)(*p - '0');
+                if ((arch = arch * 10 + (unsigned)(*p - '0')) > 100000)
+                    return 0; /* no such target; and no overflow */
             return arch;
         }
     return 0;
@@ -749,7 +883,8 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
     }
     if (ptx_str_is(word, ".section")) {
         const char *open = memchr(ps->p, '{', (size_t)(ps->end - ps->p));
-        const char *to = open ? skip_balanced(open, ps->end) : ps->end;
+        const char *close = open ? find_close(open, ps->end) : NULL;
+        const char *to = close ? close + 1 : (ps->end = complete_end(start, ps->end, false));
         ps->p = to;
         struct ptx_stmt *s = verbatim(ps, start, to, false);
         if (s)
@@ -777,14 +912,18 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
 
 int ptx_parse(const char *text, size_t size, struct ptx_module *module)
 {
+    if (text == NULL) { /* no text: NULL + 0 would be undefined */
+        text = "";
+        size = 0;
+    }
     memset(module, 0, sizeof *module);
     module->source = text;
     module->source_size = size;
-    struct parser ps = {module, text, text + size, text, false};
+    struct parser ps = {module, text, text + size, text, false, NULL};
     struct stmt_list top = {NULL, 0, 0}, body = {NULL, 0, 0};
     for (;;) {
         skip_space(&ps);
-        if (ps.p >= ps.end || *ps.p == '\0')
+        if (ps.p >= ps.end || *ps.p == '\0' || ps.too_deep || ps.out_of_memory)
             break;
         if (!list_push(&ps, &top, parse_top_statement(&ps, &body)))
             break;
@@ -792,8 +931,18 @@ int ptx_parse(const char *text, size_t size, struct ptx_module *module)
     module->top = list_finish(&ps, &top, &module->ntop);
     free(top.items);
     free(body.items);
-    if (ps.out_of_memory) {
+    if (ps.out_of_memory || ps.too_deep) {
         ptx_module_free(module);
+        if (ps.out_of_memory) {
+            snprintf(module->error, sizeof module->error, "out of memory");
+        } else {
+            size_t line = 1;
+            for (const char *p = text; (p = memchr(p, '\n', (size_t)(ps.too_deep - p))) != NULL;
+                 p++)
+                line++;
+            snprintf(module->error, sizeof module->error,
+                     "line %zu: blocks nested deeper than %d", line, PTX_MAX_BLOCK_DEPTH);
+        }
         return -1;
     }
     return 0;

@@ -85,9 +85,10 @@ static int redirect_instruction(struct ptx_body_builder *b, const struct ptx_stm
             if (!ptx_has_token(op, token))
                 continue;
             if (!supported_use(op, name)) {
-                snprintf(err, errlen,
-                         "'%.*s' uses the address of %.*s in a way mgpu cannot redirect", (int)op.n,
-                         op.p, (int)name.n, name.p);
+                char quoted_op[4 * PTX_QUOTE_MAX + 4], quoted_name[4 * PTX_QUOTE_MAX + 4];
+                snprintf(err, errlen, "'%s' uses the address of %s in a way mgpu cannot redirect",
+                         ptx_quote(quoted_op, sizeof quoted_op, op),
+                         ptx_quote(quoted_name, sizeof quoted_name, name));
                 return -1;
             }
             copy->u.ins.ops[i] = ptx_replace_token(m, op, name, temp ? temp : "");
@@ -167,10 +168,11 @@ int ptx_pass_module_globals(struct ptx_module *m, struct ptx_globals_plan *plan,
         ptx_for_each_name(init, note_name, &s);
         if (s.nfound) {
             struct ptx_str x = candidates.names[s.found[0]];
+            char quoted_var[4 * PTX_QUOTE_MAX + 4], quoted_x[4 * PTX_QUOTE_MAX + 4];
             snprintf(err, errlen,
-                     "the initializer of %.*s holds the address of %.*s, which mgpu cannot "
-                     "redirect",
-                     (int)v->name.n, v->name.p, (int)x.n, x.p);
+                     "the initializer of %s holds the address of %s, which mgpu cannot redirect",
+                     ptx_quote(quoted_var, sizeof quoted_var, v->name),
+                     ptx_quote(quoted_x, sizeof quoted_x, x));
             goto out;
         }
     }

@@ -47,7 +47,7 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
     out->passes = passes;
     struct ptx_module m;
     if (ptx_parse(ptx, size, &m) != 0) {
-        snprintf(err, errlen, "out of memory parsing %zu bytes of PTX", size);
+        snprintf(err, errlen, "cannot parse %zu bytes of PTX: %s", size, m.error);
         return -1;
     }
     int rc = -1;

@@ -102,12 +102,16 @@ unsigned mgpu_ptx_target_arch(const char *text, size_t size)
         if (!token_is(tok, len, ".target"))
             continue;
         len = next_token(&s, &tok);
-        if ((len > 3 && memcmp(tok, "sm_", 3) == 0) ||
-            (len > 8 && memcmp(tok, "compute_", 8) == 0)) {
-            const char *digits = tok[0] == 's' ? tok + 3 : tok + 8;
-            return (unsigned)strtoul(digits, NULL, 10);
-        }
-        return 0;
+        size_t prefix = len > 3 && memcmp(tok, "sm_", 3) == 0        ? 3
+                        : len > 8 && memcmp(tok, "compute_", 8) == 0 ? 8
+                                                                     : 0;
+        /* The digits of the token only: strtoul would read on past the
+         * token, and past the text where it ends there. */
+        unsigned arch = 0;
+        for (size_t i = prefix; prefix && i < len && isdigit((unsigned char)tok[i]); i++)
+            if ((arch = arch * 10 + (unsigned)(tok[i] - '0')) > 100000)
+                return 0;
+        return arch;
     }
     return 0;
 }

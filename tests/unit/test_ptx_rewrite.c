@@ -9,6 +9,7 @@
 #include "ptx/ptx_module.h"
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_stride_loop.h"
+#include "ptx/ptx_text.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -245,6 +246,21 @@ static void test_module_globals_pass(void)
     CHECK(mgpu_ptx_rewrite(offset_operand, sizeof offset_operand - 1, MGPU_PASS_ALL, &rw, err,
                            sizeof err) == -1);
     CHECK_CONTAINS(err, "uses the address of x in a way mgpu cannot redirect");
+
+    /* An error quoting operand text is one printable line of bounded length,
+     * whatever bytes the operand holds. */
+    char raw[1024];
+    int n = snprintf(raw, sizeof raw,
+                     ".version 8.5\n.target sm_90\n.address_size 64\n"
+                     ".global .u32 x[4];\n.visible .entry k()\n{\n"
+                     ".reg .b64 %%rd<2>;\nmov.u64 %%rd1, x\n+\x01\x7f\xff%0300d;\nret;\n}\n",
+                     4);
+    CHECK(mgpu_ptx_rewrite(raw, (size_t)n, MGPU_PASS_ALL, &rw, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "'x\\n+\\x01\\x7f\\xff000");
+    CHECK_CONTAINS(err, "...' uses the address of x");
+    CHECK(strlen(err) < 160);
+    for (const char *c = err; *c; c++)
+        CHECK(*c >= ' ' && *c <= '~');
 }
 
 static const struct mgpu_kernel_info *analyse(const char *ptx, struct ptx_module *m,
@@ -317,6 +333,125 @@ static void test_analysis(void)
     CHECK(k != NULL && k->why == MGPU_WHY_UNPARSED);
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&m);
+}
+
+/* Parses exactly `size` bytes copied to the heap (so ASan sees a read past
+ * them), prints, and checks that the print parses to the same printed text. */
+static bool parses_and_round_trips(const char *text, size_t size)
+{
+    char *copy = malloc(size ? size : 1);
+    if (copy == NULL)
+        return false;
+    if (size)
+        memcpy(copy, text, size);
+    struct ptx_module m, again;
+    bool ok = false;
+    if (ptx_parse(copy, size, &m) == 0) {
+        size_t n1, n2;
+        char *once = ptx_print(&m, &n1);
+        if (once != NULL && ptx_parse(once, n1, &again) == 0) {
+            char *twice = ptx_print(&again, &n2);
+            ok = twice != NULL && n1 == n2 && memcmp(once, twice, n1) == 0;
+            if (!ok)
+                fprintf(stderr, "round trip of %zu bytes differs:\n%s\n----\n%s\n", size, once,
+                        twice ? twice : "(null)");
+            free(twice);
+            ptx_module_free(&again);
+        }
+        free(once);
+        ptx_module_free(&m);
+    }
+    free(copy);
+    return ok;
+}
+
+/* Every comparison of a word stops at the word's end and every scanner at
+ * the text's end: a NUL is just a byte of the text, and a text may stop in
+ * the middle of anything. */
+static void test_bounded_reads(void)
+{
+    /* ".v" then a NUL: a comparison with ".v2" must not read on past the
+     * word into the NUL and beyond. */
+    static const char nul_word[] = ".version 8.0\n.global .v\0";
+    CHECK(parses_and_round_trips(nul_word, sizeof nul_word - 1));
+    struct ptx_str v = {"ld\0x", 3};
+    CHECK(!ptx_str_is(v, "ld"));
+    struct ptx_str nul = {"\0", 1};
+    CHECK(!ptx_str_is(nul, ""));
+    /* Ends inside the parameter list, a parameter, a string, a comment, a
+     * bracket: each exactly at the end of the buffer. */
+    static const char *const cuts[] = {
+        ".entry f(",
+        ".entry f(.param .u64 a",
+        ".entry f(.param .u64 a,",
+        ".visible .entry f(.param .b8 a[",
+        ".entry f(.param \"abc",
+        ".entry f(/* abc",
+        ".func (.param .b32 r) g(",
+        ".entry f(.param .u64 a)\n{\n\tld.param.u64 %rd1, [a",
+        ".entry f()\n{\n\tmov.u32 %r1, \"ab",
+        ".entry f()\n{\n\tmov.u32 %r1, 1; /* abc",
+        ".target sm_9",
+        ".target compute_",
+        ".version 8.",
+        /* found by fuzzing print(parse(x)) == print(parse(print(parse(x)))) */
+        ".func ri{{,",   /* the printer's '}' closed the open inner block */
+        " .entry a(.(y", /* a '(' in the list hid the printer's ')' */
+        ".entry _((",
+        ".entry a{){", /* a '{' left open in a statement swallowed the body's '}' */
+        ".visible",    /* the printer's newline became part of the statement */
+        "\"",          /* nothing but an open string: an empty statement */
+        ".func (r) Z(\n//\n// c, d", /* a list of only comments */
+        ".entry x\"//",                 /* the tail skipped the comment, not the string */
+    };
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
+    static const char nul_brace[] = ".func.b32 fu4\0\0\0{\0{n ";
+    CHECK(parses_and_round_trips(nul_brace, sizeof nul_brace - 1));
+    /* No text at all: no arithmetic on a NULL pointer */
+    struct ptx_module m;
+    CHECK(ptx_parse(NULL, 0, &m) == 0 && m.ntop == 0);
+    size_t printed_size = 1;
+    char *printed = ptx_print(&m, &printed_size);
+    CHECK(printed != NULL && printed_size == 0);
+    free(printed);
+    ptx_module_free(&m);
+    CHECK(ptx_parse(".entry f(.param .u64 a", 22, &m) == 0);
+    struct ptx_function *f = function_named(&m, "f");
+    CHECK(f != NULL && f->nparams == 1 && f->params[0].size == 8 &&
+          ptx_str_is(f->params[0].name, "a"));
+    ptx_module_free(&m);
+    char *target = malloc(12);
+    memcpy(target, ".target sm_", 11);
+    target[11] = '9';
+    CHECK(mgpu_ptx_target_arch(target, 12) == 9);
+    free(target);
+}
+
+/* Blocks nested 256 deep parse; deeper is an error naming the line, found
+ * before the parser builds a statement per '{' of a file of them. */
+static void test_nesting_limit(void)
+{
+    static const char head[] = ".version 8.0\n.target sm_90\n.entry f()\n{\n";
+    size_t deep = 1 << 20, size = sizeof head - 1 + 2 * deep;
+    char *text = malloc(size);
+    memcpy(text, head, sizeof head - 1);
+    memset(text + sizeof head - 1, '{', deep);
+    memset(text + sizeof head - 1 + deep, '}', deep);
+    struct ptx_module m;
+    CHECK(ptx_parse(text, size, &m) == -1);
+    CHECK_STR(m.error, "line 5: blocks nested deeper than 256");
+    ptx_module_free(&m);
+    struct mgpu_ptx_rewrite rw;
+    char err[256];
+    CHECK(mgpu_ptx_rewrite(text, size, MGPU_PASS_ALL, &rw, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "blocks nested deeper than 256");
+    /* 256 levels are fine */
+    size_t ok = sizeof head - 1 + 2 * 256;
+    memmove(text + sizeof head - 1 + 256, text + size - 256, 256);
+    CHECK(ptx_parse(text, ok, &m) == 0 && m.ntop == 3);
+    ptx_module_free(&m);
+    free(text);
 }
 
 /* Parses, prints, analyses and rewrites; whatever the text, no crash. */
@@ -677,5 +812,7 @@ int main(void)
     test_cost_of_candidate_updates();
     test_cost_budget();
     test_long_call_chain();
+    test_bounded_reads();
+    test_nesting_limit();
     CHECK_DONE();
 }
