@@ -137,3 +137,15 @@ took_ms=$(( ($(date +%s%N) - started) / 1000000 ))
 expect_in "$work/list" "cannot be split: too complex to analyse (its grid-stride loop search is over budget)"
 [ "$took_ms" -lt 5000 ] || fail "the kernel over budget took $took_ms ms"
 pass "list: 60 000 kernels, and a kernel over the analysis's budget, each in bounded time"
+
+# PTX the parser refuses (blocks nested deeper than it takes) is said in
+# one line, not called out of memory, and its kernel stays unanalysed.
+awk 'BEGIN {
+  print ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry deep()\n{";
+  for (k = 0; k < 300; k++) printf "{"; for (k = 0; k < 300; k++) printf "}";
+  print "\nret;\n}" }' > "$work/deep.ptx"
+"$tool" list "$work/deep.ptx" > "$work/list" 2> "$work/err" || { cat "$work/err"; fail "list a deeply nested kernel"; }
+expect_in "$work/err" "PTX cannot be parsed: line 6: blocks nested deeper than 256"
+[ "$(wc -l < "$work/err")" -eq 1 ] || fail "more than one line about the nested PTX"
+expect_in "$work/list" "cannot be split: its PTX could not be analysed"
+pass "list: PTX nested too deep is named in one line, its kernel left whole"

@@ -193,12 +193,19 @@ static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_
 /* Analyses one PTX object and records the verdict of each of its kernels
  * in the rows (the newest PTX of a kernel wins). Returns 0, or -1 when
  * memory runs out (parsing and analysing fail for nothing else). */
-static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o)
+/* Returns -1 only when memory ran out; PTX the parser refuses (blocks
+ * nested too deep) is said in one line, and its kernels stay unanalysed. */
+static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o, const char *path)
 {
     struct ptx_module module;
     struct mgpu_ptx_analysis a;
-    if (ptx_parse(o->code, o->size, &module) != 0)
-        return -1;
+    if (ptx_parse(o->code, o->size, &module) != 0) {
+        if (strcmp(module.error, "out of memory") == 0)
+            return -1;
+        fprintf(stderr, "mgpu-ptx: %s: its compute_%u PTX cannot be parsed: %s\n", path, o->arch,
+                module.error);
+        return 0;
+    }
     if (mgpu_ptx_analyze(&module, &a) != 0) {
         ptx_module_free(&module);
         return -1;
@@ -284,7 +291,7 @@ static int list_file(const char *path)
             printf("    (its symbol table is unreadable)\n");
     }
     for (size_t i = 0; i < image.count && !table.out_of_memory; i++)
-        if (image.objects[i].kind == MGPU_CODE_PTX && analyse_ptx(&table, &image.objects[i]) != 0)
+        if (image.objects[i].kind == MGPU_CODE_PTX && analyse_ptx(&table, &image.objects[i], path) != 0)
             table.out_of_memory = true;
     ptx_name_set_free(&table.by_name); /* the sort below moves the rows */
     if (table.out_of_memory) {
