@@ -169,6 +169,8 @@ struct ptx_str ptx_replace_token(struct ptx_module *module, struct ptx_str text,
 void ptx_for_each_name(struct ptx_str operand, void (*fn)(struct ptx_str name, void *ctx),
                        void *ctx)
 {
+    if (operand.n == 0)
+        return; /* an empty operand may have no text at all (p NULL) */
     const char *p = operand.p, *end = operand.p + operand.n;
     while (p < end) {
         char c = *p;
