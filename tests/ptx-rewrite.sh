@@ -138,6 +138,52 @@ expect_in "$work/list" "cannot be split: too complex to analyse (its grid-stride
 [ "$took_ms" -lt 5000 ] || fail "the kernel over budget took $took_ms ms"
 pass "list: 60 000 kernels, and a kernel over the analysis's budget, each in bounded time"
 
+# Running out of memory is never a verdict. `list` once called every kernel
+# unsplittable when memory ran out in the rewrite (it took the failure for
+# one of the PTX's: "0 of 3000 kernels can be split" between about 48 and
+# 58 MiB here): under rising limits on its address space, each run either
+# gives the whole verdict or says it ran out of memory, with status 1.
+awk 'BEGIN {
+  print ".version 8.0\n.target sm_90\n.address_size 64";
+  for (k = 0; k < 3000; k++) {
+    printf ".visible .entry k%d(.param .u64 k%d_y, .param .u64 k%d_x, .param .f32 k%d_a, .param .u32 k%d_n)\n{\n", k, k, k, k, k;
+    print ".reg .pred %p<2>;\n.reg .f32 %f<5>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<8>;";
+    printf "ld.param.u64 %%rd1, [k%d_y];\nld.param.u64 %%rd2, [k%d_x];\nld.param.f32 %%f1, [k%d_a];\nld.param.u32 %%r2, [k%d_n];\n", k, k, k, k;
+    print "mov.u32 %r3, %ctaid.x;\nmov.u32 %r4, %ntid.x;\nmov.u32 %r5, %tid.x;\nmad.lo.s32 %r1, %r3, %r4, %r5;";
+    print "setp.ge.u32 %p1, %r1, %r2;\n@%p1 bra $L_end;\ncvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd4, %rd2;";
+    print "mul.wide.u32 %rd5, %r1, 4;\nadd.s64 %rd6, %rd4, %rd5;\nld.global.f32 %f2, [%rd6];\nadd.s64 %rd7, %rd3, %rd5;";
+    print "ld.global.f32 %f3, [%rd7];\nfma.rn.f32 %f4, %f2, %f1, %f3;\nst.global.f32 [%rd7], %f4;\n$L_end:\nret;\n}" } }' \
+  > "$work/axpys.ptx"
+# Coarse steps up to the first limit that is enough, then eight steps
+# between it and the last that was not, where the rewrite (a second parse)
+# is what runs out.
+list_under() { # list_under KIB: prints oom or verdict, fails on anything else
+  (ulimit -v "$1"; exec "$tool" list "$work/axpys.ptx") > "$work/list" 2> "$work/err"
+  status=$?
+  if [ $status -eq 0 ]; then
+    expect_in "$work/list" "3000 of 3000 kernels can be split"
+    echo verdict; return
+  fi
+  [ $status -eq 1 ] || { cat "$work/err" >&2; fail "list under a $1 KiB limit exited $status"; }
+  grep -q "out of memory" "$work/err" || { cat "$work/err" >&2; fail "list under $1 KiB failed without saying it ran out of memory"; }
+  ! grep -q "can be split" "$work/list" || fail "list under $1 KiB gave a verdict after running out of memory"
+  echo oom
+}
+low=16384
+outcome=$(list_under $low) || exit 1
+[ "$outcome" = oom ] || fail "list needs less than $low KiB: the test cannot reach out of memory"
+high=$((low * 5 / 4))
+while outcome=$(list_under $high) || exit 1; [ "$outcome" = oom ]; do
+  low=$high high=$((high * 5 / 4))
+  [ $high -lt 4194304 ] || fail "list ran out of memory even with $high KiB"
+done
+tried=0
+for step in 1 2 3 4 5 6 7 8; do
+  list_under $((low + (high - low) * step / 9)) > /dev/null || exit 1
+  tried=$((tried + 1))
+done
+pass "list: out of memory is said, never taken for a verdict ($low to $high KiB in $tried steps)"
+
 # PTX the parser refuses (blocks nested deeper than it takes) is said in
 # one line, not called out of memory, and its kernel stays unanalysed.
 awk 'BEGIN {

@@ -212,7 +212,13 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
     }
     char err[256] = "";
     struct mgpu_ptx_rewrite rw;
-    bool rewrites = mgpu_ptx_rewrite(o->code, o->size, MGPU_PASS_ALL, &rw, err, sizeof err) == 0;
+    int rewritten = mgpu_ptx_rewrite(o->code, o->size, MGPU_PASS_ALL, &rw, err, sizeof err);
+    if (rewritten == MGPU_PTX_REWRITE_NO_MEMORY) {
+        mgpu_ptx_analysis_free(&a);
+        ptx_module_free(&module);
+        return -1;
+    }
+    bool rewrites = rewritten == 0;
     if (rewrites)
         mgpu_ptx_rewrite_free(&rw);
     for (size_t i = 0; i < a.nkernels; i++) {

@@ -48,9 +48,11 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
     struct ptx_module m;
     if (ptx_parse(ptx, size, &m) != 0) {
         snprintf(err, errlen, "cannot parse %zu bytes of PTX: %s", size, m.error);
-        return -1;
+        return strcmp(m.error, "out of memory") == 0 ? MGPU_PTX_REWRITE_NO_MEMORY : -1;
     }
-    int rc = -1;
+    /* The analysis and the passes other than the globals' fail for nothing
+     * but memory. */
+    int rc = MGPU_PTX_REWRITE_NO_MEMORY;
     if ((passes & MGPU_PASS_ANALYZE) && mgpu_ptx_analyze(&m, &out->analysis) != 0) {
         snprintf(err, errlen, "out of memory analysing PTX");
         goto out;
@@ -58,8 +60,11 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
     /* Globals first: the block-offset pass wraps instructions in blocks and
      * the globals pass must see the program's own instructions. */
     if ((passes & MGPU_PASS_MODULE_GLOBALS) &&
-        ptx_pass_module_globals(&m, &out->globals, err, errlen) != 0)
+        ptx_pass_module_globals(&m, &out->globals, err, errlen) != 0) {
+        if (strcmp(err, "out of memory") != 0)
+            rc = -1;
         goto out;
+    }
     snprintf(err, errlen, "out of memory rewriting PTX");
     if ((passes & MGPU_PASS_BLOCK_OFFSET) && ptx_pass_block_offset(&m) != 0)
         goto out;

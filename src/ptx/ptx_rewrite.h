@@ -27,8 +27,13 @@ struct mgpu_ptx_rewrite {
     struct mgpu_ptx_analysis analysis; /* with MGPU_PASS_ANALYZE */
 };
 
+/* What mgpu_ptx_rewrite returns when memory ran out, which says nothing
+ * about the PTX: a caller must not take it for a verdict on the kernels. */
+#define MGPU_PTX_REWRITE_NO_MEMORY (-2)
+
 /* Rewrites PTX text with the given passes (0: parse and print only).
- * Returns 0, or -1 with a one-line reason in err. */
+ * Returns 0; MGPU_PTX_REWRITE_NO_MEMORY; or -1 when the PTX cannot be
+ * parsed or rewritten. Either failure leaves a one-line reason in err. */
 int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_ptx_rewrite *out,
                      char *err, size_t errlen);
 void mgpu_ptx_rewrite_free(struct mgpu_ptx_rewrite *r);
