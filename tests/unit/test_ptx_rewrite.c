@@ -454,6 +454,52 @@ static void test_nesting_limit(void)
     free(text);
 }
 
+/* Memory is proportional to the text with a small constant however tiny
+ * its statements: a megabyte of ';', '{}', 'ret;' or 'x;' in a kernel (or
+ * ';' at the top level) holds at most 40 bytes of module per byte of text.
+ * (A statement the size of a function for each '{' and ';' took 144.) A
+ * run of ';' is one statement that prints back as it was: ptxas rejects
+ * an empty statement, so the printed text must still be rejected. */
+static void test_memory_per_byte(void)
+{
+    static const char head[] = ".version 8.0\n.target sm_90\n.entry f()\n{\n";
+    static const char *const units[] = {";", "{}", "ret;", "x;", " ; ", NULL};
+    size_t body = 1 << 20;
+    char *text = malloc(sizeof head + body + 2);
+    for (int top = 0; top < 2; top++)
+        for (const char *const *u = units; *u; u++) {
+            if (top && strcmp(*u, ";") != 0)
+                continue;
+            size_t n = top ? 0 : sizeof head - 1, len = strlen(*u);
+            memcpy(text, head, n);
+            for (size_t i = 0; i + len <= body; i += len, n += len)
+                memcpy(text + n, *u, len);
+            if (!top)
+                text[n++] = '}';
+            text[n] = '\0';
+            struct ptx_module m;
+            CHECK(ptx_parse(text, n, &m) == 0);
+            size_t held = ptx_module_heap_bytes(&m);
+            if (held > 40 * n)
+                fprintf(stderr, "%s%s: %zu bytes of module for %zu of text\n",
+                        top ? "top level " : "", *u, held, n);
+            CHECK(held <= 40 * n);
+            if (*u[0] == ';' || *u[0] == ' ') {
+                /* all the ';' are one statement, printed as they were */
+                const struct ptx_function *f = &m.top[m.ntop - 1]->u.func;
+                struct ptx_stmt **list = top ? m.top : f->body;
+                size_t count = top ? m.ntop : f->nbody;
+                CHECK(count == 1 && list[0]->kind == PTX_VERBATIM && list[0]->unparsed);
+                size_t plen;
+                char *printed = ptx_print(&m, &plen);
+                CHECK(printed != NULL && strstr(printed, *u[0] == ';' ? ";;;;" : ";  ;  ;") != NULL);
+                free(printed);
+            }
+            ptx_module_free(&m);
+        }
+    free(text);
+}
+
 /* Parses, prints, analyses and rewrites; whatever the text, no crash. */
 static void exercise(const char *text, size_t size)
 {
@@ -814,5 +860,6 @@ int main(void)
     test_long_call_chain();
     test_bounded_reads();
     test_nesting_limit();
+    test_memory_per_byte();
     CHECK_DONE();
 }
