@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < module.ntop; i++) {
         const struct ptx_stmt *s = module.top[i];
         struct ptx_stride_loop loop;
-        if (s->kind == PTX_FUNCTION && s->u.func.has_body && ptx_find_stride_loop(&s->u.func, &loop))
+        if (s->kind == PTX_FUNCTION && s->u.func.has_body &&
+            ptx_search_stride_loop(&s->u.func, &loop) == PTX_STRIDE_FOUND)
             fuzz_require(loop.bound_param >= 0 && (size_t)loop.bound_param < s->u.func.nparams,
                          "a stride loop's bound is one of the function's parameters");
     }

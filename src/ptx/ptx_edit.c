@@ -66,10 +66,9 @@ int ptx_builder_finish(struct ptx_body_builder *b, struct ptx_function *f)
 
 struct ptx_stmt *ptx_copy_instruction(struct ptx_module *module, const struct ptx_stmt *s)
 {
-    struct ptx_stmt *copy = ptx_alloc(module, sizeof *copy);
+    struct ptx_stmt *copy = ptx_copy_stmt(module, s);
     if (copy == NULL)
         return NULL;
-    *copy = *s;
     const struct ptx_instruction *ins = &s->u.ins;
     size_t n = (size_t)ins->nmods + ins->nops;
     struct ptx_str *parts = ptx_alloc(module, (n + 1) * sizeof *parts);
@@ -284,10 +283,9 @@ int ptx_add_declaration(struct ptx_module *module, const char *text)
         for (size_t i = 0; i < at; i++)
             top[n++] = module->top[i];
         for (size_t i = 0; i < scratch.ntop; i++) {
-            struct ptx_stmt *copy = ptx_alloc(module, sizeof *copy);
+            struct ptx_stmt *copy = ptx_copy_stmt(module, scratch.top[i]);
             if (copy == NULL)
                 goto out;
-            *copy = *scratch.top[i];
             top[n++] = copy;
         }
         for (size_t i = at; i < module->ntop; i++)

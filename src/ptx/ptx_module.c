@@ -1,8 +1,11 @@
-/* Owns the memory of a parsed PTX module (an arena freed at once) and the
+/* Owns the memory of a parsed PTX module (an arena freed at once, with
+ * statements the size of their kind, so that memory stays proportional to
+ * the text with a small constant however tiny its statements) and the
  * small queries passes share: names, modifiers, state spaces, lookups. */
 #include "ptx/ptx_module.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +19,18 @@ struct ptx_arena {
 /* Chunks start small (most modules are) and double up to a limit. */
 enum { ARENA_FIRST_CHUNK = 64 << 10, ARENA_CHUNK = 4 << 20 };
 
-void *ptx_alloc(struct ptx_module *module, size_t size)
+void *ptx_alloc_aligned(struct ptx_module *module, size_t size, size_t align)
 {
-    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    /* Rounding the size as well keeps the next small block aligned without
+     * padding: statements are multiples of 8. */
+    size = (size + align - 1) & ~(align - 1);
     struct ptx_arena *a = module->arena;
-    if (a == NULL || a->size - a->used < size) {
-        size_t chunk = a == NULL               ? ARENA_FIRST_CHUNK
-                       : a->size < ARENA_CHUNK ? a->size * 2
-                                               : ARENA_CHUNK;
+    size_t at = a ? (a->used + align - 1) & ~(align - 1) : 0;
+    if (a == NULL || at > a->size || a->size - at < size) {
+        size_t chunk = a == NULL                     ? ARENA_FIRST_CHUNK
+                       : a->size < ARENA_FIRST_CHUNK ? ARENA_FIRST_CHUNK
+                       : a->size < ARENA_CHUNK       ? a->size * 2
+                                                     : ARENA_CHUNK;
         if (size > chunk / 4)
             chunk = size;
         struct ptx_arena *fresh = malloc(sizeof *fresh + chunk);
@@ -41,10 +48,104 @@ void *ptx_alloc(struct ptx_module *module, size_t size)
             module->arena = fresh;
         }
         a = fresh;
+        at = 0;
     }
-    void *p = (char *)a->data + a->used;
-    a->used += size;
+    void *p = (char *)a->data + at;
+    a->used = at + size;
     return p;
+}
+
+void *ptx_alloc(struct ptx_module *module, size_t size)
+{
+    return ptx_alloc_aligned(module, size, sizeof(max_align_t));
+}
+
+/* An owned array is an arena chunk of its own, all of it used, so that
+ * adopting it is linking it into the chain. */
+static struct ptx_arena *owned_chunk(void *data)
+{
+    return (struct ptx_arena *)(void *)((char *)data - offsetof(struct ptx_arena, data));
+}
+
+void *ptx_owned_grow(void *data, size_t size)
+{
+    struct ptx_arena *a = realloc(data ? owned_chunk(data) : NULL, sizeof *a + size);
+    if (a == NULL)
+        return NULL;
+    a->next = NULL;
+    a->used = a->size = size;
+    return a->data;
+}
+
+void ptx_owned_adopt(struct ptx_module *module, void *data)
+{
+    struct ptx_arena *a = owned_chunk(data), *head = module->arena;
+    if (head == NULL) {
+        a->next = NULL;
+        module->arena = a;
+    } else {
+        a->next = head->next;
+        head->next = a;
+    }
+}
+
+void ptx_owned_free(void *data)
+{
+    if (data)
+        free(owned_chunk(data));
+}
+
+size_t ptx_module_heap_bytes(const struct ptx_module *module)
+{
+    size_t n = 0;
+    for (const struct ptx_arena *a = module->arena; a != NULL; a = a->next)
+        n += sizeof *a + a->used;
+    return n;
+}
+
+size_t ptx_stmt_size(enum ptx_stmt_kind kind)
+{
+    size_t member = 0;
+    switch (kind) {
+    case PTX_VERBATIM:
+    case PTX_DIRECTIVE:
+    case PTX_LABEL:
+        member = sizeof(struct ptx_str);
+        break;
+    case PTX_VARIABLE:
+        member = sizeof(struct ptx_variable);
+        break;
+    case PTX_FUNCTION:
+        member = sizeof(struct ptx_function);
+        break;
+    case PTX_INSTRUCTION:
+        member = sizeof(struct ptx_instruction);
+        break;
+    case PTX_BLOCK_OPEN:
+    case PTX_BLOCK_CLOSE:
+        break;
+    }
+    return offsetof(struct ptx_stmt, u) + member;
+}
+
+struct ptx_stmt *ptx_new_stmt(struct ptx_module *module, enum ptx_stmt_kind kind)
+{
+    size_t size = ptx_stmt_size(kind);
+    struct ptx_stmt *s = ptx_alloc_aligned(module, size, _Alignof(struct ptx_stmt));
+    if (s != NULL) {
+        memset(s, 0, size);
+        s->kind = kind;
+    }
+    return s;
+}
+
+struct ptx_stmt *ptx_copy_stmt(struct ptx_module *module, const struct ptx_stmt *s)
+{
+    size_t size = ptx_stmt_size(s->kind);
+    struct ptx_stmt *copy = ptx_alloc_aligned(module, size, _Alignof(struct ptx_stmt));
+    if (copy != NULL)
+        memcpy(copy, s, size);
+    return copy;
 }
 
 char *ptx_format(struct ptx_module *module, const char *fmt, ...)

@@ -76,9 +76,13 @@ struct ptx_instruction {
     struct ptx_str *ops; /* operands, trimmed, as written */
 };
 
+/* A statement is allocated with the size its kind needs (ptx_stmt_size):
+ * a '{' is 16 bytes, not the size of a function. Only the member of u that
+ * its kind names may be read, and a statement is never copied as a whole
+ * struct: copy ptx_stmt_size(kind) bytes. */
 struct ptx_stmt {
     enum ptx_stmt_kind kind;
-    bool unparsed;   /* PTX_VERBATIM in a body: a statement the parser did not understand */
+    bool unparsed;   /* PTX_VERBATIM: a statement the parser did not understand */
     const char *pos; /* where it starts in the text it was parsed from */
     union {
         struct ptx_str text; /* VERBATIM, DIRECTIVE (whole text, terminator included), LABEL name */
@@ -86,8 +90,18 @@ struct ptx_stmt {
         struct ptx_function func;
         struct ptx_instruction ins;
     } u;
-    struct ptx_str word; /* DIRECTIVE and top-level VERBATIM: ".reg", ".version", ... */
 };
+
+struct ptx_module;
+
+/* Bytes a statement of this kind takes: its header and its member of u. */
+size_t ptx_stmt_size(enum ptx_stmt_kind kind);
+/* A fresh statement of this kind in the module's arena: its header set
+ * (pos NULL), its member of u zeroed; NULL when memory runs out. */
+struct ptx_stmt *ptx_new_stmt(struct ptx_module *module, enum ptx_stmt_kind kind);
+/* A shallow copy of s in the module's arena (its arrays shared); NULL when
+ * memory runs out. */
+struct ptx_stmt *ptx_copy_stmt(struct ptx_module *module, const struct ptx_stmt *s);
 
 struct ptx_arena;
 
@@ -129,8 +143,24 @@ char *ptx_print(const struct ptx_module *module, size_t *length);
 
 void ptx_module_free(struct ptx_module *module);
 
-/* Memory that lives as long as the module. */
+/* Memory that lives as long as the module, aligned for any type. */
 void *ptx_alloc(struct ptx_module *module, size_t size);
+/* The same aligned to `align` only (a power of two, at most that of
+ * max_align_t): statements and pointer arrays, which need 8, not 16. */
+void *ptx_alloc_aligned(struct ptx_module *module, size_t size, size_t align);
+/* An array the parser grows with realloc while it does not know its size
+ * (a function's body) and then gives to the module without copying it:
+ * ptx_owned_grow reallocates `data` (NULL at first) to hold `size` bytes
+ * and returns the new data or NULL (the old then stays valid);
+ * ptx_owned_adopt makes the module free it with its arena;
+ * ptx_owned_free frees one not adopted. */
+void *ptx_owned_grow(void *data, size_t size);
+void ptx_owned_adopt(struct ptx_module *module, void *data);
+void ptx_owned_free(void *data);
+/* Bytes of heap the module holds: chunk headers and what is used of its
+ * arena's chunks (a chunk's unused tail is address space never touched).
+ * For tests that bound memory per byte of text. */
+size_t ptx_module_heap_bytes(const struct ptx_module *module);
 /* printf into the module's arena; NULL when memory runs out. */
 char *ptx_format(struct ptx_module *module, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

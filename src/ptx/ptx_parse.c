@@ -18,8 +18,11 @@ struct parser {
     const char *too_deep; /* the '{' that nests deeper than PTX_MAX_BLOCK_DEPTH */
 };
 
-/* A growable array of statement pointers, malloc'd while it grows and
- * copied into the arena when done. */
+/* A growable array of statement pointers, malloc'd while it grows (with
+ * ptx_owned_grow). Done, a short one is copied into the arena and the
+ * array kept for the next list; a long one is given to the module as it
+ * is, since copying it would double the peak for a body of a million
+ * statements. */
 struct stmt_list {
     struct ptx_stmt **items;
     size_t count, cap;
@@ -33,7 +36,7 @@ static bool list_push(struct parser *ps, struct stmt_list *l, struct ptx_stmt *s
         return true; /* all of it was an open string or comment, cut off: nothing */
     if (l->count == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
-        struct ptx_stmt **grown = realloc(l->items, cap * sizeof *grown);
+        struct ptx_stmt **grown = ptx_owned_grow(l->items, cap * sizeof *grown);
         if (grown == NULL) {
             ps->out_of_memory = true;
             return false;
@@ -45,10 +48,24 @@ static bool list_push(struct parser *ps, struct stmt_list *l, struct ptx_stmt *s
     return true;
 }
 
+/* Lists up to this many bytes are copied; longer ones adopted. */
+enum { LIST_COPY_MAX = 4096 };
+
 static struct ptx_stmt **list_finish(struct parser *ps, struct stmt_list *l, size_t *count)
 {
     *count = l->count;
-    struct ptx_stmt **items = ptx_alloc(ps->m, (l->count ? l->count : 1) * sizeof *items);
+    if (l->count * sizeof *l->items > LIST_COPY_MAX) {
+        /* Shrinking in place: the unused tail goes back. */
+        struct ptx_stmt **items = ptx_owned_grow(l->items, l->count * sizeof *items);
+        if (items == NULL)
+            items = l->items;
+        ptx_owned_adopt(ps->m, items);
+        l->items = NULL;
+        l->count = l->cap = 0;
+        return items;
+    }
+    struct ptx_stmt **items = ptx_alloc_aligned(ps->m, (l->count ? l->count : 1) * sizeof *items,
+                                                _Alignof(struct ptx_stmt *));
     if (items == NULL)
         ps->out_of_memory = true;
     else if (l->count)
@@ -59,13 +76,11 @@ static struct ptx_stmt **list_finish(struct parser *ps, struct stmt_list *l, siz
 
 static struct ptx_stmt *new_stmt(struct parser *ps, enum ptx_stmt_kind kind)
 {
-    struct ptx_stmt *s = ptx_alloc(ps->m, sizeof *s);
+    struct ptx_stmt *s = ptx_new_stmt(ps->m, kind);
     if (s == NULL) {
         ps->out_of_memory = true;
         return NULL;
     }
-    memset(s, 0, sizeof *s);
-    s->kind = kind;
     s->pos = ps->stmt_start;
     return s;
 }
@@ -504,6 +519,23 @@ static struct ptx_stmt *verbatim(struct parser *ps, const char *from, const char
     return s;
 }
 
+/* A run of empty statements from the ';' at ps->p: ';'s with only space
+ * and comments between. ptxas rejects an empty statement, so the run is
+ * kept, unparsed, to be printed as it was; as one statement, so that a
+ * text of nothing but ';' does not cost a statement per byte. */
+static struct ptx_stmt *empty_statements(struct parser *ps)
+{
+    const char *start = ps->p, *last = ps->p;
+    for (const char *q = start + 1;;) {
+        q = skip_space_at(q, ps->end);
+        if (q >= ps->end || *q != ';')
+            break;
+        last = q++;
+    }
+    ps->p = last + 1;
+    return verbatim(ps, start, last + 1, true);
+}
+
 /* A statement up to and including its ';'. One the text ends inside ends
  * where complete_end says, and so does the text. */
 static const char *through_semicolon(struct parser *ps, bool stop_at_close)
@@ -598,7 +630,17 @@ static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
         return NULL;
     ins.nmods = (uint32_t)nmods;
     ins.nops = (uint32_t)nops;
-    ins.mods = ptx_alloc(ps->m, (nmods + (size_t)nops + 1) * sizeof(struct ptx_str));
+    if (nmods + (size_t)nops == 0) {
+        /* "ret;": no array (a text of them would pay 16 bytes a statement
+         * for nothing); an empty one nobody writes, never NULL, which
+         * memcpy and pointer arithmetic must not see. */
+        static struct ptx_str no_parts[1];
+        ins.mods = ins.ops = no_parts;
+        s->u.ins = ins;
+        return s;
+    }
+    ins.mods = ptx_alloc_aligned(ps->m, (nmods + (size_t)nops) * sizeof(struct ptx_str),
+                                 _Alignof(struct ptx_str));
     if (ins.mods == NULL) {
         ps->out_of_memory = true;
         return NULL;
@@ -620,6 +662,8 @@ static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool
     const char *start = ps->p;
     ps->stmt_start = start;
     char c = *start;
+    if (c == ';')
+        return empty_statements(ps);
     if (c == '{') {
         ps->p++;
         ++*depth;
@@ -636,10 +680,8 @@ static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool
                                                            : through_semicolon(ps, stop_at_close);
         ps->p = to;
         struct ptx_stmt *s = new_stmt(ps, PTX_DIRECTIVE);
-        if (s) {
+        if (s)
             s->u.text = trim(slice(start, to));
-            s->word = word;
-        }
         return s;
     }
     if (c != '@' && c != '%' && is_ident_start(c)) {
@@ -704,7 +746,7 @@ int ptx_parse_statements(struct ptx_module *module, const char *text, struct ptx
         unparsed |= s->unparsed;
     }
     *out = list_finish(&ps, &list, count);
-    free(list.items);
+    ptx_owned_free(list.items);
     /* Blocks may open in one call and close in a later one. */
     return ps.out_of_memory || unparsed ? -1 : 0;
 }
@@ -865,6 +907,8 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
 {
     const char *start = ps->p;
     ps->stmt_start = start;
+    if (*start == ';')
+        return empty_statements(ps);
     if (*start != '.') {
         const char *to = through_semicolon(ps, false);
         ps->p = to;
@@ -875,8 +919,6 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
         const char *to = line_end(ps->p, ps->end);
         ps->p = to;
         struct ptx_stmt *s = verbatim(ps, start, to, false);
-        if (s)
-            s->word = word;
         if (ptx_str_is(word, ".target"))
             ps->m->target_arch = arch_of_target(slice(start, to));
         return s;
@@ -887,8 +929,6 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
         const char *to = close ? close + 1 : (ps->end = complete_end(start, ps->end, false));
         ps->p = to;
         struct ptx_stmt *s = verbatim(ps, start, to, false);
-        if (s)
-            s->word = word;
         return s;
     }
     bool external = false;
@@ -905,8 +945,6 @@ static struct ptx_stmt *parse_top_statement(struct parser *ps, struct stmt_list 
     const char *to = through_semicolon(ps, false);
     ps->p = to;
     struct ptx_stmt *s = verbatim(ps, start, to, false);
-    if (s)
-        s->word = word;
     return s;
 }
 
@@ -929,8 +967,8 @@ int ptx_parse(const char *text, size_t size, struct ptx_module *module)
             break;
     }
     module->top = list_finish(&ps, &top, &module->ntop);
-    free(top.items);
-    free(body.items);
+    ptx_owned_free(top.items);
+    ptx_owned_free(body.items);
     if (ps.out_of_memory || ps.too_deep) {
         ptx_module_free(module);
         if (ps.out_of_memory) {

@@ -6,8 +6,9 @@
  * %ctaid + offset, every read of %nctaid.{x,y,z} the full grid. Device
  * functions cannot see kernel parameters, so when one reads these registers
  * the kernels copy __mgpu_grid into shared memory on entry and the function
- * reads it there. A kernel's grid-stride loop, found before that rewriting,
- * is rewritten after it (ptx_stride_loop.c). */
+ * reads it there. A kernel's grid-stride loop, found on the module as
+ * parsed (struct ptx_stride_plan: the loops the analysis reports), is
+ * rewritten after that rewriting (ptx_stride_loop.c). */
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_passes.h"
 #include "ptx/ptx_stride_loop.h"
@@ -186,8 +187,9 @@ static bool mark_grid_readers(struct ptx_module *m, bool *direct, bool *reads)
     return true;
 }
 
-int ptx_pass_block_offset(struct ptx_module *m)
+int ptx_pass_block_offset(struct ptx_module *m, const struct ptx_stride_plan *loops)
 {
+    size_t next_loop = 0;
     bool *direct = calloc(2 * (m->ntop + 1), sizeof *direct);
     if (direct == NULL)
         return -1;
@@ -208,11 +210,13 @@ int ptx_pass_block_offset(struct ptx_module *m)
         if (f->is_entry && add_grid_param(m, f) != 0)
             goto out;
         bool copy_to_shared = f->is_entry && reads[i];
-        struct ptx_stride_loop loop;
-        bool stride_loop = ptx_find_stride_loop(f, &loop);
+        /* The plan's loops are in the module's order, as these functions. */
+        const struct ptx_stride_loop *loop = NULL;
+        if (next_loop < loops->nfound && loops->found[next_loop].f == f)
+            loop = &loops->found[next_loop++].loop;
         if ((direct[i] || copy_to_shared) && rewrite_function(m, f, copy_to_shared) != 0)
             goto out;
-        if (stride_loop && ptx_rewrite_stride_loop(m, f, &loop) != 0)
+        if (loop != NULL && ptx_rewrite_stride_loop(m, f, loop) != 0)
             goto out;
     }
     rc = 0;

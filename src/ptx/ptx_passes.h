@@ -31,7 +31,10 @@ _Static_assert(sizeof(struct mgpu_grid_param) == MGPU_PTX_GRID_PARAM_SIZE, "__mg
 /* u64 addresses of the home module's globals, filled by the runtime. */
 #define MGPU_PTX_GLOBALS_TABLE "__mgpu_globals"
 
-int ptx_pass_block_offset(struct ptx_module *m);
+struct ptx_stride_plan;
+/* loops: the grid-stride loops to rewrite, found on the module as parsed
+ * (ptx_stride_plan_build), before any pass. */
+int ptx_pass_block_offset(struct ptx_module *m, const struct ptx_stride_plan *loops);
 int ptx_pass_scope(struct ptx_module *m);
 int ptx_pass_device_ordinal(struct ptx_module *m);
 

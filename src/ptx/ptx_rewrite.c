@@ -2,6 +2,8 @@
  * naming them. */
 #include "ptx/ptx_rewrite.h"
 
+#include "ptx/ptx_stride_loop.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,11 +52,17 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
         snprintf(err, errlen, "cannot parse %zu bytes of PTX: %s", size, m.error);
         return strcmp(m.error, "out of memory") == 0 ? MGPU_PTX_REWRITE_NO_MEMORY : -1;
     }
-    /* The analysis and the passes other than the globals' fail for nothing
-     * but memory. */
+    /* The analysis, the loop search and the passes other than the
+     * globals' fail for nothing but memory. */
     int rc = MGPU_PTX_REWRITE_NO_MEMORY;
+    struct ptx_stride_plan loops = {NULL, 0};
     if ((passes & MGPU_PASS_ANALYZE) && mgpu_ptx_analyze(&m, &out->analysis) != 0) {
         snprintf(err, errlen, "out of memory analysing PTX");
+        goto out;
+    }
+    /* Before any pass changes the bodies, as the analysis saw them. */
+    if ((passes & MGPU_PASS_BLOCK_OFFSET) && ptx_stride_plan_build(&m, &loops) != 0) {
+        snprintf(err, errlen, "out of memory searching for grid-stride loops");
         goto out;
     }
     /* Globals first: the block-offset pass wraps instructions in blocks and
@@ -66,7 +74,7 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
         goto out;
     }
     snprintf(err, errlen, "out of memory rewriting PTX");
-    if ((passes & MGPU_PASS_BLOCK_OFFSET) && ptx_pass_block_offset(&m) != 0)
+    if ((passes & MGPU_PASS_BLOCK_OFFSET) && ptx_pass_block_offset(&m, &loops) != 0)
         goto out;
     if ((passes & MGPU_PASS_SCOPE) && ptx_pass_scope(&m) != 0)
         goto out;
@@ -77,6 +85,7 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
         goto out;
     rc = 0;
 out:
+    ptx_stride_plan_free(&loops);
     ptx_module_free(&m);
     if (rc != 0)
         mgpu_ptx_rewrite_free(out);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+void *(*ptx_stride_loop_calloc)(size_t count, size_t size) = calloc;
+
 enum value {
     V_OTHER,
     V_CTAID,
@@ -258,12 +260,12 @@ static int index_build(struct function_index *x, const struct ptx_function *f)
     }
     if (x->out_of_memory)
         return -1;
-    x->info = calloc(x->names.count + 1, sizeof *x->info);
-    x->label_at = calloc(x->labels.count + 1, sizeof *x->label_at);
-    x->label_branches = calloc(x->labels.count + 1, sizeof *x->label_branches);
-    x->run_end = calloc(n + 1, sizeof *x->run_end);
-    x->run_start = calloc(n + 1, sizeof *x->run_start);
-    x->candidates_at_head = calloc(n + 1, sizeof *x->candidates_at_head);
+    x->info = ptx_stride_loop_calloc(x->names.count + 1, sizeof *x->info);
+    x->label_at = ptx_stride_loop_calloc(x->labels.count + 1, sizeof *x->label_at);
+    x->label_branches = ptx_stride_loop_calloc(x->labels.count + 1, sizeof *x->label_branches);
+    x->run_end = ptx_stride_loop_calloc(n + 1, sizeof *x->run_end);
+    x->run_start = ptx_stride_loop_calloc(n + 1, sizeof *x->run_start);
+    x->candidates_at_head = ptx_stride_loop_calloc(n + 1, sizeof *x->candidates_at_head);
     if (!x->info || !x->label_at || !x->label_branches || !x->run_end || !x->run_start ||
         !x->candidates_at_head)
         return -1;
@@ -292,7 +294,7 @@ static int index_build(struct function_index *x, const struct ptx_function *f)
                 x->label_branches[id]++;
         }
     }
-    x->readers = calloc(d.reads + 1, sizeof *x->readers);
+    x->readers = ptx_stride_loop_calloc(d.reads + 1, sizeof *x->readers);
     if (x->readers == NULL)
         return -1;
     uint32_t next = 0;
@@ -767,9 +769,44 @@ enum ptx_stride_search ptx_search_stride_loop(const struct ptx_function *f,
     return result;
 }
 
-bool ptx_find_stride_loop(const struct ptx_function *f, struct ptx_stride_loop *out)
+int ptx_stride_plan_build(const struct ptx_module *m, struct ptx_stride_plan *plan)
 {
-    return ptx_search_stride_loop(f, out) == PTX_STRIDE_FOUND;
+    memset(plan, 0, sizeof *plan);
+    size_t cap = 0;
+    for (size_t t = 0; t < m->ntop; t++) {
+        if (m->top[t]->kind != PTX_FUNCTION)
+            continue;
+        const struct ptx_function *f = &m->top[t]->u.func;
+        struct ptx_stride_loop loop;
+        switch (ptx_search_stride_loop(f, &loop)) {
+        case PTX_STRIDE_FOUND:
+            break;
+        case PTX_STRIDE_NO_MEMORY:
+            ptx_stride_plan_free(plan);
+            return -1;
+        case PTX_STRIDE_NONE:
+        case PTX_STRIDE_TOO_COMPLEX:
+            continue;
+        }
+        if (plan->nfound == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct ptx_stride_plan_entry *grown = realloc(plan->found, cap * sizeof *grown);
+            if (grown == NULL) {
+                ptx_stride_plan_free(plan);
+                return -1;
+            }
+            plan->found = grown;
+        }
+        plan->found[plan->nfound].f = f;
+        plan->found[plan->nfound++].loop = loop;
+    }
+    return 0;
+}
+
+void ptx_stride_plan_free(struct ptx_stride_plan *plan)
+{
+    free(plan->found);
+    memset(plan, 0, sizeof *plan);
 }
 
 /* Rewriting: the three places, each given text that reads __mgpu_grid. */

@@ -54,8 +54,31 @@ enum ptx_stride_search {
  * and memory are linear in f; the steps are bounded by the budget. */
 enum ptx_stride_search ptx_search_stride_loop(const struct ptx_function *f,
                                               struct ptx_stride_loop *loop);
-/* The same, for the rewriting pass: true only for PTX_STRIDE_FOUND. */
-bool ptx_find_stride_loop(const struct ptx_function *f, struct ptx_stride_loop *loop);
+
+/* The loops of a module's kernels, searched for once on the module as
+ * parsed: the analysis (ptx_analysis.c) reports its loops from the module
+ * as parsed, and the runtime cuts a kernel by iterations on its word, but
+ * the block-offset pass runs after the module-globals pass has wrapped
+ * instructions in blocks, which can change what a new search finds. So
+ * the pass rewrites exactly the loops found here, one decision with the
+ * analysis's: a kernel over the search's budget (PTX_STRIDE_TOO_COMPLEX,
+ * which the analysis reports as too complex to split) has no entry and its
+ * loop is left alone. */
+struct ptx_stride_plan {
+    struct ptx_stride_plan_entry {
+        const struct ptx_function *f;
+        struct ptx_stride_loop loop;
+    } *found; /* in the module's order */
+    size_t nfound;
+};
+/* Returns 0, or -1 when memory runs out (a search's PTX_STRIDE_NO_MEMORY
+ * included). */
+int ptx_stride_plan_build(const struct ptx_module *m, struct ptx_stride_plan *plan);
+void ptx_stride_plan_free(struct ptx_stride_plan *plan);
+
+/* For tests: the allocator the search's index uses (calloc), so that a
+ * test can make it fail. */
+extern void *(*ptx_stride_loop_calloc)(size_t count, size_t size);
 
 /* After the block-offset pass (which added __mgpu_grid to f): makes the
  * loop found before it run the iterations __mgpu_grid names when its

@@ -454,6 +454,52 @@ static void test_nesting_limit(void)
     free(text);
 }
 
+/* Memory is proportional to the text with a small constant however tiny
+ * its statements: a megabyte of ';', '{}', 'ret;' or 'x;' in a kernel (or
+ * ';' at the top level) holds at most 40 bytes of module per byte of text.
+ * (A statement the size of a function for each '{' and ';' took 144.) A
+ * run of ';' is one statement that prints back as it was: ptxas rejects
+ * an empty statement, so the printed text must still be rejected. */
+static void test_memory_per_byte(void)
+{
+    static const char head[] = ".version 8.0\n.target sm_90\n.entry f()\n{\n";
+    static const char *const units[] = {";", "{}", "ret;", "x;", " ; ", NULL};
+    size_t body = 1 << 20;
+    char *text = malloc(sizeof head + body + 2);
+    for (int top = 0; top < 2; top++)
+        for (const char *const *u = units; *u; u++) {
+            if (top && strcmp(*u, ";") != 0)
+                continue;
+            size_t n = top ? 0 : sizeof head - 1, len = strlen(*u);
+            memcpy(text, head, n);
+            for (size_t i = 0; i + len <= body; i += len, n += len)
+                memcpy(text + n, *u, len);
+            if (!top)
+                text[n++] = '}';
+            text[n] = '\0';
+            struct ptx_module m;
+            CHECK(ptx_parse(text, n, &m) == 0);
+            size_t held = ptx_module_heap_bytes(&m);
+            if (held > 40 * n)
+                fprintf(stderr, "%s%s: %zu bytes of module for %zu of text\n",
+                        top ? "top level " : "", *u, held, n);
+            CHECK(held <= 40 * n);
+            if (*u[0] == ';' || *u[0] == ' ') {
+                /* all the ';' are one statement, printed as they were */
+                const struct ptx_function *f = &m.top[m.ntop - 1]->u.func;
+                struct ptx_stmt **list = top ? m.top : f->body;
+                size_t count = top ? m.ntop : f->nbody;
+                CHECK(count == 1 && list[0]->kind == PTX_VERBATIM && list[0]->unparsed);
+                size_t plen;
+                char *printed = ptx_print(&m, &plen);
+                CHECK(printed != NULL && strstr(printed, *u[0] == ';' ? ";;;;" : ";  ;  ;") != NULL);
+                free(printed);
+            }
+            ptx_module_free(&m);
+        }
+    free(text);
+}
+
 /* Parses, prints, analyses and rewrites; whatever the text, no crash. */
 static void exercise(const char *text, size_t size)
 {
@@ -536,12 +582,20 @@ static char *stride_variant(const char *marker, const char *text)
     return out;
 }
 
+static void *failing_calloc(size_t count, size_t size)
+{
+    (void)count;
+    (void)size;
+    return NULL;
+}
+
 static bool finds_stride_loop(const char *ptx, struct ptx_stride_loop *loop)
 {
     struct ptx_module m;
     if (ptx_parse(ptx, strlen(ptx), &m) != 0)
         return false;
-    bool found = ptx_find_stride_loop(function_named(&m, "saxpy"), loop);
+    bool found =
+        ptx_search_stride_loop(function_named(&m, "saxpy"), loop) == PTX_STRIDE_FOUND;
     ptx_module_free(&m);
     return found;
 }
@@ -623,6 +677,33 @@ static void test_stride_loop(void)
     CHECK(out != NULL && rw.analysis.nkernels == 1 &&
           rw.analysis.kernels[0].stride_bound_param == 0);
     mgpu_ptx_rewrite_free(&rw);
+
+    /* A __device__ variable read in the loop: the module-globals pass wraps
+     * the read in a block before the block-offset pass runs, and a search
+     * then found no loop, while the analysis (of the module as parsed) told
+     * the runtime to cut the kernel by iterations. The pass rewrites the
+     * loops the analysis found. */
+    static char with_global[sizeof stride_loop + 256];
+    snprintf(with_global, sizeof with_global, "%s",
+             stride_variant("// BODY\n", "ld.global.f32 %f5, [g];\nst.global.f32 [%rd16], %f5;\n"));
+    char *decls = strstr(with_global, ".visible .entry");
+    memmove(decls + 25, decls, strlen(decls) + 1);
+    memcpy(decls, ".global .align 4 .f32 g;\n", 25);
+    out = rewrite(with_global, MGPU_PASS_ALL | MGPU_PASS_ANALYZE, &rw);
+    CHECK(out != NULL && rw.analysis.nkernels == 1 &&
+          rw.analysis.kernels[0].stride_bound_param == 0);
+    CHECK_CONTAINS(out, "ld.const.u64 \t%__mgpu_global_0, [__mgpu_globals+0];");
+    CHECK_CONTAINS(out, "setp.lt.u64 \t%p2, %rd17, %__mgpu_end;");
+    mgpu_ptx_rewrite_free(&rw);
+
+    /* Memory running out in the search fails the pass, with the reason,
+     * instead of leaving the loop as if there were none. */
+    ptx_stride_loop_calloc = failing_calloc;
+    char err[256] = "";
+    CHECK(mgpu_ptx_rewrite(stride_loop, sizeof stride_loop - 1, MGPU_PASS_BLOCK_OFFSET, &rw, err,
+                           sizeof err) == -1);
+    CHECK_STR(err, "out of memory searching for grid-stride loops");
+    ptx_stride_loop_calloc = calloc;
 }
 
 /* --- cost: inputs built to make the analyses slow --------------------------- */
@@ -760,6 +841,11 @@ static void test_cost_budget(void)
     CHECK(a.nkernels == 1 && a.kernels[0].why == MGPU_WHY_TOO_COMPLEX);
     CHECK_STR(mgpu_unsplittable_text(MGPU_WHY_TOO_COMPLEX), "too complex to analyse");
     mgpu_ptx_analysis_free(&a);
+    /* and, as the analysis said, its loop is not rewritten */
+    struct mgpu_ptx_rewrite rw;
+    const char *out = rewrite(t.p, MGPU_PASS_ALL, &rw);
+    CHECK(out != NULL && strstr(out, "__mgpu_end") == NULL);
+    mgpu_ptx_rewrite_free(&rw);
     /* The same kernel with a few tests is analysed in full. */
     t.n = 0;
     put(&t, "%s", ptx_header);
@@ -814,5 +900,6 @@ int main(void)
     test_long_call_chain();
     test_bounded_reads();
     test_nesting_limit();
+    test_memory_per_byte();
     CHECK_DONE();
 }
