@@ -25,7 +25,7 @@ export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppres
 run_case() {
   gpus=$1 fork_join=$2; shift 2
   MGPU_FORK_JOIN=$fork_join "$MGPU_RUN" --gpus "$gpus" tests/stress/stress_client_tsan \
-    --threads 8 --seconds "$seconds" --max-bytes 3M --buffers 4 "$@" \
+    --threads 8 --seconds "$seconds" "$@" \
     > "$work/out" 2> "$work/err"
   status=$?
   if grep -q "WARNING: ThreadSanitizer" "$work/err" || [ $status -ne 0 ]; then
@@ -37,5 +37,7 @@ run_case() {
   pass "8 threads for ${seconds} s under --gpus $gpus, MGPU_FORK_JOIN=$fork_join $*: no race reported, results correct"
 }
 
-run_case 0x4 flags --seed 1
-run_case 0x2,1x2 events --seed 2 --nonblocking
+# Small buffers: many operations, allocations and launches; large ones
+# (above mgpu's 8 MiB) for copies split by owner over the workers.
+run_case 0x4 flags --seed 1 --max-bytes 3M --buffers 4
+run_case 0x2,1x2 events --seed 2 --nonblocking --max-bytes 12M --buffers 3

@@ -73,7 +73,7 @@ static struct {
     size_t min_bytes, max_bytes;
     unsigned buffers; /* most live buffers a thread owns */
     bool nonblocking;
-} opt = {8, 0, 0, 1, 4096, 6u << 20, 6, false};
+} opt = {8, 0, 0, 1, 4096, 16u << 20, 6, false};
 
 /* A device buffer and the host's copy of what it must hold. */
 struct buffer {
@@ -700,7 +700,7 @@ static void usage(FILE *f)
                "  --ops N         run N operations per thread instead\n"
                "  --seed S        the random seed (default 1)\n"
                "  --min-bytes B   smallest buffer (default 4K)\n"
-               "  --max-bytes B   largest buffer (default 6M)\n"
+               "  --max-bytes B   largest buffer (default 16M)\n"
                "  --buffers N     most buffers a thread holds at once (default 6)\n"
                "  --nonblocking   CU_STREAM_NON_BLOCKING streams (the client then orders\n"
                "                  its calls on the legacy stream itself)\n");
