@@ -37,6 +37,16 @@ run_case() {
   pass "8 threads for ${seconds} s under --gpus $gpus, MGPU_FORK_JOIN=$fork_join $*: no race reported, results correct"
 }
 
+# The detector is on, and a report fails the run: the client's own
+# deliberate race (--race) must be caught.
+MGPU_FORK_JOIN=flags "$MGPU_RUN" --gpus 0x4 tests/stress/stress_client_tsan --threads 8 --ops 30 \
+  --max-bytes 64K --race > "$work/out" 2> "$work/err"
+status=$?
+[ $status -eq 66 ] || { cat "$work/out" "$work/err"; fail "a deliberate race: exit status $status, not 66"; }
+expect_in "$work/err" "WARNING: ThreadSanitizer: data race"
+expect_match "$work/err" "worker_main .*stress_client.c"
+pass "a deliberate race in the client is reported (exit status 66)"
+
 # Small buffers: many operations, allocations and launches; large ones
 # (above mgpu's 8 MiB) for copies split by owner over the workers.
 run_case 0x4 flags --seed 1 --max-bytes 3M --buffers 4

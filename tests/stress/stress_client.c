@@ -9,7 +9,7 @@
  * main thread, are read by all threads.
  *
  * Usage: stress_client [--threads N] [--seconds S] [--ops N] [--seed S]
- *                      [--min-bytes B] [--max-bytes B] [--buffers N] [--nonblocking]
+ *                      [--min-bytes B] [--max-bytes B] [--buffers N] [--nonblocking] [--race]
  * Prints one line `error: cuXxx returned NAME (thread T, op #N)` on a
  * failed call, or where and what on a wrong value, with status 1; else the
  * totals and `stress_client: results correct`, status 0. */
@@ -73,7 +73,8 @@ static struct {
     size_t min_bytes, max_bytes;
     unsigned buffers; /* most live buffers a thread owns */
     bool nonblocking;
-} opt = {8, 0, 0, 1, 4096, 16u << 20, 6, false};
+    bool race; /* --race: a deliberate data race, to show the race detector is on */
+} opt = {8, 0, 0, 1, 4096, 16u << 20, 6, false, false};
 
 /* A device buffer and the host's copy of what it must hold. */
 struct buffer {
@@ -109,6 +110,7 @@ struct worker {
 };
 
 static CUcontext context;
+static unsigned long raced; /* written by every thread unguarded with --race */
 static CUfunction axpy_kernel, fill_kernel;
 static struct buffer shared[SHARED_BUFFERS];
 static struct timespec start;
@@ -630,6 +632,8 @@ static void *worker_main(void *arg)
             break;
         w->op++;
         run_op(w, random_op(w));
+        if (opt.race)
+            raced++;
     }
     finish(w);
     return NULL;
@@ -695,6 +699,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: stress_client [--threads N] [--seconds S | --ops N] [--seed S]\n"
                "                     [--min-bytes B] [--max-bytes B] [--buffers N] [--nonblocking]\n"
+               "                     [--race]\n"
                "  --threads N     host threads, each with its own stream (default 8)\n"
                "  --seconds S     run for S seconds (default 5)\n"
                "  --ops N         run N operations per thread instead\n"
@@ -703,7 +708,9 @@ static void usage(FILE *f)
                "  --max-bytes B   largest buffer (default 16M)\n"
                "  --buffers N     most buffers a thread holds at once (default 6)\n"
                "  --nonblocking   CU_STREAM_NON_BLOCKING streams (the client then orders\n"
-               "                  its calls on the legacy stream itself)\n");
+               "                  its calls on the legacy stream itself)\n"
+               "  --race          race on a counter of the client's own, for checking that\n"
+               "                  a race detector is on\n");
 }
 
 static void parse_options(int argc, char **argv)
@@ -713,7 +720,8 @@ static void parse_options(int argc, char **argv)
         {"ops", required_argument, NULL, 'n'},       {"seed", required_argument, NULL, 'r'},
         {"min-bytes", required_argument, NULL, 'a'}, {"max-bytes", required_argument, NULL, 'b'},
         {"buffers", required_argument, NULL, 'k'},   {"nonblocking", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+        {"race", no_argument, NULL, 'R'},            {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "t:s:n:r:h", options, NULL)) != -1) {
@@ -726,6 +734,7 @@ static void parse_options(int argc, char **argv)
         case 'b': opt.max_bytes = (size_t)parse_size(optarg, "--max-bytes"); break;
         case 'k': opt.buffers = (unsigned)parse_size(optarg, "--buffers"); break;
         case 'N': opt.nonblocking = true; break;
+        case 'R': opt.race = true; break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
@@ -789,6 +798,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < OP_KINDS; k++)
         printf(" %s %lu%s", op_names[k], counts[k], k + 1 < OP_KINDS ? "," : "\n");
     printf("stress_client: %llu bytes checked\n", bytes);
+    if (opt.race)
+        printf("stress_client: %lu operations counted in the raced counter\n", raced);
     printf("stress_client: results correct\n");
     return 0;
 }
