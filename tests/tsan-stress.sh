@@ -24,7 +24,8 @@ export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppres
 # gpus fork_join client-options: one run, checked.
 run_case() {
   gpus=$1 fork_join=$2; shift 2
-  MGPU_FORK_JOIN=$fork_join "$MGPU_RUN" --gpus "$gpus" tests/stress/stress_client_tsan \
+  MGPU_FORK_JOIN=$fork_join FAKE_CUDA_LEAK_REPORT="$work/leaks" \
+    "$MGPU_RUN" --gpus "$gpus" tests/stress/stress_client_tsan \
     --threads 8 --seconds "$seconds" "$@" \
     > "$work/out" 2> "$work/err"
   status=$?
@@ -33,6 +34,10 @@ run_case() {
     fail "stress client under --gpus $gpus, MGPU_FORK_JOIN=$fork_join $*: exit status $status"
   fi
   expect_in "$work/out" "stress_client: results correct"
+  # The client freed everything, and mgpu gave its pool back.
+  for kind in physical mappings reservations device_allocations modules; do
+    expect_match "$work/leaks" "^$kind 0\$"
+  done
   grep "operations in" "$work/out"
   pass "8 threads for ${seconds} s under --gpus $gpus, MGPU_FORK_JOIN=$fork_join $*: no race reported, results correct"
 }
