@@ -3,7 +3,8 @@
  * and for long soaks on a real GPU: each thread owns a stream and a set of
  * device buffers and runs random operations on them (allocate, free, copies
  * in every direction, sync and async, memset, the two kernels of
- * ../fake/test_kernels.h, events, stream and context synchronisation),
+ * ../fake/test_kernels.h, events, stream and context synchronisation,
+ * pointer and memory queries, modules of its own loaded and unloaded),
  * keeps a host shadow of every buffer and checks the device's contents
  * exactly after synchronising. A few shared buffers, written once by the
  * main thread, are read by all threads.
@@ -51,11 +52,14 @@ enum op_kind {
     OP_EVENT_SYNC,
     OP_STREAM_SYNC,
     OP_CTX_SYNC,
+    OP_QUERY,
+    OP_MODULE,
     OP_KINDS
 };
 static const char *const op_names[OP_KINDS] = {
     "alloc", "free",   "free-async", "htod", "htod-async", "dtoh",        "dtoh-async",  "dtod",
     "dtod-async", "memset", "memset-async", "fill", "axpy", "event-sync", "stream-sync", "ctx-sync",
+    "query", "module",
 };
 /* How often each is drawn (where it applies). */
 static const unsigned op_weights[OP_KINDS] = {
@@ -63,6 +67,7 @@ static const unsigned op_weights[OP_KINDS] = {
     [OP_HTOD_ASYNC] = 6,  [OP_DTOH] = 5,         [OP_DTOH_ASYNC] = 5,   [OP_DTOD] = 3,
     [OP_DTOD_ASYNC] = 5,  [OP_MEMSET] = 3,       [OP_MEMSET_ASYNC] = 5, [OP_FILL] = 10,
     [OP_AXPY] = 10,       [OP_EVENT_SYNC] = 3,   [OP_STREAM_SYNC] = 3,  [OP_CTX_SYNC] = 1,
+    [OP_QUERY] = 2,       [OP_MODULE] = 1,
 };
 
 static struct {
@@ -531,6 +536,50 @@ static void do_axpy(struct worker *w)
     }
 }
 
+/* What the driver says of a pointer into a buffer: its allocation's start
+ * and size (mgpu answers for its pool, with tables other threads change),
+ * and the memory left. */
+static void do_query(struct worker *w)
+{
+    struct buffer *b = &w->live[below(&w->rng, w->nlive)];
+    size_t off = below(&w->rng, b->words);
+    CUdeviceptr base = 0, range_start = 0;
+    size_t bytes = 0, free_bytes = 0, total_bytes = 0;
+    CU(w, cuMemGetAddressRange(&base, &bytes, b->dev + off * 4));
+    CU(w, cuPointerGetAttribute(&range_start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, b->dev + off * 4));
+    CU(w, cuMemGetInfo(&free_bytes, &total_bytes));
+    if (base != b->dev || range_start != b->dev || bytes < b->words * 4 || free_bytes > total_bytes)
+        die("stress_client: wrong answer: thread %u, op #%lu: buffer #%u (0x%llx, %zu bytes) word "
+            "%zu: cuMemGetAddressRange says 0x%llx, %zu bytes; RANGE_START_ADDR 0x%llx; "
+            "cuMemGetInfo %zu free of %zu\n",
+            w->index, w->op, b->serial, (unsigned long long)b->dev, b->words * 4, off,
+            (unsigned long long)base, bytes, (unsigned long long)range_start, free_bytes, total_bytes);
+}
+
+/* A module of the thread's own: loaded, launched once (its kernels' first
+ * launch, while other threads launch theirs), unloaded. The launch must
+ * have run before the unload. */
+static void do_module(struct worker *w)
+{
+    struct buffer *b = &w->live[below(&w->rng, w->nlive)];
+    size_t off, len;
+    random_range(&w->rng, b->words, &off, &len);
+    CUmodule module;
+    CUfunction fill;
+    CU(w, cuModuleLoadData(&module, mgpu_test_kernels_ptx));
+    CU(w, cuModuleGetFunction(&fill, module, MGPU_TEST_FILL));
+    CUdeviceptr p = b->dev + off * 4;
+    uint32_t value = (uint32_t)next_random(&w->rng);
+    unsigned n = (unsigned)len, block = block_size(w), grid = (unsigned)((len + block - 1) / block);
+    void *params[] = {&p, &value, &n};
+    CU(w, cuLaunchKernel(fill, grid, 1, 1, block, 1, 1, 0, w->stream, params, NULL));
+    CU(w, cuStreamSynchronize(w->stream));
+    CU(w, cuModuleUnload(module));
+    for (size_t i = 0; i < len; i++)
+        b->shadow[off + i] = value + (uint32_t)i;
+    run_checks(w);
+}
+
 static void do_sync(struct worker *w, enum op_kind kind)
 {
     if (kind == OP_EVENT_SYNC) {
@@ -592,6 +641,8 @@ static void run_op(struct worker *w, enum op_kind k)
     case OP_MEMSET_ASYNC: do_memset(w, true); break;
     case OP_FILL: do_fill(w); break;
     case OP_AXPY: do_axpy(w); break;
+    case OP_QUERY: do_query(w); break;
+    case OP_MODULE: do_module(w); break;
     default: do_sync(w, k); break;
     }
     w->counts[k]++;
