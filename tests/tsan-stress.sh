@@ -57,6 +57,20 @@ run_case() {
   pass "8 threads for $seconds s under $what: no race reported, results correct"
 }
 
+# The client alone on the fake GPU, without mgpu, leaves nothing behind:
+# what is left under mgpu is mgpu's.
+mkdir -p "$work/driver"
+ln -s "$MGPU_DRIVER" "$work/driver/libcuda.so.1"
+FAKE_CUDA_GPUS=1 FAKE_CUDA_LEAK_REPORT="$work/leaks" LD_LIBRARY_PATH="$work/driver" \
+  tests/stress/stress_client --threads 8 --seconds 1 --max-bytes 3M > "$work/out" 2>&1 || {
+  cat "$work/out"; fail "the stress client on the fake GPU alone"; }
+expect_in "$work/out" "stress_client: results correct"
+for kind in physical mappings reservations device_allocations host_allocations streams events \
+            modules primary_retains contexts; do
+  expect_match "$work/leaks" "^$kind 0\$"
+done
+pass "the stress client alone frees everything it made"
+
 # The detector is on, and a report fails the run: the client's own
 # deliberate race (--race) must be caught.
 TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$supp" \

@@ -2,7 +2,8 @@
  * at once, for races in mgpu (under ThreadSanitizer, against the fake GPU)
  * and for long soaks on a real GPU: each thread owns a stream and a set of
  * device buffers and runs random operations on them (allocate, free, copies
- * in every direction, sync and async, memset, the two kernels of
+ * in every direction, sync and async, from pageable and page-locked host
+ * memory, memset, the two kernels of
  * ../fake/test_kernels.h, events, stream and context synchronisation,
  * pointer and memory queries, modules of its own loaded and unloaded),
  * keeps a host shadow of every buffer and checks the device's contents
@@ -37,12 +38,15 @@
 /* The kinds of operation, counted per thread and summed at the end. */
 enum op_kind {
     OP_ALLOC,
+    OP_ALLOC_ASYNC,
     OP_FREE,
     OP_FREE_ASYNC,
     OP_HTOD,
     OP_HTOD_ASYNC,
     OP_DTOH,
     OP_DTOH_ASYNC,
+    OP_HTOD_PINNED,
+    OP_DTOH_PINNED,
     OP_DTOD,
     OP_DTOD_ASYNC,
     OP_MEMSET,
@@ -57,17 +61,18 @@ enum op_kind {
     OP_KINDS
 };
 static const char *const op_names[OP_KINDS] = {
-    "alloc", "free",   "free-async", "htod", "htod-async", "dtoh",        "dtoh-async",  "dtod",
-    "dtod-async", "memset", "memset-async", "fill", "axpy", "event-sync", "stream-sync", "ctx-sync",
-    "query", "module",
+    "alloc",       "alloc-async", "free",        "free-async", "htod",         "htod-async",
+    "dtoh",        "dtoh-async",  "htod-pinned", "dtoh-pinned", "dtod",        "dtod-async",
+    "memset",      "memset-async", "fill",       "axpy",       "event-sync",   "stream-sync",
+    "ctx-sync",    "query",       "module",
 };
 /* How often each is drawn (where it applies). */
 static const unsigned op_weights[OP_KINDS] = {
-    [OP_ALLOC] = 6,       [OP_FREE] = 3,         [OP_FREE_ASYNC] = 1,   [OP_HTOD] = 4,
+    [OP_ALLOC] = 4,       [OP_ALLOC_ASYNC] = 2,  [OP_FREE] = 3,         [OP_FREE_ASYNC] = 1,   [OP_HTOD] = 4,
     [OP_HTOD_ASYNC] = 6,  [OP_DTOH] = 5,         [OP_DTOH_ASYNC] = 5,   [OP_DTOD] = 3,
     [OP_DTOD_ASYNC] = 5,  [OP_MEMSET] = 3,       [OP_MEMSET_ASYNC] = 5, [OP_FILL] = 10,
     [OP_AXPY] = 10,       [OP_EVENT_SYNC] = 3,   [OP_STREAM_SYNC] = 3,  [OP_CTX_SYNC] = 1,
-    [OP_QUERY] = 2,       [OP_MODULE] = 1,
+    [OP_QUERY] = 2,       [OP_MODULE] = 1,       [OP_HTOD_PINNED] = 3,  [OP_DTOH_PINNED] = 3,
 };
 
 static struct {
@@ -93,6 +98,7 @@ struct buffer {
  * (the shadow when it was queued) at the next synchronisation. */
 struct pending_check {
     uint32_t *got, *want;
+    bool got_pinned; /* `got` lies in the thread's pinned buffer: not freed */
     size_t words, offset;
     unsigned serial;
     int shared; /* the shared buffer's index, or -1 */
@@ -107,6 +113,11 @@ struct worker {
     CUevent event;
     struct buffer live[64];
     unsigned nlive, next_serial;
+    /* Page-locked host memory (cuMemAllocHost) for async copies that are
+     * truly async: handed out from the start, all of it free again once
+     * the stream has drained. */
+    uint32_t *pinned;
+    size_t pinned_used;
     struct pending_check *checks;
     size_t nchecks, checks_capacity;
     unsigned long op; /* the operation being run, for messages */
@@ -281,10 +292,25 @@ static void run_checks(struct worker *w)
     for (size_t i = 0; i < w->nchecks; i++) {
         struct pending_check *c = &w->checks[i];
         compare(w, c->got, c->want, c->words, c->offset, c->serial, c->shared, c->op);
-        free(c->got);
+        if (!c->got_pinned)
+            free(c->got);
         free(c->want);
     }
     w->nchecks = 0;
+    w->pinned_used = 0;
+}
+
+/* `words` of the pinned buffer, free until the stream next drains; when
+ * they do not fit, the stream is drained first. */
+static uint32_t *take_pinned(struct worker *w, size_t words)
+{
+    if (w->pinned_used + words > opt.max_bytes / 4) {
+        CU(w, cuStreamSynchronize(w->stream));
+        run_checks(w);
+    }
+    uint32_t *p = w->pinned + w->pinned_used;
+    w->pinned_used += words;
+    return p;
 }
 
 static struct pending_check *new_check(struct worker *w)
@@ -324,12 +350,15 @@ static uint32_t *random_data(uint64_t *rng, size_t words)
     return data;
 }
 
-static void do_alloc(struct worker *w)
+static void do_alloc(struct worker *w, bool async)
 {
     struct buffer *b = &w->live[w->nlive];
     b->words = random_words(&w->rng);
     b->serial = w->next_serial++;
-    CU(w, cuMemAlloc(&b->dev, b->words * 4));
+    if (async)
+        CU(w, cuMemAllocAsync(&b->dev, b->words * 4, w->stream));
+    else
+        CU(w, cuMemAlloc(&b->dev, b->words * 4));
     w->nlive++;
     b->shadow = must_alloc(b->words * 4);
     /* A new buffer's contents are unknown until written: fill it whole. */
@@ -405,6 +434,43 @@ static void do_dtoh(struct worker *w, bool async)
     CU(w, cuMemcpyDtoHAsync(got, b->dev + off * 4, len * 4, w->stream));
     struct pending_check *c = new_check(w);
     c->got = got;
+    c->got_pinned = false;
+    c->want = must_alloc(len * 4);
+    memcpy(c->want, b->shadow + off, len * 4);
+    c->words = len;
+    c->offset = off;
+    c->serial = b->serial;
+    c->shared = si;
+    c->op = w->op;
+}
+
+/* From page-locked memory the copy is truly async: the data stays as it
+ * is until the stream drains. */
+static void do_htod_pinned(struct worker *w)
+{
+    struct buffer *b = &w->live[below(&w->rng, w->nlive)];
+    size_t off, len;
+    random_range(&w->rng, b->words, &off, &len);
+    uint32_t *data = take_pinned(w, len);
+    bool floats = below(&w->rng, 2);
+    for (size_t i = 0; i < len; i++)
+        data[i] = floats ? random_small_float(&w->rng) : (uint32_t)next_random(&w->rng);
+    CU(w, cuMemcpyHtoDAsync(b->dev + off * 4, data, len * 4, w->stream));
+    memcpy(b->shadow + off, data, len * 4);
+}
+
+static void do_dtoh_pinned(struct worker *w)
+{
+    int si;
+    const struct buffer *b = random_source(w, &si);
+    size_t off, len;
+    random_range(&w->rng, b->words, &off, &len);
+    uint32_t *got = take_pinned(w, len);
+    memset(got, 0x5a, len * 4);
+    CU(w, cuMemcpyDtoHAsync(got, b->dev + off * 4, len * 4, w->stream));
+    struct pending_check *c = new_check(w);
+    c->got = got;
+    c->got_pinned = true;
     c->want = must_alloc(len * 4);
     memcpy(c->want, b->shadow + off, len * 4);
     c->words = len;
@@ -597,6 +663,7 @@ static bool applies(const struct worker *w, enum op_kind k)
 {
     switch (k) {
     case OP_ALLOC:
+    case OP_ALLOC_ASYNC:
         return w->nlive < opt.buffers;
     case OP_FREE:
     case OP_FREE_ASYNC:
@@ -628,7 +695,10 @@ static enum op_kind random_op(struct worker *w)
 static void run_op(struct worker *w, enum op_kind k)
 {
     switch (k) {
-    case OP_ALLOC: do_alloc(w); break;
+    case OP_ALLOC: do_alloc(w, false); break;
+    case OP_ALLOC_ASYNC: do_alloc(w, true); break;
+    case OP_HTOD_PINNED: do_htod_pinned(w); break;
+    case OP_DTOH_PINNED: do_dtoh_pinned(w); break;
     case OP_FREE: do_free(w, false); break;
     case OP_FREE_ASYNC: do_free(w, true); break;
     case OP_HTOD: do_htod(w, false); break;
@@ -667,6 +737,7 @@ static void finish(struct worker *w)
     }
     w->nlive = 0;
     free(w->checks);
+    CU(w, cuMemFreeHost(w->pinned));
     CU(w, cuEventDestroy(w->event));
     CU(w, cuStreamDestroy(w->stream));
 }
@@ -678,6 +749,9 @@ static void *worker_main(void *arg)
     CU(w, cuCtxSetCurrent(context));
     CU(w, cuStreamCreate(&w->stream, opt.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT));
     CU(w, cuEventCreate(&w->event, CU_EVENT_DISABLE_TIMING));
+    void *pinned;
+    CU(w, cuMemAllocHost(&pinned, opt.max_bytes));
+    w->pinned = pinned;
     for (;;) {
         if (opt.ops ? w->op >= opt.ops : elapsed() >= opt.seconds)
             break;
