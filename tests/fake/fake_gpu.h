@@ -78,7 +78,10 @@ struct fake_handles {
     void **items;
     size_t count, capacity;
 };
-#define FAKE_HANDLES_INIT {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0}
+#define FAKE_HANDLES_INIT                                                                          \
+    {                                                                                              \
+        PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0                                                      \
+    }
 bool fake_handles_add(struct fake_handles *set, void *handle);
 bool fake_handles_remove(struct fake_handles *set, void *handle);
 bool fake_handles_has(struct fake_handles *set, void *handle);
@@ -88,10 +91,10 @@ struct fake_stream;
 struct fake_context {
     CUdevice device;
     bool primary;
-    int retains;                    /* primary: cuDevicePrimaryCtxRetain not released */
-    _Atomic uint64_t peers;         /* devices whose memory its kernels may reach */
+    int retains;                     /* primary: cuDevicePrimaryCtxRetain not released */
+    _Atomic uint64_t peers;          /* devices whose memory its kernels may reach */
     struct fake_stream *null_stream; /* the legacy and per-thread default stream */
-    _Atomic CUresult sticky;        /* a kernel's fault: every later call returns it */
+    _Atomic CUresult sticky;         /* a kernel's fault: every later call returns it */
 };
 /* The calling thread's current context; with none set, device 0's primary
  * context, as the tests written for the old stand-in driver expect. */

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AXPY_COUNT 1100000u /* 4.4 MB per buffer: three 2 MiB granules */
+#define AXPY_COUNT 600000u  /* 2.4 MB per buffer: two 2 MiB granules */
 #define SMALL_COUNT 1000u   /* 4 KB: mgpu's sub-allocator */
-#define FILL_COUNT 600001u  /* not a multiple of anything the split uses */
+#define FILL_COUNT 2200001u /* 8.8 MB: copies of it are split by owner (8 MiB up) */
 #define FILL_VALUE 7u
 #define BLOCK 256u
 
@@ -95,8 +95,7 @@ static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CU
         sy0[i] = 2.0f * (float)i + 1.0f;
     }
     size_t big = AXPY_COUNT * sizeof(float), small = SMALL_COUNT * sizeof(float);
-    if (!TRY(cuMemcpyHtoD, (b->x, x, big)) ||
-        !TRY(cuMemcpyHtoDAsync, (b->y, y0, big, stream)) ||
+    if (!TRY(cuMemcpyHtoD, (b->x, x, big)) || !TRY(cuMemcpyHtoDAsync, (b->y, y0, big, stream)) ||
         !TRY(cuMemcpyHtoD, (b->small_x, sx, small)) ||
         !TRY(cuMemcpyHtoD, (b->small_y, sy0, small)) ||
         !TRY(cuMemsetD32Async, (b->fill, 0xdeadbeef, FILL_COUNT, stream)))

@@ -223,7 +223,8 @@ void *fake_memory_module_variable(size_t bytes, struct fake_context *ctx)
     if (posix_memalign(&p, 256, bytes ? bytes : 1) != 0)
         return NULL;
     memset(p, 0, bytes ? bytes : 1);
-    struct region r = {(uint64_t)(uintptr_t)p, bytes ? bytes : 1, MODULE_VARIABLE, ctx, 0, false, 0};
+    struct region r = {
+        (uint64_t)(uintptr_t)p, bytes ? bytes : 1, MODULE_VARIABLE, ctx, 0, false, 0};
     if (!add_region(r)) {
         free(p);
         return NULL;
@@ -248,8 +249,8 @@ FAKE_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned flags)
     void *p = NULL;
     if (posix_memalign(&p, 4096, bytes) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    struct region r = {(uint64_t)(uintptr_t)p, bytes, HOST_ALLOCATION, fake_context_current(),
-                       flags, false, 0};
+    struct region r = {
+        (uint64_t)(uintptr_t)p, bytes, HOST_ALLOCATION, fake_context_current(), flags, false, 0};
     if (!add_region(r)) {
         free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -312,8 +313,8 @@ static CUresult copy(uint64_t dst, uint64_t src, size_t bytes, CUstream stream, 
         return r;
     if (bytes == 0)
         return CUDA_SUCCESS;
-    if ((check_dst && !fake_memory_valid(dst, bytes)) || (check_src && !fake_memory_valid(src, bytes)) ||
-        dst == 0 || src == 0)
+    if ((check_dst && !fake_memory_valid(dst, bytes)) ||
+        (check_src && !fake_memory_valid(src, bytes)) || dst == 0 || src == 0)
         return CUDA_ERROR_INVALID_VALUE;
     fake_stream_begin(s);
     memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
@@ -515,8 +516,7 @@ static CUresult attribute_value(CUpointer_attribute attribute, uint64_t address,
 #undef ANSWER
 }
 
-FAKE_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
-                                           CUdeviceptr p)
+FAKE_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr p)
 {
     FAKE_ENTER_INIT("cuPointerGetAttribute", CUDA_ERROR_INVALID_VALUE);
     unsigned char value[16];

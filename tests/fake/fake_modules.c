@@ -130,9 +130,9 @@ static size_t type_size(const char *t)
     static const struct {
         const char *name;
         size_t size;
-    } types[] = {{".b8", 1},  {".u8", 1},  {".s8", 1},  {".b16", 2}, {".u16", 2}, {".s16", 2},
-                 {".f16", 2}, {".bf16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4}, {".f32", 4},
-                 {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}, {".b128", 16}, {".pred", 1}};
+    } types[] = {{".b8", 1},  {".u8", 1},   {".s8", 1},  {".b16", 2}, {".u16", 2},   {".s16", 2},
+                 {".f16", 2}, {".bf16", 2}, {".b32", 4}, {".u32", 4}, {".s32", 4},   {".f32", 4},
+                 {".b64", 8}, {".u64", 8},  {".s64", 8}, {".f64", 8}, {".b128", 16}, {".pred", 1}};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (strcmp(t, types[i].name) == 0)
             return types[i].size;
@@ -251,8 +251,7 @@ static bool add_function(struct fake_module *m, struct fake_function *f)
 
 static bool add_variable(struct fake_module *m, const struct declaration *d)
 {
-    struct fake_variable *grown =
-        realloc(m->variables, (m->nvariables + 1) * sizeof *m->variables);
+    struct fake_variable *grown = realloc(m->variables, (m->nvariables + 1) * sizeof *m->variables);
     if (grown == NULL)
         return false;
     m->variables = grown;

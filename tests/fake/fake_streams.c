@@ -358,13 +358,14 @@ static bool value_holds(uint64_t now, uint64_t wanted, unsigned flags, bool wide
 {
     switch (flags & 0xf) {
     case CU_STREAM_WAIT_VALUE_GEQ:
-        return wide ? (int64_t)(now - wanted) >= 0 : (int32_t)((uint32_t)now - (uint32_t)wanted) >= 0;
+        return wide ? (int64_t)(now - wanted) >= 0
+                    : (int32_t)((uint32_t)now - (uint32_t)wanted) >= 0;
     case CU_STREAM_WAIT_VALUE_EQ:
         return now == wanted;
     case CU_STREAM_WAIT_VALUE_AND:
         return (now & wanted) != 0;
     case CU_STREAM_WAIT_VALUE_NOR:
-        return wide ? ~(now | wanted) != 0 : (uint32_t)~(now | wanted) != 0;
+        return wide ? ~(now | wanted) != 0 : (uint32_t) ~(now | wanted) != 0;
     default:
         return true;
     }
@@ -416,8 +417,8 @@ FAKE_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr address
     return r;
 }
 
-FAKE_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr address,
-                                             cuuint32_t value, unsigned flags)
+FAKE_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr address, cuuint32_t value,
+                                             unsigned flags)
 {
     FAKE_ENTER_INIT("cuStreamWriteValue32_v2", CUDA_ERROR_INVALID_VALUE);
     (void)flags;

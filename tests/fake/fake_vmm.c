@@ -138,8 +138,8 @@ FAKE_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *out, size_t bytes, size_t 
     if (start + span > base + bytes)
         munmap((void *)(uintptr_t)(base + bytes), start + span - (base + bytes));
     pthread_mutex_lock(&vmm_lock);
-    bool ok = grow((void **)&reservations, &reservations_capacity, nreservations,
-                   sizeof *reservations);
+    bool ok =
+        grow((void **)&reservations, &reservations_capacity, nreservations, sizeof *reservations);
     if (ok)
         reservations[nreservations++] = (struct range){base, bytes};
     pthread_mutex_unlock(&vmm_lock);
@@ -192,7 +192,8 @@ FAKE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t by
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct physical *p = calloc(1, sizeof *p);
     int fd = memfd_create("fake-gpu-memory", MFD_CLOEXEC);
-    if (p == NULL || fd < 0 || ftruncate(fd, (off_t)bytes) != 0 || !fake_handles_add(&physicals, p)) {
+    if (p == NULL || fd < 0 || ftruncate(fd, (off_t)bytes) != 0 ||
+        !fake_handles_add(&physicals, p)) {
         if (fd >= 0)
             close(fd);
         free(p);
