@@ -61,18 +61,19 @@ enum op_kind {
     OP_KINDS
 };
 static const char *const op_names[OP_KINDS] = {
-    "alloc",       "alloc-async", "free",        "free-async", "htod",         "htod-async",
-    "dtoh",        "dtoh-async",  "htod-pinned", "dtoh-pinned", "dtod",        "dtod-async",
-    "memset",      "memset-async", "fill",       "axpy",       "event-sync",   "stream-sync",
-    "ctx-sync",    "query",       "module",
+    "alloc",    "alloc-async",  "free",        "free-async",  "htod",       "htod-async",
+    "dtoh",     "dtoh-async",   "htod-pinned", "dtoh-pinned", "dtod",       "dtod-async",
+    "memset",   "memset-async", "fill",        "axpy",        "event-sync", "stream-sync",
+    "ctx-sync", "query",        "module",
 };
 /* How often each is drawn (where it applies). */
 static const unsigned op_weights[OP_KINDS] = {
-    [OP_ALLOC] = 4,       [OP_ALLOC_ASYNC] = 2,  [OP_FREE] = 3,         [OP_FREE_ASYNC] = 1,   [OP_HTOD] = 4,
-    [OP_HTOD_ASYNC] = 6,  [OP_DTOH] = 5,         [OP_DTOH_ASYNC] = 5,   [OP_DTOD] = 3,
-    [OP_DTOD_ASYNC] = 5,  [OP_MEMSET] = 3,       [OP_MEMSET_ASYNC] = 5, [OP_FILL] = 10,
-    [OP_AXPY] = 10,       [OP_EVENT_SYNC] = 3,   [OP_STREAM_SYNC] = 3,  [OP_CTX_SYNC] = 1,
-    [OP_QUERY] = 2,       [OP_MODULE] = 1,       [OP_HTOD_PINNED] = 3,  [OP_DTOH_PINNED] = 3,
+    [OP_ALLOC] = 4,       [OP_ALLOC_ASYNC] = 2, [OP_FREE] = 3,       [OP_FREE_ASYNC] = 1,
+    [OP_HTOD] = 4,        [OP_HTOD_ASYNC] = 6,  [OP_DTOH] = 5,       [OP_DTOH_ASYNC] = 5,
+    [OP_DTOD] = 3,        [OP_DTOD_ASYNC] = 5,  [OP_MEMSET] = 3,     [OP_MEMSET_ASYNC] = 5,
+    [OP_FILL] = 10,       [OP_AXPY] = 10,       [OP_EVENT_SYNC] = 3, [OP_STREAM_SYNC] = 3,
+    [OP_CTX_SYNC] = 1,    [OP_QUERY] = 2,       [OP_MODULE] = 1,     [OP_HTOD_PINNED] = 3,
+    [OP_DTOH_PINNED] = 3,
 };
 
 static struct {
@@ -277,8 +278,8 @@ static void compare(struct worker *w, const uint32_t *got, const uint32_t *want,
         else
             snprintf(where, sizeof where, "buffer #%u", serial);
         thread_name(w, who, sizeof who);
-        die("stress_client: wrong value: thread %s, op #%lu read back %s, word %zu: got 0x%08" PRIx32
-            ", want 0x%08" PRIx32 " (%zu of %zu words read from word %zu wrong)\n",
+        die("stress_client: wrong value: thread %s, op #%lu read back %s, word %zu: got "
+            "0x%08" PRIx32 ", want 0x%08" PRIx32 " (%zu of %zu words read from word %zu wrong)\n",
             who, op, where, offset + i, got[i], want[i], wrong, words, offset);
     }
     if (w)
@@ -506,8 +507,8 @@ static void do_dtod(struct worker *w, bool async)
         src_off = below(&w->rng, src->words - len + 1);
     }
     if (async) {
-        CU(w, cuMemcpyDtoDAsync(dst->dev + dst_off * 4, src->dev + src_off * 4, len * 4,
-                                w->stream));
+        CU(w,
+           cuMemcpyDtoDAsync(dst->dev + dst_off * 4, src->dev + src_off * 4, len * 4, w->stream));
     } else {
         before_sync_call(w);
         CU(w, cuMemcpyDtoD(dst->dev + dst_off * 4, src->dev + src_off * 4, len * 4));
@@ -612,14 +613,16 @@ static void do_query(struct worker *w)
     CUdeviceptr base = 0, range_start = 0;
     size_t bytes = 0, free_bytes = 0, total_bytes = 0;
     CU(w, cuMemGetAddressRange(&base, &bytes, b->dev + off * 4));
-    CU(w, cuPointerGetAttribute(&range_start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, b->dev + off * 4));
+    CU(w, cuPointerGetAttribute(&range_start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                b->dev + off * 4));
     CU(w, cuMemGetInfo(&free_bytes, &total_bytes));
     if (base != b->dev || range_start != b->dev || bytes < b->words * 4 || free_bytes > total_bytes)
         die("stress_client: wrong answer: thread %u, op #%lu: buffer #%u (0x%llx, %zu bytes) word "
             "%zu: cuMemGetAddressRange says 0x%llx, %zu bytes; RANGE_START_ADDR 0x%llx; "
             "cuMemGetInfo %zu free of %zu\n",
             w->index, w->op, b->serial, (unsigned long long)b->dev, b->words * 4, off,
-            (unsigned long long)base, bytes, (unsigned long long)range_start, free_bytes, total_bytes);
+            (unsigned long long)base, bytes, (unsigned long long)range_start, free_bytes,
+            total_bytes);
 }
 
 /* A module of the thread's own: loaded, launched once (its kernels' first
@@ -695,25 +698,63 @@ static enum op_kind random_op(struct worker *w)
 static void run_op(struct worker *w, enum op_kind k)
 {
     switch (k) {
-    case OP_ALLOC: do_alloc(w, false); break;
-    case OP_ALLOC_ASYNC: do_alloc(w, true); break;
-    case OP_HTOD_PINNED: do_htod_pinned(w); break;
-    case OP_DTOH_PINNED: do_dtoh_pinned(w); break;
-    case OP_FREE: do_free(w, false); break;
-    case OP_FREE_ASYNC: do_free(w, true); break;
-    case OP_HTOD: do_htod(w, false); break;
-    case OP_HTOD_ASYNC: do_htod(w, true); break;
-    case OP_DTOH: do_dtoh(w, false); break;
-    case OP_DTOH_ASYNC: do_dtoh(w, true); break;
-    case OP_DTOD: do_dtod(w, false); break;
-    case OP_DTOD_ASYNC: do_dtod(w, true); break;
-    case OP_MEMSET: do_memset(w, false); break;
-    case OP_MEMSET_ASYNC: do_memset(w, true); break;
-    case OP_FILL: do_fill(w); break;
-    case OP_AXPY: do_axpy(w); break;
-    case OP_QUERY: do_query(w); break;
-    case OP_MODULE: do_module(w); break;
-    default: do_sync(w, k); break;
+    case OP_ALLOC:
+        do_alloc(w, false);
+        break;
+    case OP_ALLOC_ASYNC:
+        do_alloc(w, true);
+        break;
+    case OP_HTOD_PINNED:
+        do_htod_pinned(w);
+        break;
+    case OP_DTOH_PINNED:
+        do_dtoh_pinned(w);
+        break;
+    case OP_FREE:
+        do_free(w, false);
+        break;
+    case OP_FREE_ASYNC:
+        do_free(w, true);
+        break;
+    case OP_HTOD:
+        do_htod(w, false);
+        break;
+    case OP_HTOD_ASYNC:
+        do_htod(w, true);
+        break;
+    case OP_DTOH:
+        do_dtoh(w, false);
+        break;
+    case OP_DTOH_ASYNC:
+        do_dtoh(w, true);
+        break;
+    case OP_DTOD:
+        do_dtod(w, false);
+        break;
+    case OP_DTOD_ASYNC:
+        do_dtod(w, true);
+        break;
+    case OP_MEMSET:
+        do_memset(w, false);
+        break;
+    case OP_MEMSET_ASYNC:
+        do_memset(w, true);
+        break;
+    case OP_FILL:
+        do_fill(w);
+        break;
+    case OP_AXPY:
+        do_axpy(w);
+        break;
+    case OP_QUERY:
+        do_query(w);
+        break;
+    case OP_MODULE:
+        do_module(w);
+        break;
+    default:
+        do_sync(w, k);
+        break;
     }
     w->counts[k]++;
 }
@@ -822,46 +863,74 @@ static unsigned long long parse_size(const char *text, const char *what)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: stress_client [--threads N] [--seconds S | --ops N] [--seed S]\n"
-               "                     [--min-bytes B] [--max-bytes B] [--buffers N] [--nonblocking]\n"
-               "                     [--race]\n"
-               "  --threads N     host threads, each with its own stream (default 8)\n"
-               "  --seconds S     run for S seconds (default 5)\n"
-               "  --ops N         run N operations per thread instead\n"
-               "  --seed S        the random seed (default 1)\n"
-               "  --min-bytes B   smallest buffer (default 4K)\n"
-               "  --max-bytes B   largest buffer (default 16M)\n"
-               "  --buffers N     most buffers a thread holds at once (default 6)\n"
-               "  --nonblocking   CU_STREAM_NON_BLOCKING streams (the client then orders\n"
-               "                  its calls on the legacy stream itself)\n"
-               "  --race          race on a counter of the client's own, for checking that\n"
-               "                  a race detector is on\n");
+    fprintf(f,
+            "usage: stress_client [--threads N] [--seconds S | --ops N] [--seed S]\n"
+            "                     [--min-bytes B] [--max-bytes B] [--buffers N] [--nonblocking]\n"
+            "                     [--race]\n"
+            "  --threads N     host threads, each with its own stream (default 8)\n"
+            "  --seconds S     run for S seconds (default 5)\n"
+            "  --ops N         run N operations per thread instead\n"
+            "  --seed S        the random seed (default 1)\n"
+            "  --min-bytes B   smallest buffer (default 4K)\n"
+            "  --max-bytes B   largest buffer (default 16M)\n"
+            "  --buffers N     most buffers a thread holds at once (default 6)\n"
+            "  --nonblocking   CU_STREAM_NON_BLOCKING streams (the client then orders\n"
+            "                  its calls on the legacy stream itself)\n"
+            "  --race          race on a counter of the client's own, for checking that\n"
+            "                  a race detector is on\n");
 }
 
 static void parse_options(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"threads", required_argument, NULL, 't'},   {"seconds", required_argument, NULL, 's'},
-        {"ops", required_argument, NULL, 'n'},       {"seed", required_argument, NULL, 'r'},
-        {"min-bytes", required_argument, NULL, 'a'}, {"max-bytes", required_argument, NULL, 'b'},
-        {"buffers", required_argument, NULL, 'k'},   {"nonblocking", no_argument, NULL, 'N'},
-        {"race", no_argument, NULL, 'R'},            {"help", no_argument, NULL, 'h'},
+        {"threads", required_argument, NULL, 't'},
+        {"seconds", required_argument, NULL, 's'},
+        {"ops", required_argument, NULL, 'n'},
+        {"seed", required_argument, NULL, 'r'},
+        {"min-bytes", required_argument, NULL, 'a'},
+        {"max-bytes", required_argument, NULL, 'b'},
+        {"buffers", required_argument, NULL, 'k'},
+        {"nonblocking", no_argument, NULL, 'N'},
+        {"race", no_argument, NULL, 'R'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     while ((c = getopt_long(argc, argv, "t:s:n:r:h", options, NULL)) != -1) {
         switch (c) {
-        case 't': opt.threads = (unsigned)parse_size(optarg, "--threads"); break;
-        case 's': opt.seconds = strtod(optarg, NULL); break;
-        case 'n': opt.ops = (unsigned long)parse_size(optarg, "--ops"); break;
-        case 'r': opt.seed = parse_size(optarg, "--seed"); break;
-        case 'a': opt.min_bytes = (size_t)parse_size(optarg, "--min-bytes"); break;
-        case 'b': opt.max_bytes = (size_t)parse_size(optarg, "--max-bytes"); break;
-        case 'k': opt.buffers = (unsigned)parse_size(optarg, "--buffers"); break;
-        case 'N': opt.nonblocking = true; break;
-        case 'R': opt.race = true; break;
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); exit(2);
+        case 't':
+            opt.threads = (unsigned)parse_size(optarg, "--threads");
+            break;
+        case 's':
+            opt.seconds = strtod(optarg, NULL);
+            break;
+        case 'n':
+            opt.ops = (unsigned long)parse_size(optarg, "--ops");
+            break;
+        case 'r':
+            opt.seed = parse_size(optarg, "--seed");
+            break;
+        case 'a':
+            opt.min_bytes = (size_t)parse_size(optarg, "--min-bytes");
+            break;
+        case 'b':
+            opt.max_bytes = (size_t)parse_size(optarg, "--max-bytes");
+            break;
+        case 'k':
+            opt.buffers = (unsigned)parse_size(optarg, "--buffers");
+            break;
+        case 'N':
+            opt.nonblocking = true;
+            break;
+        case 'R':
+            opt.race = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            usage(stderr);
+            exit(2);
         }
     }
     if (optind < argc || opt.threads < 1 || opt.threads > MAX_THREADS || opt.buffers < 1 ||
