@@ -181,7 +181,12 @@ static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct
  * context: wait for the fork, run the slice, signal the join.
  * The join is signalled even when the launch failed: the program's
  * stream waits for it. A flag write's default memory barrier makes the
- * slice's writes visible before the flag. */
+ * slice's writes visible before the flag. A join flag that could not be
+ * queued is written from the host at once rather than after every slice
+ * is queued: the program's stream may already wait for it, and a driver
+ * that runs stream work as it is queued (the fake GPU of tests/fake/)
+ * waited for ever there in the thread that was to write it. On a GPU the
+ * two are the same: the slice may still run in either case. */
 static void run_slice_on_gpu(int gpu, void *arg)
 {
     struct split_job *job = arg;
@@ -197,13 +202,16 @@ static void run_slice_on_gpu(int gpu, void *arg)
             l->result = launch_slice(job->req, s, l, stream);
         joined = mgpu_drv.cuStreamWriteValue32(stream, set->flags_device + gpu * sizeof(uint32_t),
                                                job->sequence, CU_STREAM_WRITE_VALUE_DEFAULT);
+        if (joined != CUDA_SUCCESS)
+            set->flags[gpu] = job->sequence;
+        l->joined = true;
     } else {
         l->result = mgpu_drv.cuStreamWaitEvent(stream, set->fork, 0);
         if (l->result == CUDA_SUCCESS)
             l->result = launch_slice(job->req, s, l, stream);
         joined = mgpu_drv.cuEventRecord(set->joins[gpu], stream);
+        l->joined = joined == CUDA_SUCCESS;
     }
-    l->joined = joined == CUDA_SUCCESS;
     if (l->result == CUDA_SUCCESS)
         l->result = joined;
 }
@@ -252,8 +260,8 @@ static void run_home_context_slices(struct split_job *job, const bool *on_home)
  * queue they share with the program's stream every wait comes after the
  * write it waits for (on one H100, --gpus 0x8 hung with their waits queued
  * by workers ahead of the fork). A fork or join that could not be queued
- * is written from the host, so that no stream waits for ever; the launch
- * then returns the error. (A stream operation fails to queue when its
+ * is written from the host as soon as that is known, so that no stream
+ * waits for ever; the launch then returns the error. (A stream operation fails to queue when its
  * context is lost, and a lost context writes no older flag value over the
  * host's later.) */
 static CUresult split_with_flags(struct split_job *job, const bool *wanted, int home_slice)
@@ -286,13 +294,9 @@ static CUresult split_with_flags(struct split_job *job, const bool *wanted, int 
     CUresult joined =
         count > 0 ? mgpu_drv.cuStreamBatchMemOp(req->stream, count, waits, 0) : CUDA_SUCCESS;
     mgpu_gpu_workers_wait();
-    for (int s = 0; s < req->nslices; s++) {
-        if (s == home_slice)
-            continue;
-        if (!job->launches[s].joined)
-            set->flags[req->slices[s].gpu] = sequence;
-        r = slice_result(req, s, home_slice, r, job->launches[s].result);
-    }
+    for (int s = 0; s < req->nslices; s++)
+        if (s != home_slice)
+            r = slice_result(req, s, home_slice, r, job->launches[s].result);
     return r == CUDA_SUCCESS ? joined : r;
 }
 

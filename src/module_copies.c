@@ -256,20 +256,27 @@ CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_cop
     return r;
 }
 
+/* Unloads and frees even when the copy's context cannot be made current:
+ * a module and an allocation name their context, and skipping them left a
+ * module copy loaded for the rest of the run. */
 void mgpu_module_copies_unload(struct mgpu_module_copies *mc)
 {
-    for (int g = 0; g < mc->ngpus; g++)
-        if (mc->modules[g] != NULL && mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) == CUDA_SUCCESS) {
-            mgpu_drv.cuModuleUnload(mc->modules[g]);
-            CUcontext popped;
+    CUcontext popped;
+    for (int g = 0; g < mc->ngpus; g++) {
+        if (mc->modules[g] == NULL)
+            continue;
+        bool pushed = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) == CUDA_SUCCESS;
+        mgpu_drv.cuModuleUnload(mc->modules[g]);
+        if (pushed)
             mgpu_drv.cuCtxPopCurrent(&popped);
-        }
-    if (mc->storage != NULL && mgpu_drv.cuCtxPushCurrent(mc->contexts[0]) == CUDA_SUCCESS) {
+    }
+    if (mc->storage != NULL) {
+        bool pushed = mgpu_drv.cuCtxPushCurrent(mc->contexts[0]) == CUDA_SUCCESS;
         for (size_t i = 0; i < mc->globals.nredirected; i++)
             if (mc->storage[i])
                 mgpu_drv.cuMemFree(mc->storage[i]);
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
+        if (pushed)
+            mgpu_drv.cuCtxPopCurrent(&popped);
     }
     free(mc->storage);
     free(mc->storage_size);

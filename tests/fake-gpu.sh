@@ -1,0 +1,73 @@
+#!/bin/sh
+# mgpu's multi-GPU paths on the fake GPU (tests/fake/, no GPU needed): the
+# driver-API client fake_gpu_client allocates from mgpu's pool, loads a PTX
+# module that mgpu copies to every GPU, and launches kernels that mgpu
+# splits; the fake runs each slice as the rewritten PTX would, so the
+# results are right only if the split is. Under -n 4, --gpus 0x4 and -n 1,
+# with MGPU_SPLIT=always and auto, with flags and events for fork and join.
+# Every run must end with correct results, and at exit no physical memory,
+# mapping or reserved range of the fake may be left.
+. "$(dirname "$0")/common.sh"
+export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+export FAKE_CUDA_GPUS=4
+client=tests/fake/fake_gpu_client
+
+# run NAME ARGS...: the client under mgpu-run ARGS --report, its output in
+# $work/NAME.out and .err, the fake's counts at exit in $work/NAME.leaks.
+run() {
+  name=$1; shift
+  FAKE_CUDA_LEAK_REPORT="$work/$name.leaks" "$MGPU_RUN" "$@" --report "$client" \
+    > "$work/$name.out" 2> "$work/$name.err" || {
+    cat "$work/$name.out" "$work/$name.err"; fail "$client under $* ($name)"; }
+  expect_in "$work/$name.out" "fake_gpu_client: results correct"
+  for kind in physical mappings reservations device_allocations modules; do
+    expect_match "$work/$name.leaks" "^$kind 0\$"
+  done
+}
+
+# split_in NAME N: both kernels' launches were all split N ways.
+split_in() {
+  expect_match "$work/$1.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +x$2 "
+  expect_match "$work/$1.err" "^mgpu_test_fill +1 +97 +256 +x$2 "
+  expect_in "$work/$1.err" "module 1 (cuModuleLoadData): copies on $2 GPUs"
+}
+
+# spread NAME: the pool holds the buffers on several GPUs.
+spread() {
+  expect_in "$work/$1.err" "one address range on 4 GPUs"
+  peaks=$(grep -c -E '^  GPU [0-9].*[1-9][0-9.]* MiB at peak' "$work/$1.err")
+  [ "$peaks" -ge 2 ] || fail "the pool held memory on $peaks GPU(s) in $1"
+}
+
+MGPU_SPLIT=always run n4 -n 4
+split_in n4 4
+spread n4
+pass "-n 4, MGPU_SPLIT=always: split four ways, correct, nothing left mapped"
+
+MGPU_SPLIT=always run entries --gpus 0x4
+split_in entries 4
+spread entries
+expect_in "$work/entries.err" "GPU 3 (device 0): 3"
+pass "--gpus 0x4, MGPU_SPLIT=always: four GPUs on one device"
+
+MGPU_SPLIT=always MGPU_FORK_JOIN=events run events -n 4
+split_in events 4
+pass "-n 4 with events for fork and join"
+
+MGPU_SPLIT=always MGPU_FORK_JOIN=events run events_entries --gpus 0x4
+split_in events_entries 4
+pass "--gpus 0x4 with events for fork and join"
+
+MGPU_PLACEMENT=interleave MGPU_SPLIT=always run interleave -n 4
+split_in interleave 4
+pass "-n 4, interleaved placement"
+
+run auto -n 4
+pass "-n 4, MGPU_SPLIT=auto"
+
+MGPU_SPLIT=always run one -n 1
+expect_in "$work/one.err" "[1] only one GPU selected"
+for kind in host_allocations streams events primary_retains contexts; do
+  expect_match "$work/one.leaks" "^$kind 0\$"
+done
+pass "-n 1: the program's own module and allocations, nothing left at exit"
