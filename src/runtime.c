@@ -14,6 +14,7 @@
 #include "memory_pool.h"
 #include "real_driver.h"
 #include "report.h"
+#include "slice_watch.h"
 #include "trace.h"
 
 #include <cuda.h>
@@ -39,8 +40,16 @@ static CUresult CUDAAPI no_driver_entry(void)
 static atomic_bool exit_work_done;
 static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
 
+/* How long the exit waits for the slice watch to leave its loop. */
+#define WATCH_STOP_SECONDS 5
+
 /* The report first, while the pool still holds what it counts; then the
- * pool's memory goes back. */
+ * pool's memory goes back, after it has waited for the GPUs' work; then
+ * the slice watch stops. Not before: with sequence flags the pool's wait
+ * can end only when the watch writes the join flag of a GPU that faulted.
+ * One function, not one atexit handler per part, because handlers run in
+ * the reverse order of their registration, which follows the program's
+ * first allocation and first split launch, not what each part needs. */
 static void at_exit(void)
 {
     if (atomic_exchange(&exit_work_done, true))
@@ -53,6 +62,7 @@ static void at_exit(void)
             mgpu_trace_write(mgpu_cfg.trace_path);
     }
     mgpu_pool_release_all();
+    mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
 }
 
 /* Called when the memory pool starts: the work at exit is registered again,
