@@ -256,21 +256,21 @@ MGPU_DECLARE_HOOK(cuDevicePrimaryCtxReset_v2, PFN_cuDevicePrimaryCtxReset_v11000
 
 static CUresult CUDAAPI hook_cuCtxDestroy_v2(CUcontext ctx)
 {
-    MGPU_COUNT_CALL(cuCtxDestroy_v2);
+    MGPU_HOOK_ENTRY(cuCtxDestroy_v2);
     release_all_events();
     return real_cuCtxDestroy_v2(ctx);
 }
 
 static CUresult CUDAAPI hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    MGPU_COUNT_CALL(cuDevicePrimaryCtxRelease_v2);
+    MGPU_HOOK_ENTRY(cuDevicePrimaryCtxRelease_v2);
     release_all_events();
     return real_cuDevicePrimaryCtxRelease_v2(dev);
 }
 
 static CUresult CUDAAPI hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    MGPU_COUNT_CALL(cuDevicePrimaryCtxReset_v2);
+    MGPU_HOOK_ENTRY(cuDevicePrimaryCtxReset_v2);
     release_all_events();
     return real_cuDevicePrimaryCtxReset_v2(dev);
 }

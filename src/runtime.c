@@ -12,6 +12,7 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
+#include "process_state.h"
 #include "real_driver.h"
 #include "report.h"
 #include "slice_watch.h"
@@ -54,6 +55,10 @@ static void at_exit(void)
 {
     if (atomic_exchange(&exit_work_done, true))
         return;
+    /* A forked child's pool, threads and counts are copies of the
+     * parent's, which the parent releases and reports. */
+    if (atomic_load(&mgpu_forked_child))
+        return;
     if (mgpu_stats_enabled) {
         mgpu_timing_flush_all();
         if (mgpu_cfg.report)
@@ -94,6 +99,7 @@ static void start(void)
         mgpu_config_defaults(&mgpu_cfg);
     }
     mgpu_log_set_level(mgpu_cfg.verbose);
+    mgpu_process_state_start();
     configure_pool();
 
     char path[MGPU_PATH_MAX];
