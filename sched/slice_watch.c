@@ -2,7 +2,9 @@
  * being woken follow one rule: the watch sets `asleep`, then looks at the
  * slice streams once more; a launch queues its slices, then reads
  * `asleep`. Both orders are sequentially consistent, so slices queued
- * after the last look always find the watch marked asleep and wake it. */
+ * after the last look always find the watch marked asleep and wake it.
+ * The thread is detached and says when it has stopped, so that stopping
+ * it at exit can give up after a while instead of joining for ever. */
 #include "slice_watch.h"
 
 #include "log.h"
@@ -11,7 +13,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <time.h>
 
 /* How long a fault on another GPU can go unseen: short against a
@@ -23,6 +24,8 @@ static pthread_mutex_t sleep_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static bool woken;         /* under sleep_lock */
 static bool stopping;      /* under sleep_lock */
+static bool stopped;       /* under sleep_lock: the watch has left its loop */
+static pthread_cond_t gone = PTHREAD_COND_INITIALIZER;
 static atomic_bool asleep; /* the watch waits for `wake` */
 static atomic_bool running;
 
@@ -33,6 +36,10 @@ static void *watch(void *unused)
     for (;;) {
         pthread_mutex_lock(&sleep_lock);
         bool stop = stopping;
+        if (stop) {
+            stopped = true;
+            pthread_cond_broadcast(&gone);
+        }
         pthread_mutex_unlock(&sleep_lock);
         if (stop)
             return NULL;
@@ -54,28 +61,41 @@ static void *watch(void *unused)
     }
 }
 
-static pthread_t watch_thread;
-
-/* At exit the driver is about to be torn down: the watch must not be in
- * a driver call then, nor start one. */
-static void stop_watch(void)
+bool mgpu_slice_watch_stop(int seconds)
 {
+    if (!atomic_load(&running))
+        return true;
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of `gone` */
+    deadline.tv_sec += seconds;
     pthread_mutex_lock(&sleep_lock);
     stopping = true;
     pthread_cond_signal(&wake);
+    int rc = 0;
+    while (!stopped && rc == 0)
+        rc = pthread_cond_timedwait(&gone, &sleep_lock, &deadline);
+    bool done = stopped;
     pthread_mutex_unlock(&sleep_lock);
-    pthread_join(watch_thread, NULL);
+    if (!done)
+        mgpu_info("the slice watch did not stop within %d s; the process ends with it running",
+                  seconds);
+    return done;
 }
 
 static void start_watch(void)
 {
-    if (pthread_create(&watch_thread, NULL, watch, NULL) != 0) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int rc = pthread_create(&thread, &attr, watch, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
         mgpu_error("cannot start the slice watch thread; a GPU that faults in a split kernel "
                    "may stall the program");
         return;
     }
     atomic_store(&running, true);
-    atexit(stop_watch);
 }
 
 void mgpu_slice_watch_awaiting(void)

@@ -8,9 +8,19 @@
 #ifndef MGPU_SLICE_WATCH_H
 #define MGPU_SLICE_WATCH_H
 
+#include <stdbool.h>
+
 /* Called after a split launch has put slices on other GPUs: wakes the
  * watch if it sleeps (and starts it the first time). Cheap when it is
  * awake. */
 void mgpu_slice_watch_awaiting(void);
+
+/* At exit, after the memory pool has waited for the GPUs (the watch may
+ * have to write a faulted GPU's flag for that wait to end): asks the watch
+ * to stop and waits up to `seconds` for it, so that it is in no driver
+ * call when the driver is torn down. A watch stuck behind a lock that a
+ * thread of the program holds is left running rather than waited for.
+ * Returns whether it stopped (true when it never started). */
+bool mgpu_slice_watch_stop(int seconds);
 
 #endif

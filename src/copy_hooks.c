@@ -32,7 +32,7 @@
     MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
     static CUresult CUDAAPI hook_##sym params                                                      \
     {                                                                                              \
-        MGPU_COUNT_CALL(sym);                                                                      \
+        MGPU_HOOK_ENTRY(sym);                                                                      \
         written;                                                                                   \
         CUresult routed;                                                                           \
         CUresult r = (route) ? routed : real_##sym args;                                           \
@@ -140,7 +140,7 @@ COPY_HOOK(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz, SET_ASYNC_PARA
     MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
     static CUresult CUDAAPI hook_##sym params                                                      \
     {                                                                                              \
-        MGPU_COUNT_CALL(sym);                                                                      \
+        MGPU_HOOK_ENTRY(sym);                                                                      \
         return AFTER_BLOCKING_COPY(real_##sym args);                                               \
     }
 

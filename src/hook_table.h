@@ -5,6 +5,8 @@
 #ifndef MGPU_HOOK_TABLE_H
 #define MGPU_HOOK_TABLE_H
 
+#include "process_state.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,10 +33,17 @@ struct mgpu_hook {
         NULL, NULL, NULL, NULL                                                                     \
     }
 
-/* Counting costs an atomic add, so it happens only for the report. */
+/* The first statement of every hook. In the child of a fork() after the
+ * driver was initialised, the hook returns CUDA_ERROR_NOT_INITIALIZED, as
+ * the driver itself answers there, before anything of mgpu's (locks held
+ * by the parent's threads, workers that do not exist) is touched
+ * (process_state.h). Otherwise it counts the call, which costs an atomic
+ * add and so happens only for the report. */
 extern bool mgpu_stats_enabled;
-#define MGPU_COUNT_CALL(sym)                                                                       \
+#define MGPU_HOOK_ENTRY(sym)                                                                       \
     do {                                                                                           \
+        if (atomic_load_explicit(&mgpu_forked_child, memory_order_relaxed))                        \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
         if (mgpu_stats_enabled)                                                                    \
             atomic_fetch_add_explicit(&calls_##sym, 1, memory_order_relaxed);                      \
     } while (0)
@@ -50,6 +59,7 @@ extern const struct mgpu_hook mgpu_link_hooks[];
 extern const struct mgpu_hook mgpu_copy_hooks[];
 extern const struct mgpu_hook mgpu_pointer_hooks[];
 extern const struct mgpu_hook mgpu_sync_hooks[];
+extern const struct mgpu_hook mgpu_process_hooks[];
 
 /* Fills every hook's real pointer from the loaded driver. A hook whose
  * symbol the driver lacks stays unbound and is never handed out. */

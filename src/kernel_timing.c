@@ -7,6 +7,7 @@
 #include "kernel_stats.h"
 #include "log.h"
 #include "monotonic_clock.h"
+#include "process_state.h"
 #include "real_driver.h"
 #include "runtime.h"
 
@@ -224,7 +225,11 @@ void mgpu_timing_flush_all(void)
  * every pooled event back, while all contexts are still alive. */
 static void release_all_events(void)
 {
-    if (!mgpu_stats_enabled)
+    /* On the driver's callback thread (the CUDA runtime's exit handlers
+     * release contexts there when the program exits in a host function),
+     * the wait would wait for the callback itself: the events go with the
+     * context. */
+    if (!mgpu_stats_enabled || mgpu_on_callback_thread())
         return;
     pthread_mutex_lock(&timing_lock);
     drain(true);
@@ -256,21 +261,21 @@ MGPU_DECLARE_HOOK(cuDevicePrimaryCtxReset_v2, PFN_cuDevicePrimaryCtxReset_v11000
 
 static CUresult CUDAAPI hook_cuCtxDestroy_v2(CUcontext ctx)
 {
-    MGPU_COUNT_CALL(cuCtxDestroy_v2);
+    MGPU_HOOK_ENTRY(cuCtxDestroy_v2);
     release_all_events();
     return real_cuCtxDestroy_v2(ctx);
 }
 
 static CUresult CUDAAPI hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    MGPU_COUNT_CALL(cuDevicePrimaryCtxRelease_v2);
+    MGPU_HOOK_ENTRY(cuDevicePrimaryCtxRelease_v2);
     release_all_events();
     return real_cuDevicePrimaryCtxRelease_v2(dev);
 }
 
 static CUresult CUDAAPI hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    MGPU_COUNT_CALL(cuDevicePrimaryCtxReset_v2);
+    MGPU_HOOK_ENTRY(cuDevicePrimaryCtxReset_v2);
     release_all_events();
     return real_cuDevicePrimaryCtxReset_v2(dev);
 }

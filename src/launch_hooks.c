@@ -277,7 +277,7 @@ static CUresult CUDAAPI hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned 
                                             unsigned bx, unsigned by, unsigned bz, unsigned shared,
                                             CUstream s, void **params, void **extra)
 {
-    MGPU_COUNT_CALL(cuLaunchKernel);
+    MGPU_HOOK_ENTRY(cuLaunchKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
     OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
                     real_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
@@ -288,7 +288,7 @@ static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsi
                                                  unsigned shared, CUstream s, void **params,
                                                  void **extra)
 {
-    MGPU_COUNT_CALL(cuLaunchKernel_ptsz);
+    MGPU_HOOK_ENTRY(cuLaunchKernel_ptsz);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
     OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
                     real_cuLaunchKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
@@ -299,7 +299,7 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx
                                                        unsigned bz, unsigned shared, CUstream s,
                                                        void **params)
 {
-    MGPU_COUNT_CALL(cuLaunchCooperativeKernel);
+    MGPU_HOOK_ENTRY(cuLaunchCooperativeKernel);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
     shape.cooperative = true;
     OBSERVED_LAUNCH(shape, f, params, NULL, shared, NULL,
@@ -311,7 +311,7 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsign
                                                             unsigned bz, unsigned shared,
                                                             CUstream s, void **params)
 {
-    MGPU_COUNT_CALL(cuLaunchCooperativeKernel_ptsz);
+    MGPU_HOOK_ENTRY(cuLaunchCooperativeKernel_ptsz);
     struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
     shape.cooperative = true;
     OBSERVED_LAUNCH(
@@ -338,7 +338,7 @@ static struct launch_shape shape_of_config(const CUlaunchConfig *c, CUfunction f
 static CUresult CUDAAPI hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                                               void **params, void **extra)
 {
-    MGPU_COUNT_CALL(cuLaunchKernelEx);
+    MGPU_HOOK_ENTRY(cuLaunchKernelEx);
     if (config == NULL)
         return real_cuLaunchKernelEx(config, f, params, extra);
     struct launch_shape shape = shape_of_config(config, f, false);
@@ -349,7 +349,7 @@ static CUresult CUDAAPI hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfu
 static CUresult CUDAAPI hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                                    void **params, void **extra)
 {
-    MGPU_COUNT_CALL(cuLaunchKernelEx_ptsz);
+    MGPU_HOOK_ENTRY(cuLaunchKernelEx_ptsz);
     if (config == NULL)
         return real_cuLaunchKernelEx_ptsz(config, f, params, extra);
     struct launch_shape shape = shape_of_config(config, f, true);

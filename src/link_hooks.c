@@ -96,7 +96,7 @@ static void add_input(CUlinkState state, CUjitInputType type, const void *data, 
 static CUresult CUDAAPI hook_cuLinkCreate_v2(unsigned noptions, CUjit_option *options,
                                              void **values, CUlinkState *state)
 {
-    MGPU_COUNT_CALL(cuLinkCreate_v2);
+    MGPU_HOOK_ENTRY(cuLinkCreate_v2);
     CUresult r = real_cuLinkCreate_v2(noptions, options, values, state);
     if (r != CUDA_SUCCESS || !mgpu_program_modules_wanted())
         return r;
@@ -115,7 +115,7 @@ static CUresult CUDAAPI hook_cuLinkAddData_v2(CUlinkState state, CUjitInputType 
                                               size_t size, const char *name, unsigned noptions,
                                               CUjit_option *options, void **values)
 {
-    MGPU_COUNT_CALL(cuLinkAddData_v2);
+    MGPU_HOOK_ENTRY(cuLinkAddData_v2);
     CUresult r = real_cuLinkAddData_v2(state, type, data, size, name, noptions, options, values);
     if (r == CUDA_SUCCESS)
         add_input(state, type, data, size, NULL);
@@ -126,7 +126,7 @@ static CUresult CUDAAPI hook_cuLinkAddFile_v2(CUlinkState state, CUjitInputType 
                                               const char *path, unsigned noptions,
                                               CUjit_option *options, void **values)
 {
-    MGPU_COUNT_CALL(cuLinkAddFile_v2);
+    MGPU_HOOK_ENTRY(cuLinkAddFile_v2);
     CUresult r = real_cuLinkAddFile_v2(state, type, path, noptions, options, values);
     if (r == CUDA_SUCCESS)
         add_input(state, type, NULL, 0, path);
@@ -135,7 +135,7 @@ static CUresult CUDAAPI hook_cuLinkAddFile_v2(CUlinkState state, CUjitInputType 
 
 static CUresult CUDAAPI hook_cuLinkComplete(CUlinkState state, void **cubin, size_t *size)
 {
-    MGPU_COUNT_CALL(cuLinkComplete);
+    MGPU_HOOK_ENTRY(cuLinkComplete);
     CUresult r = real_cuLinkComplete(state, cubin, size);
     if (r == CUDA_SUCCESS) {
         pthread_mutex_lock(&links_lock);
@@ -149,7 +149,7 @@ static CUresult CUDAAPI hook_cuLinkComplete(CUlinkState state, void **cubin, siz
 
 static CUresult CUDAAPI hook_cuLinkDestroy(CUlinkState state)
 {
-    MGPU_COUNT_CALL(cuLinkDestroy);
+    MGPU_HOOK_ENTRY(cuLinkDestroy);
     pthread_mutex_lock(&links_lock);
     for (struct link_record **p = &links; *p != NULL; p = &(*p)->next)
         if ((*p)->state == state) {

@@ -67,7 +67,7 @@ static CUresult unknown_free_result(void)
 
 static CUresult CUDAAPI hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 {
-    MGPU_COUNT_CALL(cuMemAlloc_v2);
+    MGPU_HOOK_ENTRY(cuMemAlloc_v2);
     CUcontext ctx = dptr != NULL && bytes > 0 ? pool_context(NULL, false) : NULL;
     CUresult r = ctx ? mgpu_pool_alloc(dptr, bytes, ctx, NULL) : real_cuMemAlloc_v2(dptr, bytes);
     return noted_alloc(r, dptr, bytes);
@@ -76,7 +76,7 @@ static CUresult CUDAAPI hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 static CUresult CUDAAPI hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
                                                 size_t height, unsigned element_size)
 {
-    MGPU_COUNT_CALL(cuMemAllocPitch_v2);
+    MGPU_HOOK_ENTRY(cuMemAllocPitch_v2);
     CUcontext ctx =
         dptr != NULL && pitch != NULL && width > 0 && height > 0 ? pool_context(NULL, false) : NULL;
     CUresult r;
@@ -99,7 +99,7 @@ static CUresult CUDAAPI hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch
 
 static CUresult CUDAAPI hook_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned flags)
 {
-    MGPU_COUNT_CALL(cuMemAllocManaged);
+    MGPU_HOOK_ENTRY(cuMemAllocManaged);
     return noted_alloc(real_cuMemAllocManaged(dptr, bytes, flags), dptr, bytes);
 }
 
@@ -130,7 +130,7 @@ static CUresult stream_ordered_alloc(CUdeviceptr *dptr, size_t bytes, CUmemoryPo
 
 static CUresult CUDAAPI hook_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
 {
-    MGPU_COUNT_CALL(cuMemAllocAsync);
+    MGPU_HOOK_ENTRY(cuMemAllocAsync);
     bool taken;
     CUresult r = stream_ordered_alloc(dptr, bytes, NULL, s, &taken);
     return noted_alloc(taken ? r : real_cuMemAllocAsync(dptr, bytes, s), dptr, bytes);
@@ -138,7 +138,7 @@ static CUresult CUDAAPI hook_cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CU
 
 static CUresult CUDAAPI hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s)
 {
-    MGPU_COUNT_CALL(cuMemAllocAsync_ptsz);
+    MGPU_HOOK_ENTRY(cuMemAllocAsync_ptsz);
     bool taken;
     CUresult r = stream_ordered_alloc(dptr, bytes, NULL, s ? s : CU_STREAM_PER_THREAD, &taken);
     return noted_alloc(taken ? r : real_cuMemAllocAsync_ptsz(dptr, bytes, s), dptr, bytes);
@@ -147,7 +147,7 @@ static CUresult CUDAAPI hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t byte
 static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes,
                                                      CUmemoryPool pool, CUstream s)
 {
-    MGPU_COUNT_CALL(cuMemAllocFromPoolAsync);
+    MGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync);
     bool taken = false;
     CUresult r = pool ? stream_ordered_alloc(dptr, bytes, pool, s, &taken) : CUDA_SUCCESS;
     return noted_alloc(taken ? r : real_cuMemAllocFromPoolAsync(dptr, bytes, pool, s), dptr, bytes);
@@ -156,7 +156,7 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t b
 static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes,
                                                           CUmemoryPool pool, CUstream s)
 {
-    MGPU_COUNT_CALL(cuMemAllocFromPoolAsync_ptsz);
+    MGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync_ptsz);
     bool taken = false;
     CUresult r = pool
                      ? stream_ordered_alloc(dptr, bytes, pool, s ? s : CU_STREAM_PER_THREAD, &taken)
@@ -167,7 +167,7 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, siz
 
 static CUresult CUDAAPI hook_cuMemFree_v2(CUdeviceptr dptr)
 {
-    MGPU_COUNT_CALL(cuMemFree_v2);
+    MGPU_HOOK_ENTRY(cuMemFree_v2);
     if (mgpu_pool_holds(dptr))
         return noted_free(mgpu_pool_free(dptr, unknown_free_result()), dptr);
     return noted_free(real_cuMemFree_v2(dptr), dptr);
@@ -175,7 +175,7 @@ static CUresult CUDAAPI hook_cuMemFree_v2(CUdeviceptr dptr)
 
 static CUresult CUDAAPI hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
 {
-    MGPU_COUNT_CALL(cuMemFreeAsync);
+    MGPU_HOOK_ENTRY(cuMemFreeAsync);
     if (mgpu_pool_holds(dptr))
         return noted_free(mgpu_pool_free_async(dptr, s, unknown_free_result()), dptr);
     return noted_free(real_cuMemFreeAsync(dptr, s), dptr);
@@ -183,7 +183,7 @@ static CUresult CUDAAPI hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
 
 static CUresult CUDAAPI hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
 {
-    MGPU_COUNT_CALL(cuMemFreeAsync_ptsz);
+    MGPU_HOOK_ENTRY(cuMemFreeAsync_ptsz);
     if (mgpu_pool_holds(dptr))
         return noted_free(
             mgpu_pool_free_async(dptr, s ? s : CU_STREAM_PER_THREAD, unknown_free_result()), dptr);
@@ -221,7 +221,7 @@ static CUresult memory_info(size_t *free_bytes, size_t *total_bytes,
 
 static CUresult CUDAAPI hook_cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
-    MGPU_COUNT_CALL(cuMemGetInfo_v2);
+    MGPU_HOOK_ENTRY(cuMemGetInfo_v2);
     return memory_info(free_bytes, total_bytes, real_cuMemGetInfo_v2);
 }
 

@@ -256,6 +256,22 @@ CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_cop
     return r;
 }
 
+void mgpu_module_copies_wait_idle(const struct mgpu_module_copies *mc)
+{
+    for (int g = 0; g < mc->ngpus; g++) {
+        bool seen = false;
+        for (int e = 0; e < g && !seen; e++)
+            seen = mc->contexts[e] == mc->contexts[g];
+        if (seen || mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) != CUDA_SUCCESS)
+            continue;
+        /* A context with a faulted kernel answers at once with the fault,
+         * which the program's own synchronisation reports. */
+        mgpu_drv.cuCtxSynchronize();
+        CUcontext popped;
+        mgpu_drv.cuCtxPopCurrent(&popped);
+    }
+}
+
 /* Unloads and frees even when the copy's context cannot be made current:
  * a module and an allocation name their context, and skipping them left a
  * module copy loaded for the rest of the run. */

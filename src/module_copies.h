@@ -72,6 +72,14 @@ int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, ch
 CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_copies *mc, int gpu,
                                                     CUstream stream);
 
+/* Waits until nothing runs in the copies' contexts: slices of the module's
+ * kernels may still run on any GPU, unsplit launches in the home context,
+ * and the driver would unload a module, and mgpu free the storage of its
+ * variables, under them. */
+void mgpu_module_copies_wait_idle(const struct mgpu_module_copies *mc);
+
+/* Unloads every copy and frees the shared storage; the caller has waited
+ * for the kernels that may use them (mgpu_module_copies_wait_idle). */
 void mgpu_module_copies_unload(struct mgpu_module_copies *mc);
 
 #endif

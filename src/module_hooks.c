@@ -46,7 +46,7 @@ static void loaded_from_memory(void *handle, bool is_library, const void *image,
 
 static CUresult CUDAAPI hook_cuModuleLoad(CUmodule *module, const char *path)
 {
-    MGPU_COUNT_CALL(cuModuleLoad);
+    MGPU_HOOK_ENTRY(cuModuleLoad);
     CUresult r = real_cuModuleLoad(module, path);
     if (r == CUDA_SUCCESS && mgpu_program_modules_wanted())
         mgpu_program_module_loaded(*module, false, NULL, path, "cuModuleLoad", NULL);
@@ -55,7 +55,7 @@ static CUresult CUDAAPI hook_cuModuleLoad(CUmodule *module, const char *path)
 
 static CUresult CUDAAPI hook_cuModuleLoadData(CUmodule *module, const void *image)
 {
-    MGPU_COUNT_CALL(cuModuleLoadData);
+    MGPU_HOOK_ENTRY(cuModuleLoadData);
     CUresult r = real_cuModuleLoadData(module, image);
     if (r == CUDA_SUCCESS)
         loaded_from_memory(*module, false, image, "cuModuleLoadData");
@@ -66,7 +66,7 @@ static CUresult CUDAAPI hook_cuModuleLoadDataEx(CUmodule *module, const void *im
                                                 unsigned noptions, CUjit_option *options,
                                                 void **values)
 {
-    MGPU_COUNT_CALL(cuModuleLoadDataEx);
+    MGPU_HOOK_ENTRY(cuModuleLoadDataEx);
     CUresult r = real_cuModuleLoadDataEx(module, image, noptions, options, values);
     if (r == CUDA_SUCCESS)
         loaded_from_memory(*module, false, image, "cuModuleLoadDataEx");
@@ -75,7 +75,7 @@ static CUresult CUDAAPI hook_cuModuleLoadDataEx(CUmodule *module, const void *im
 
 static CUresult CUDAAPI hook_cuModuleLoadFatBinary(CUmodule *module, const void *fatbin)
 {
-    MGPU_COUNT_CALL(cuModuleLoadFatBinary);
+    MGPU_HOOK_ENTRY(cuModuleLoadFatBinary);
     CUresult r = real_cuModuleLoadFatBinary(module, fatbin);
     if (r == CUDA_SUCCESS)
         loaded_from_memory(*module, false, fatbin, "cuModuleLoadFatBinary");
@@ -84,14 +84,14 @@ static CUresult CUDAAPI hook_cuModuleLoadFatBinary(CUmodule *module, const void 
 
 static CUresult CUDAAPI hook_cuModuleUnload(CUmodule module)
 {
-    MGPU_COUNT_CALL(cuModuleUnload);
+    MGPU_HOOK_ENTRY(cuModuleUnload);
     mgpu_program_module_unloading(module);
     return real_cuModuleUnload(module);
 }
 
 static CUresult CUDAAPI hook_cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
 {
-    MGPU_COUNT_CALL(cuModuleGetFunction);
+    MGPU_HOOK_ENTRY(cuModuleGetFunction);
     CUresult r = real_cuModuleGetFunction(fn, module, name);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_found(*fn, module, name);
@@ -101,7 +101,7 @@ static CUresult CUDAAPI hook_cuModuleGetFunction(CUfunction *fn, CUmodule module
 static CUresult CUDAAPI hook_cuModuleGetGlobal_v2(CUdeviceptr *where, size_t *bytes,
                                                   CUmodule module, const char *name)
 {
-    MGPU_COUNT_CALL(cuModuleGetGlobal_v2);
+    MGPU_HOOK_ENTRY(cuModuleGetGlobal_v2);
     CUresult r = real_cuModuleGetGlobal_v2(where, bytes, module, name);
     if (r == CUDA_SUCCESS)
         mgpu_program_global_lookup(module, name, where, bytes);
@@ -113,7 +113,7 @@ static CUresult CUDAAPI hook_cuLibraryLoadData(CUlibrary *library, const void *c
                                                unsigned njit, CUlibraryOption *options,
                                                void **values, unsigned noptions)
 {
-    MGPU_COUNT_CALL(cuLibraryLoadData);
+    MGPU_HOOK_ENTRY(cuLibraryLoadData);
     CUresult r = real_cuLibraryLoadData(library, code, jit_options, jit_values, njit, options,
                                         values, noptions);
     if (r == CUDA_SUCCESS)
@@ -126,7 +126,7 @@ static CUresult CUDAAPI hook_cuLibraryLoadFromFile(CUlibrary *library, const cha
                                                    unsigned njit, CUlibraryOption *options,
                                                    void **values, unsigned noptions)
 {
-    MGPU_COUNT_CALL(cuLibraryLoadFromFile);
+    MGPU_HOOK_ENTRY(cuLibraryLoadFromFile);
     CUresult r = real_cuLibraryLoadFromFile(library, path, jit_options, jit_values, njit, options,
                                             values, noptions);
     if (r == CUDA_SUCCESS && mgpu_program_modules_wanted())
@@ -136,7 +136,7 @@ static CUresult CUDAAPI hook_cuLibraryLoadFromFile(CUlibrary *library, const cha
 
 static CUresult CUDAAPI hook_cuLibraryUnload(CUlibrary library)
 {
-    MGPU_COUNT_CALL(cuLibraryUnload);
+    MGPU_HOOK_ENTRY(cuLibraryUnload);
     mgpu_program_module_unloading(library);
     return real_cuLibraryUnload(library);
 }
@@ -144,7 +144,7 @@ static CUresult CUDAAPI hook_cuLibraryUnload(CUlibrary library)
 static CUresult CUDAAPI hook_cuLibraryGetKernel(CUkernel *kernel, CUlibrary library,
                                                 const char *name)
 {
-    MGPU_COUNT_CALL(cuLibraryGetKernel);
+    MGPU_HOOK_ENTRY(cuLibraryGetKernel);
     CUresult r = real_cuLibraryGetKernel(kernel, library, name);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_found(*kernel, library, name);
@@ -153,7 +153,7 @@ static CUresult CUDAAPI hook_cuLibraryGetKernel(CUkernel *kernel, CUlibrary libr
 
 static CUresult CUDAAPI hook_cuLibraryGetModule(CUmodule *module, CUlibrary library)
 {
-    MGPU_COUNT_CALL(cuLibraryGetModule);
+    MGPU_HOOK_ENTRY(cuLibraryGetModule);
     CUresult r = real_cuLibraryGetModule(module, library);
     if (r == CUDA_SUCCESS)
         mgpu_program_module_alias(*module, library);
@@ -163,7 +163,7 @@ static CUresult CUDAAPI hook_cuLibraryGetModule(CUmodule *module, CUlibrary libr
 static CUresult CUDAAPI hook_cuLibraryGetGlobal(CUdeviceptr *where, size_t *bytes,
                                                 CUlibrary library, const char *name)
 {
-    MGPU_COUNT_CALL(cuLibraryGetGlobal);
+    MGPU_HOOK_ENTRY(cuLibraryGetGlobal);
     CUresult r = real_cuLibraryGetGlobal(where, bytes, library, name);
     if (r == CUDA_SUCCESS)
         mgpu_program_global_lookup(library, name, where, bytes);
@@ -172,7 +172,7 @@ static CUresult CUDAAPI hook_cuLibraryGetGlobal(CUdeviceptr *where, size_t *byte
 
 static CUresult CUDAAPI hook_cuKernelGetFunction(CUfunction *fn, CUkernel kernel)
 {
-    MGPU_COUNT_CALL(cuKernelGetFunction);
+    MGPU_HOOK_ENTRY(cuKernelGetFunction);
     CUresult r = real_cuKernelGetFunction(fn, kernel);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_alias(*fn, kernel);
@@ -182,7 +182,7 @@ static CUresult CUDAAPI hook_cuKernelGetFunction(CUfunction *fn, CUkernel kernel
 static CUresult CUDAAPI hook_cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attrib,
                                                 int value)
 {
-    MGPU_COUNT_CALL(cuFuncSetAttribute);
+    MGPU_HOOK_ENTRY(cuFuncSetAttribute);
     CUresult r = real_cuFuncSetAttribute(fn, attrib, value);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_attribute(fn, attrib, value);
@@ -192,7 +192,7 @@ static CUresult CUDAAPI hook_cuFuncSetAttribute(CUfunction fn, CUfunction_attrib
 static CUresult CUDAAPI hook_cuKernelSetAttribute(CUfunction_attribute attrib, int value,
                                                   CUkernel kernel, CUdevice device)
 {
-    MGPU_COUNT_CALL(cuKernelSetAttribute);
+    MGPU_HOOK_ENTRY(cuKernelSetAttribute);
     CUresult r = real_cuKernelSetAttribute(attrib, value, kernel, device);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_attribute(kernel, attrib, value);
@@ -201,7 +201,7 @@ static CUresult CUDAAPI hook_cuKernelSetAttribute(CUfunction_attribute attrib, i
 
 static CUresult CUDAAPI hook_cuFuncSetCacheConfig(CUfunction fn, CUfunc_cache config)
 {
-    MGPU_COUNT_CALL(cuFuncSetCacheConfig);
+    MGPU_HOOK_ENTRY(cuFuncSetCacheConfig);
     CUresult r = real_cuFuncSetCacheConfig(fn, config);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_cache_config(fn, config);
@@ -211,7 +211,7 @@ static CUresult CUDAAPI hook_cuFuncSetCacheConfig(CUfunction fn, CUfunc_cache co
 static CUresult CUDAAPI hook_cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
                                                     CUdevice device)
 {
-    MGPU_COUNT_CALL(cuKernelSetCacheConfig);
+    MGPU_HOOK_ENTRY(cuKernelSetCacheConfig);
     CUresult r = real_cuKernelSetCacheConfig(kernel, config, device);
     if (r == CUDA_SUCCESS)
         mgpu_program_kernel_cache_config(kernel, config);

@@ -191,7 +191,7 @@ static const struct pointer_template *lookup(CUdeviceptr address, struct mgpu_po
 static CUresult CUDAAPI hook_cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
                                                    CUdeviceptr ptr)
 {
-    MGPU_COUNT_CALL(cuPointerGetAttribute);
+    MGPU_HOOK_ENTRY(cuPointerGetAttribute);
     struct mgpu_pool_block b;
     bool is_allocation = false;
     const struct pointer_template *t = lookup(ptr, &b, &is_allocation);
@@ -211,7 +211,7 @@ static CUresult CUDAAPI hook_cuPointerGetAttribute(void *data, CUpointer_attribu
 static CUresult CUDAAPI hook_cuPointerGetAttributes(unsigned count, CUpointer_attribute *attributes,
                                                     void **data, CUdeviceptr ptr)
 {
-    MGPU_COUNT_CALL(cuPointerGetAttributes);
+    MGPU_HOOK_ENTRY(cuPointerGetAttributes);
     struct mgpu_pool_block b;
     bool is_allocation = false;
     const struct pointer_template *t = lookup(ptr, &b, &is_allocation);
@@ -240,7 +240,7 @@ static CUresult CUDAAPI hook_cuPointerGetAttributes(unsigned count, CUpointer_at
 static CUresult CUDAAPI hook_cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
                                                      CUdeviceptr ptr)
 {
-    MGPU_COUNT_CALL(cuMemGetAddressRange_v2);
+    MGPU_HOOK_ENTRY(cuMemGetAddressRange_v2);
     struct mgpu_pool_block b;
     bool is_allocation = false;
     const struct pointer_template *t = lookup(ptr, &b, &is_allocation);

@@ -107,7 +107,7 @@ static CUresult CUDAAPI hook_cuGetProcAddress(const char *symbol, void **pfn, in
                                               cuuint64_t flags)
 {
     const void *caller = __builtin_return_address(0);
-    MGPU_COUNT_CALL(cuGetProcAddress);
+    MGPU_HOOK_ENTRY(cuGetProcAddress);
     CUresult r = real_cuGetProcAddress(symbol, pfn, cudaVersion, flags);
     if (r == CUDA_SUCCESS)
         redirect(symbol, pfn, caller);
@@ -119,7 +119,7 @@ static CUresult CUDAAPI hook_cuGetProcAddress_v2(const char *symbol, void **pfn,
                                                  CUdriverProcAddressQueryResult *symbolStatus)
 {
     const void *caller = __builtin_return_address(0);
-    MGPU_COUNT_CALL(cuGetProcAddress_v2);
+    MGPU_HOOK_ENTRY(cuGetProcAddress_v2);
     CUresult r = real_cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (r == CUDA_SUCCESS)
         redirect(symbol, pfn, caller);

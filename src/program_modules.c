@@ -9,6 +9,7 @@
 #include "module_copies.h"
 #include "monotonic_clock.h"
 #include "pointer_hash.h"
+#include "process_state.h"
 #include "program_image.h"
 #include "real_driver.h"
 #include "runtime.h"
@@ -254,8 +255,14 @@ void mgpu_program_module_unloading(void *handle)
     drop_constant_ranges(m);
     pthread_rwlock_unlock(&table_lock);
     pthread_mutex_lock(&m->lock);
-    if (m->state == COPIES_READY)
+    /* Unloaded in a host callback (the CUDA runtime's exit handlers do
+     * that when the program exits in one): a wait there would wait for
+     * the callback itself, so the copies stay loaded until their contexts
+     * go, at the latest with the process. */
+    if (m->state == COPIES_READY && !mgpu_on_callback_thread()) {
+        mgpu_module_copies_wait_idle(&m->copies);
         mgpu_module_copies_unload(&m->copies);
+    }
     free(m->image);
     m->image = NULL;
     m->unloaded = true;

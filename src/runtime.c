@@ -12,14 +12,17 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
+#include "process_state.h"
 #include "real_driver.h"
 #include "report.h"
+#include "slice_watch.h"
 #include "trace.h"
 
 #include <cuda.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct mgpu_config mgpu_cfg;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
@@ -39,20 +42,104 @@ static CUresult CUDAAPI no_driver_entry(void)
 static atomic_bool exit_work_done;
 static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
 
+/* How long the exit waits for the slice watch to leave its loop, and,
+ * on a driver callback thread, for the report. */
+#define WATCH_STOP_SECONDS 5
+#define CALLBACK_REPORT_SECONDS 10
+
+static void report_and_trace(void)
+{
+    if (mgpu_cfg.report)
+        mgpu_report_print();
+    if (mgpu_cfg.trace_path[0])
+        mgpu_trace_write(mgpu_cfg.trace_path);
+}
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t finished;
+    bool done;
+} reporter = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+
+static void *report_on_own_thread(void *unused)
+{
+    (void)unused;
+    report_and_trace();
+    pthread_mutex_lock(&reporter.lock);
+    reporter.done = true;
+    pthread_cond_signal(&reporter.finished);
+    pthread_mutex_unlock(&reporter.lock);
+    return NULL;
+}
+
+/* The report of a program that exits in a host callback. Written by a
+ * thread of its own, which may ask the driver what it needs (the callback
+ * thread may not), and waited for a while only: a thread of the program
+ * may hold a lock of mgpu's while it waits for the GPU, and the GPU's
+ * stream waits for this very callback. */
+static void report_from_callback(void)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int rc = pthread_create(&thread, &attr, report_on_own_thread, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        mgpu_warn("exit in a host callback: no thread for the report, which is left out");
+        return;
+    }
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of `finished` */
+    deadline.tv_sec += CALLBACK_REPORT_SECONDS;
+    pthread_mutex_lock(&reporter.lock);
+    rc = 0;
+    while (!reporter.done && rc == 0)
+        rc = pthread_cond_timedwait(&reporter.finished, &reporter.lock, &deadline);
+    bool done = reporter.done;
+    pthread_mutex_unlock(&reporter.lock);
+    if (!done)
+        mgpu_warn("exit in a host callback: the report did not finish within %d s and is left "
+                  "out (a thread of the program holds what it needs)",
+                  CALLBACK_REPORT_SECONDS);
+}
+
 /* The report first, while the pool still holds what it counts; then the
- * pool's memory goes back. */
+ * pool's memory goes back, after it has waited for the GPUs' work; then
+ * the slice watch stops. Not before: with sequence flags the pool's wait
+ * can end only when the watch writes the join flag of a GPU that faulted.
+ * One function, not one atexit handler per part, because handlers run in
+ * the reverse order of their registration, which follows the program's
+ * first allocation and first split launch, not what each part needs.
+ *
+ * exit() called in a host callback runs this on the driver's callback
+ * thread, where no CUDA call is allowed and any wait for the GPU waits for
+ * the callback itself: the launches still in flight go untimed, and the
+ * pool's memory is left to the driver, which frees all of a process's
+ * memory as it ends. */
 static void at_exit(void)
 {
     if (atomic_exchange(&exit_work_done, true))
         return;
+    /* A forked child's pool, threads and counts are copies of the
+     * parent's, which the parent releases and reports. */
+    if (atomic_load(&mgpu_forked_child))
+        return;
+    bool in_callback = mgpu_on_callback_thread();
     if (mgpu_stats_enabled) {
-        mgpu_timing_flush_all();
-        if (mgpu_cfg.report)
-            mgpu_report_print();
-        if (mgpu_cfg.trace_path[0])
-            mgpu_trace_write(mgpu_cfg.trace_path);
+        if (in_callback) {
+            report_from_callback();
+        } else {
+            mgpu_timing_flush_all();
+            report_and_trace();
+        }
     }
-    mgpu_pool_release_all();
+    if (in_callback)
+        mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "
+                  "it as the process ends");
+    else
+        mgpu_pool_release_all();
+    mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
 }
 
 /* Called when the memory pool starts: the work at exit is registered again,
@@ -84,6 +171,7 @@ static void start(void)
         mgpu_config_defaults(&mgpu_cfg);
     }
     mgpu_log_set_level(mgpu_cfg.verbose);
+    mgpu_process_state_start();
     configure_pool();
 
     char path[MGPU_PATH_MAX];

@@ -19,32 +19,32 @@ MGPU_DECLARE_HOOK(cuEventQuery, PFN_cuEventQuery_v2000);
 
 static CUresult CUDAAPI hook_cuCtxSynchronize(void)
 {
-    MGPU_COUNT_CALL(cuCtxSynchronize);
+    MGPU_HOOK_ENTRY(cuCtxSynchronize);
     return mgpu_slice_errors_check(real_cuCtxSynchronize(), true);
 }
 
 /* cudaDeviceSynchronize in CUDA 13 names its context. */
 static CUresult CUDAAPI hook_cuCtxSynchronize_v2(CUcontext ctx)
 {
-    MGPU_COUNT_CALL(cuCtxSynchronize_v2);
+    MGPU_HOOK_ENTRY(cuCtxSynchronize_v2);
     return mgpu_slice_errors_check(real_cuCtxSynchronize_v2(ctx), true);
 }
 
 static CUresult CUDAAPI hook_cuStreamSynchronize(CUstream stream)
 {
-    MGPU_COUNT_CALL(cuStreamSynchronize);
+    MGPU_HOOK_ENTRY(cuStreamSynchronize);
     return mgpu_slice_errors_check(real_cuStreamSynchronize(stream), true);
 }
 
 static CUresult CUDAAPI hook_cuStreamSynchronize_ptsz(CUstream stream)
 {
-    MGPU_COUNT_CALL(cuStreamSynchronize_ptsz);
+    MGPU_HOOK_ENTRY(cuStreamSynchronize_ptsz);
     return mgpu_slice_errors_check(real_cuStreamSynchronize_ptsz(stream), true);
 }
 
 static CUresult CUDAAPI hook_cuEventSynchronize(CUevent event)
 {
-    MGPU_COUNT_CALL(cuEventSynchronize);
+    MGPU_HOOK_ENTRY(cuEventSynchronize);
     return mgpu_slice_errors_check(real_cuEventSynchronize(event), true);
 }
 
@@ -57,19 +57,19 @@ static CUresult after_query(CUresult r)
 
 static CUresult CUDAAPI hook_cuStreamQuery(CUstream stream)
 {
-    MGPU_COUNT_CALL(cuStreamQuery);
+    MGPU_HOOK_ENTRY(cuStreamQuery);
     return after_query(real_cuStreamQuery(stream));
 }
 
 static CUresult CUDAAPI hook_cuStreamQuery_ptsz(CUstream stream)
 {
-    MGPU_COUNT_CALL(cuStreamQuery_ptsz);
+    MGPU_HOOK_ENTRY(cuStreamQuery_ptsz);
     return after_query(real_cuStreamQuery_ptsz(stream));
 }
 
 static CUresult CUDAAPI hook_cuEventQuery(CUevent event)
 {
-    MGPU_COUNT_CALL(cuEventQuery);
+    MGPU_HOOK_ENTRY(cuEventQuery);
     return after_query(real_cuEventQuery(event));
 }
 

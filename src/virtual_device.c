@@ -86,7 +86,7 @@ int mgpu_virtual_device_summary(struct mgpu_gpu_summary *out)
 
 static CUresult CUDAAPI hook_cuDeviceGetCount(int *count)
 {
-    MGPU_COUNT_CALL(cuDeviceGetCount);
+    MGPU_HOOK_ENTRY(cuDeviceGetCount);
     if (mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ALL)
         return real_cuDeviceGetCount(count);
     int real_count = 0;
@@ -100,7 +100,7 @@ static CUresult CUDAAPI hook_cuDeviceGetCount(int *count)
 
 static CUresult CUDAAPI hook_cuDeviceGet(CUdevice *device, int ordinal)
 {
-    MGPU_COUNT_CALL(cuDeviceGet);
+    MGPU_HOOK_ENTRY(cuDeviceGet);
     if (mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ALL)
         return real_cuDeviceGet(device, ordinal);
     if (ordinal != 0) {
@@ -115,7 +115,7 @@ static CUresult CUDAAPI hook_cuDeviceGet(CUdevice *device, int ordinal)
 static CUresult CUDAAPI hook_cuDeviceGetAttribute(int *value, CUdevice_attribute attrib,
                                                   CUdevice dev)
 {
-    MGPU_COUNT_CALL(cuDeviceGetAttribute);
+    MGPU_HOOK_ENTRY(cuDeviceGetAttribute);
     CUresult r = real_cuDeviceGetAttribute(value, attrib, dev);
     if (r != CUDA_SUCCESS || attrib != CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ||
         mgpu_cfg.sm_count != MGPU_SM_COUNT_SUM)
@@ -127,7 +127,7 @@ static CUresult CUDAAPI hook_cuDeviceGetAttribute(int *value, CUdevice_attribute
 
 static CUresult CUDAAPI hook_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    MGPU_COUNT_CALL(cuDeviceTotalMem_v2);
+    MGPU_HOOK_ENTRY(cuDeviceTotalMem_v2);
     CUresult r = real_cuDeviceTotalMem_v2(bytes, dev);
     if (r == CUDA_SUCCESS && gather_summary() == CUDA_SUCCESS && dev == home_device)
         *bytes = summary.mem_sum;
@@ -136,7 +136,7 @@ static CUresult CUDAAPI hook_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 
 static CUresult CUDAAPI hook_cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
 {
-    MGPU_COUNT_CALL(cuDeviceGetByPCIBusId);
+    MGPU_HOOK_ENTRY(cuDeviceGetByPCIBusId);
     CUresult r = real_cuDeviceGetByPCIBusId(dev, pciBusId);
     if (mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ALL)
         return r;
