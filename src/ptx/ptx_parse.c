@@ -591,7 +591,11 @@ static struct ptx_stmt *parse_instruction(struct parser *ps, bool stop_at_close)
         skip_space(ps);
     }
     const char *op = ps->p;
-    if (op >= ps->end || !((*op >= 'a' && *op <= 'z') || (*op >= 'A' && *op <= 'Z'))) {
+    /* "@ x;" has no predicate: kept verbatim, since printing the guard
+     * only when it has text would drop the '@'. */
+    bool empty_guard = *start == '@' && ins.guard.n == 0;
+    if (empty_guard || op >= ps->end ||
+        !((*op >= 'a' && *op <= 'z') || (*op >= 'A' && *op <= 'Z'))) {
         ps->p = start;
         const char *to = through_semicolon(ps, stop_at_close);
         ps->p = to;
