@@ -103,12 +103,20 @@ static CUresult CUDAAPI hook_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, 
     return noted_alloc(real_cuMemAllocManaged(dptr, bytes, flags), dptr, bytes);
 }
 
+/* Looked up once: threads allocating at once all read it (ThreadSanitizer
+ * saw the unsynchronised first write on a 16-core machine). */
+static PFN_cuDeviceGetMemPool_v11020 get_mempool;
+static pthread_once_t get_mempool_once = PTHREAD_ONCE_INIT;
+
+static void find_get_mempool(void)
+{
+    get_mempool = (PFN_cuDeviceGetMemPool_v11020)mgpu_driver_symbol("cuDeviceGetMemPool");
+}
+
 /* The pool cudaMallocAsync draws from: the device's current one. */
 static CUmemoryPool current_mempool(CUcontext ctx)
 {
-    static PFN_cuDeviceGetMemPool_v11020 get_mempool;
-    if (get_mempool == NULL)
-        get_mempool = (PFN_cuDeviceGetMemPool_v11020)mgpu_driver_symbol("cuDeviceGetMemPool");
+    pthread_once(&get_mempool_once, find_get_mempool);
     CUmemoryPool mempool = NULL;
     CUdevice dev;
     if (get_mempool != NULL && mgpu_context_device(ctx, &dev) == CUDA_SUCCESS)
