@@ -90,7 +90,9 @@ sweep() {
   [ "$n" -gt 0 ] || fail "$name: the fake counted no calls"
   start=$(date +%s)
   ks=${FAULT_SWEEP_K:-$(seq 1 "$stride" "$n")}
-  echo $ks | tr ' ' '\n' | xargs -P "$jobs" -I K sh "$work/one.sh" K "$name" "$kind" $vars \
+  # xargs replaces its -I string inside every argument: "{}" cannot occur
+  # in mktemp's names, where "K" did (mgpu-test.wpTKcd became wpT95cd).
+  echo $ks | tr ' ' '\n' | xargs -P "$jobs" -I {} sh "$work/one.sh" {} "$name" "$kind" $vars \
     "$MGPU_RUN" "$@"
   total=0 correct=0 errors=0 bad=0
   for k in $ks; do
