@@ -691,7 +691,10 @@ static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool
     if (c != '@' && c != '%' && is_ident_start(c)) {
         struct ptx_str name = read_ident(ps);
         const char *q = ps->p;
-        while (q < ps->end && (*q == ' ' || *q == '\t'))
+        /* "L:" with any white space before the ':', newlines too: the
+         * printer joins an instruction's lines, which made "L\n:" a label
+         * when parsed again. */
+        while (q < ps->end && is_space(*q))
             q++;
         if (q < ps->end && *q == ':' && (q + 1 >= ps->end || q[1] != ':')) {
             ps->p = q + 1;

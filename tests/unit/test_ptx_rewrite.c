@@ -404,6 +404,7 @@ static void test_bounded_reads(void)
         ".func (r) Z(\n//\n// c, d", /* a list of only comments */
         ".entry x\"//",                 /* the tail skipped the comment, not the string */
         ".entry Z{@\tl:;",               /* a guard of no predicate lost its '@' (10-minute run) */
+        ".entry PK\n{L_\n:\n0;\n3",      /* a label split over lines became one when printed */
     };
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
         CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
