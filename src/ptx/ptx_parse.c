@@ -691,11 +691,11 @@ static struct ptx_stmt *parse_body_statement(struct parser *ps, int *depth, bool
     if (c != '@' && c != '%' && is_ident_start(c)) {
         struct ptx_str name = read_ident(ps);
         const char *q = ps->p;
-        /* "L:" with any white space before the ':', newlines too: the
-         * printer joins an instruction's lines, which made "L\n:" a label
-         * when parsed again. */
-        while (q < ps->end && is_space(*q))
-            q++;
+        /* "L:" with any white space or comment before the ':', newlines
+         * too: the printer joins an instruction's lines and drops its
+         * comments, which made "L\n:" and "L//c\n:" labels when parsed
+         * again. */
+        q = skip_space_at(q, ps->end);
         if (q < ps->end && *q == ':' && (q + 1 >= ps->end || q[1] != ':')) {
             ps->p = q + 1;
             struct ptx_stmt *s = new_stmt(ps, PTX_LABEL);

@@ -405,6 +405,7 @@ static void test_bounded_reads(void)
         ".entry x\"//",                 /* the tail skipped the comment, not the string */
         ".entry Z{@\tl:;",               /* a guard of no predicate lost its '@' (10-minute run) */
         ".entry PK\n{L_\n:\n0;\n3",      /* a label split over lines became one when printed */
+        ".entry Z{a;L//c\n:\nret;\n}",    /* ... or split by a comment */
     };
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
         CHECK(parses_and_round_trips(cuts[i], strlen(cuts[i])));
