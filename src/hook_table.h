@@ -7,6 +7,7 @@
 
 #include "process_state.h"
 
+#include <cuda.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +33,13 @@ struct mgpu_hook {
     {                                                                                              \
         NULL, NULL, NULL, NULL                                                                     \
     }
+
+/* The stream a _ptsz entry point means: those name the per-thread default
+ * stream NULL. */
+static inline CUstream mgpu_per_thread_stream(CUstream s)
+{
+    return s == NULL ? CU_STREAM_PER_THREAD : s;
+}
 
 /* The first statement of every hook. In the child of a fork() after the
  * driver was initialised, the hook returns CUDA_ERROR_NOT_INITIALIZED, as

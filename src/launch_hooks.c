@@ -229,12 +229,6 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     return true;
 }
 
-/* The per-thread variants name the per-thread default stream NULL. */
-static CUstream per_thread(CUstream s)
-{
-    return s == NULL ? CU_STREAM_PER_THREAD : s;
-}
-
 #define LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s)                                                 \
     {                                                                                              \
         .kernel = (f), .grid = {(gx), (gy), (gz)}, .block = {(bx), (by), (bz)}, .stream = (s)      \
@@ -289,7 +283,7 @@ static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsi
                                                  void **extra)
 {
     MGPU_HOOK_ENTRY(cuLaunchKernel_ptsz);
-    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
+    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, mgpu_per_thread_stream(s));
     OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
                     real_cuLaunchKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
 }
@@ -312,7 +306,7 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsign
                                                             CUstream s, void **params)
 {
     MGPU_HOOK_ENTRY(cuLaunchCooperativeKernel_ptsz);
-    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, per_thread(s));
+    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, mgpu_per_thread_stream(s));
     shape.cooperative = true;
     OBSERVED_LAUNCH(
         shape, f, params, NULL, shared, NULL,
@@ -323,7 +317,7 @@ static struct launch_shape shape_of_config(const CUlaunchConfig *c, CUfunction f
 {
     struct launch_shape shape =
         LAUNCH_SHAPE(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                     c->blockDimZ, ptsz ? per_thread(c->hStream) : c->hStream);
+                     c->blockDimZ, ptsz ? mgpu_per_thread_stream(c->hStream) : c->hStream);
     for (unsigned i = 0; c->attrs != NULL && i < c->numAttrs; i++) {
         const CUlaunchAttribute *a = &c->attrs[i];
         if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative)

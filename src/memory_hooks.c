@@ -148,7 +148,7 @@ static CUresult CUDAAPI hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t byte
 {
     MGPU_HOOK_ENTRY(cuMemAllocAsync_ptsz);
     bool taken;
-    CUresult r = stream_ordered_alloc(dptr, bytes, NULL, s ? s : CU_STREAM_PER_THREAD, &taken);
+    CUresult r = stream_ordered_alloc(dptr, bytes, NULL, mgpu_per_thread_stream(s), &taken);
     return noted_alloc(taken ? r : real_cuMemAllocAsync_ptsz(dptr, bytes, s), dptr, bytes);
 }
 
@@ -166,9 +166,8 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, siz
 {
     MGPU_HOOK_ENTRY(cuMemAllocFromPoolAsync_ptsz);
     bool taken = false;
-    CUresult r = pool
-                     ? stream_ordered_alloc(dptr, bytes, pool, s ? s : CU_STREAM_PER_THREAD, &taken)
-                     : CUDA_SUCCESS;
+    CUresult r = pool ? stream_ordered_alloc(dptr, bytes, pool, mgpu_per_thread_stream(s), &taken)
+                      : CUDA_SUCCESS;
     return noted_alloc(taken ? r : real_cuMemAllocFromPoolAsync_ptsz(dptr, bytes, pool, s), dptr,
                        bytes);
 }
@@ -194,7 +193,7 @@ static CUresult CUDAAPI hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
     MGPU_HOOK_ENTRY(cuMemFreeAsync_ptsz);
     if (mgpu_pool_holds(dptr))
         return noted_free(
-            mgpu_pool_free_async(dptr, s ? s : CU_STREAM_PER_THREAD, unknown_free_result()), dptr);
+            mgpu_pool_free_async(dptr, mgpu_per_thread_stream(s), unknown_free_result()), dptr);
     return noted_free(real_cuMemFreeAsync_ptsz(dptr, s), dptr);
 }
 

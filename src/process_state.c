@@ -98,12 +98,6 @@ static struct host_call *wrap(CUstream stream, CUhostFn fn, CUstreamCallback cal
     return call;
 }
 
-/* The _ptsz calls take the default stream to be the thread's own. */
-static CUstream per_thread(CUstream stream)
-{
-    return stream == NULL ? CU_STREAM_PER_THREAD : stream;
-}
-
 static CUresult CUDAAPI hook_cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data)
 {
     MGPU_HOOK_ENTRY(cuLaunchHostFunc);
@@ -119,7 +113,7 @@ static CUresult CUDAAPI hook_cuLaunchHostFunc(CUstream stream, CUhostFn fn, void
 static CUresult CUDAAPI hook_cuLaunchHostFunc_ptsz(CUstream stream, CUhostFn fn, void *data)
 {
     MGPU_HOOK_ENTRY(cuLaunchHostFunc_ptsz);
-    struct host_call *call = fn != NULL ? wrap(per_thread(stream), fn, NULL, data) : NULL;
+    struct host_call *call = fn != NULL ? wrap(mgpu_per_thread_stream(stream), fn, NULL, data) : NULL;
     if (call == NULL)
         return real_cuLaunchHostFunc_ptsz(stream, fn, data);
     CUresult r = real_cuLaunchHostFunc_ptsz(stream, run_host_fn, call);
@@ -146,7 +140,7 @@ static CUresult CUDAAPI hook_cuStreamAddCallback_ptsz(CUstream stream, CUstreamC
 {
     MGPU_HOOK_ENTRY(cuStreamAddCallback_ptsz);
     struct host_call *call =
-        callback != NULL ? wrap(per_thread(stream), NULL, callback, data) : NULL;
+        callback != NULL ? wrap(mgpu_per_thread_stream(stream), NULL, callback, data) : NULL;
     if (call == NULL)
         return real_cuStreamAddCallback_ptsz(stream, callback, data, flags);
     CUresult r = real_cuStreamAddCallback_ptsz(stream, run_stream_callback, call, flags);
