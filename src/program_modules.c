@@ -1,5 +1,5 @@
 /* Owns the records of the program's modules, libraries and kernel handles,
- * building their per-GPU copies on first use, and turning a launch of the
+ * building their per-GPU copies when the program loads them, and turning a launch of the
  * program's kernel into a launch from its copy (see program_modules.h).
  * All driver calls here go to the real driver. */
 #include "program_modules.h"
@@ -171,6 +171,9 @@ bool mgpu_program_modules_wanted(void)
     return w;
 }
 
+static bool copies_for(struct program_module *m, CUcontext ctx);
+static CUcontext current_context(void);
+
 void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
                                 const char *loaded_by, const char *refused)
 {
@@ -219,6 +222,17 @@ void mgpu_program_module_loaded(void *handle, bool is_library, const void *image
     }
     mgpu_debug("module %d: %s, %zu-byte image%s%s", m->id, loaded_by, m->image_size,
                m->state == COPIES_NONE ? ": " : "", m->state == COPIES_NONE ? m->why_none : "");
+    /* Built now, inside the program's own load, not at the module's first
+     * launch: the driver's cuModuleLoadData waits until every stream of the
+     * context is empty (on an H100, a non-blocking stream held in a host
+     * function kept it waiting, lazy or eager loading alike), as the
+     * program's load has just done. At a launch that wait is new to the
+     * program, and a stream whose host function waits for the launching
+     * thread never empties. A library loaded with no context current (none
+     * to load its module into) is built at its first use. */
+    CUcontext ctx = is_library ? current_context() : m->load_context;
+    if (ctx != NULL)
+        copies_for(m, ctx);
 }
 
 void mgpu_program_module_alias(void *module, void *library)

@@ -2,7 +2,8 @@
 # A program that ends, or forks, with GPU work in flight (tests/gpu/exit_paths.c,
 # one mode per way) under mgpu-run --gpus 0x4 with every launch split:
 # exit(0) with launches and copies queued, exit(3) in a cuLaunchHostFunc or
-# cuStreamAddCallback host function, abort(), a forked child that calls CUDA
+# cuStreamAddCallback host function, the calls made while a host function
+# holds a stream, abort(), a forked child that calls CUDA
 # (errors, quickly) or just exits, cuModuleUnload while the module's slices
 # run. Each must end within 60 s with the status the program chose, print no
 # "mgpu: error" and no crash, print the report where --report asks for it
@@ -94,10 +95,6 @@ exit_case() {
     grep -q -E '^mgpu_test_fill +[0-9]+ .* x4' "$err" ||
       problems="$problems the report shows no launch of mgpu_test_fill split 4 ways;"
   fi
-  if [ -n "$problems" ] && [ -z "$plain_problems" ] && [ -n "${known_defect:-}" ]; then
-    echo "known defect (issue 17, open): $name, in ${took} s under mgpu: $problems ($known_defect)"
-    return
-  fi
   if [ -z "$problems" ]; then
     echo "ok: $name: exit status $want in ${took} s under mgpu (${plain_took} s without)"
     [ -n "$plain_problems" ] && echo "  (without mgpu: $plain_problems)"
@@ -114,15 +111,14 @@ exit_case() {
 }
 
 exit_case "exit(0) with split launches and async copies queued" 0 outstanding yes
-# The process ends in the host function within seconds, or never. Under
-# mgpu the program's thread hangs queuing split launches behind the stream
-# its host function holds (found on an H100, not yet fixed): said as a
-# known defect rather than failing every GPU run until it is fixed.
+# The process ends in the host function within seconds, or never: the
+# program's thread queues the module's first launches while its stream is
+# held in a host function, which mgpu's module loads used to wait for.
 limit=20
-known_defect="split launches queued behind a stream held in a host function do not return"
+exit_case "calls the driver takes without waiting for a stream held in a host function return" 0 held-stream no
 exit_case "exit(3) in a cuLaunchHostFunc host function, work queued around it" 3 callback-exit yes
 exit_case "exit(3) in a cuStreamAddCallback callback, work queued around it" 3 stream-callback-exit yes
-limit=60 known_defect=
+limit=60
 exit_case "abort() with work queued" 134 abort no
 exit_case "a forked child calls cuInit, cuMemAlloc, cuLaunchKernel: errors at once; the parent goes on" 0 fork-child-cuda yes
 exit_case "a forked child exits with exit(0) (atexit handlers run in it); the parent goes on" 0 fork-child-exit yes

@@ -10,6 +10,10 @@
  *   fork-child-exit       a child of the initialised process just calls exit(0)
  *   unload-running        cuModuleUnload while split launches of the module run,
  *                         then load it again and check results
+ *   held-stream           while a stream waits in a host function for the program's
+ *                         thread, the calls the driver takes without waiting for it
+ *                         (first launches, allocation, async copies, a new stream)
+ *                         return; what callback-exit needs, said call by call
  *
  * Every mode prints "exit_paths: pid N" first (the script looks for the pid
  * among the GPU's processes afterwards), says what it does as it goes, and
@@ -18,6 +22,7 @@
 #include "../fake/test_kernels.h"
 
 #include <cuda.h>
+#include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,9 +43,9 @@
 #define SLOW_BLOCKS 64
 /* Launches queued on each side of the host function while the stream waits
  * at the gate. Plain, the thread queues them and opens the gate; under
- * mgpu-run --gpus 0x4 on an H100 that thread never returned from queuing
- * split launches behind the blocked stream, with 16 as with 64 (issue 17,
- * open: tests/gpu-exit-paths.sh calls it a known defect). */
+ * mgpu-run --gpus 0x4 on an H100 that thread once never returned from the
+ * first of them, where mgpu loaded the module's copies, and the driver's
+ * module load waits for every stream of the context to empty. */
 #define GATED_LAUNCHES 16
 #define THREADS 256
 
@@ -122,8 +127,8 @@ static void axpy(struct gpu *g, float a, CUstream stream)
 {
     unsigned n = ELEMENTS;
     void *args[] = {&g->y, &g->x, &a, &n};
-    CHECK(cuLaunchKernel(g->axpy, (n + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, stream,
-                         args, NULL));
+    CHECK(cuLaunchKernel(g->axpy, (n + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, stream, args,
+                         NULL));
 }
 
 /* Launches and copies on two streams, none waited for: slow fills of `a`,
@@ -255,9 +260,86 @@ static int callback_exit(bool stream_callback)
         struct timespec second = {1, 0};
         nanosleep(&second, NULL);
     }
-    printf("exit_paths: %s FAIL: the process did not end in the host function within 50 s\n",
-           mode);
+    printf("exit_paths: %s FAIL: the process did not end in the host function within 50 s\n", mode);
     return 1;
+}
+
+/* The step held_stream is in, for its watchdog to name. */
+static const char *volatile held_step = "setting up";
+static volatile bool held_done, held_waited;
+
+/* Opens the gate itself after 20 s, so that a call that waits for the held
+ * stream is named instead of hanging the test. */
+static void *held_watchdog(void *unused)
+{
+    (void)unused;
+    for (int i = 0; i < 2000 && !held_done; i++)
+        usleep(10000);
+    if (held_done)
+        return NULL;
+    printf("exit_paths: held-stream FAIL: %s waited 20 s for the stream held in a host function, "
+           "which the driver alone does not\n",
+           held_step);
+    fflush(stdout);
+    held_waited = true;
+    sem_post(&gate);
+    return NULL;
+}
+
+static int held_stream(void)
+{
+    struct gpu g;
+    setup(&g);
+    CHECK(cuMemsetD32(g.x, 0x3f800000u, ELEMENTS)); /* 1.0f */
+    CHECK(cuMemsetD32(g.y, 0, ELEMENTS));
+    CUdeviceptr spare;
+    CHECK(cuMemAlloc(&spare, (size_t)ELEMENTS * 4));
+    CHECK(cuCtxSynchronize());
+    sem_init(&gate, 0, 0);
+    CHECK(cuLaunchHostFunc(g.stream, wait_at_gate, NULL));
+    pthread_t watchdog;
+    if (pthread_create(&watchdog, NULL, held_watchdog, NULL) != 0)
+        return 1;
+    double t = now();
+    held_step = "the first launch of mgpu_test_fill, on the held stream";
+    fill(g.fill, g.a, 21, SLOW_BLOCKS, g.stream);
+    held_step = "the first launch of mgpu_test_axpy, on the legacy stream";
+    axpy(&g, 2.0f, NULL);
+    held_step = "cuMemAlloc of 64 MiB";
+    CUdeviceptr extra;
+    CHECK(cuMemAlloc(&extra, 64u << 20));
+    held_step = "cuMemcpyHtoDAsync from pinned memory on the held stream";
+    CHECK(cuMemcpyHtoDAsync(extra, g.pinned, 64u << 20, g.stream));
+    held_step = "cuMemsetD32Async on the held stream";
+    CHECK(cuMemsetD32Async(extra, 7, 16u << 20, g.stream));
+    held_step = "cuStreamCreate and a launch on the new stream";
+    CUstream other;
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    fill(g.fill, spare, 33, SLOW_BLOCKS, other);
+    held_step = "cuModuleGetFunction";
+    CUfunction again;
+    CHECK(cuModuleGetFunction(&again, g.module, MGPU_TEST_FILL));
+    held_done = true;
+    double took = now() - t;
+    pthread_join(watchdog, NULL);
+    if (held_waited)
+        return 1;
+    say("every call returned in %.3f s with the stream held; opening the gate", took);
+    sem_post(&gate);
+    CHECK(cuCtxSynchronize());
+    if (check_fill(g.a, 21) || check_axpy(g.y, 2.0f) || check_fill(spare, 33))
+        return 1;
+    unsigned word;
+    CHECK(cuMemcpyDtoH(&word, extra + 4, sizeof word));
+    if (word != 7) {
+        printf("exit_paths: %s FAIL: the memset behind the gate left %u, not 7\n", mode, word);
+        return 1;
+    }
+    CHECK(cuMemFree(extra));
+    CHECK(cuMemFree(spare));
+    CHECK(cuStreamDestroy(other));
+    printf("exit_paths: %s PASS\n", mode);
+    return 0;
 }
 
 static int abort_mode(void)
@@ -405,9 +487,8 @@ static int unload_running(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr,
-                "usage: exit_paths outstanding|callback-exit|stream-callback-exit|abort|"
-                "fork-child-cuda|fork-child-exit|unload-running\n");
+        fprintf(stderr, "usage: exit_paths outstanding|callback-exit|stream-callback-exit|abort|"
+                        "fork-child-cuda|fork-child-exit|unload-running|held-stream\n");
         return 2;
     }
     mode = argv[1];
@@ -427,6 +508,8 @@ int main(int argc, char **argv)
         return fork_child_exit();
     if (strcmp(mode, "unload-running") == 0)
         return unload_running();
+    if (strcmp(mode, "held-stream") == 0)
+        return held_stream();
     fprintf(stderr, "exit_paths: unknown mode %s\n", mode);
     return 2;
 }
