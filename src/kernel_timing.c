@@ -7,7 +7,7 @@
 #include "kernel_stats.h"
 #include "log.h"
 #include "monotonic_clock.h"
-#include "process_state.h"
+#include "host_functions.h"
 #include "real_driver.h"
 #include "runtime.h"
 

@@ -1,17 +1,12 @@
 /* What mgpu must know of the process around the program's CUDA calls to
- * end safely:
- *
- * - a child made by fork() after the parent initialised the driver: the
- *   driver is unusable there (every call answers CUDA_ERROR_NOT_INITIALIZED),
- *   and mgpu's worker and watch threads are the parent's, gone, with
- *   whatever locks they held. Every hook then answers as the driver does,
- *   before it touches any of mgpu's state (MGPU_HOOK_ENTRY), and the exit
- *   does nothing: the parent's memory is the parent's.
- * - a thread of the driver running the program's host function
- *   (cuLaunchHostFunc, cuStreamAddCallback): the driver forbids CUDA calls
- *   there, and a synchronisation would wait for the very callback that
- *   makes it. A program that calls exit() in one runs mgpu's exit work on
- *   that thread, which must then not call the driver. */
+ * end safely: whether it is a child made by fork() after the parent
+ * initialised the driver. The driver is unusable there (every call answers
+ * CUDA_ERROR_NOT_INITIALIZED), and mgpu's worker and watch threads are the
+ * parent's, gone, with whatever locks they held. Every hook then answers
+ * as the driver does, before it touches any of mgpu's state
+ * (MGPU_HOOK_ENTRY), and the exit does nothing: the parent's memory is the
+ * parent's. (The other fact, whether a thread runs one of the program's
+ * host functions, is host_functions.h's.) */
 #ifndef MGPU_PROCESS_STATE_H
 #define MGPU_PROCESS_STATE_H
 
@@ -24,9 +19,5 @@ extern atomic_bool mgpu_forked_child;
 
 /* Registers the fork handler; once, when the runtime starts. */
 void mgpu_process_state_start(void);
-
-/* Whether the calling thread is running one of the program's host
- * functions for the driver. */
-bool mgpu_on_callback_thread(void);
 
 #endif

@@ -9,7 +9,7 @@
 #include "module_copies.h"
 #include "monotonic_clock.h"
 #include "pointer_hash.h"
-#include "process_state.h"
+#include "host_functions.h"
 #include "program_image.h"
 #include "real_driver.h"
 #include "runtime.h"

@@ -12,6 +12,7 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
+#include "host_functions.h"
 #include "process_state.h"
 #include "real_driver.h"
 #include "report.h"

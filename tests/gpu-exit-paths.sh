@@ -2,12 +2,12 @@
 # A program that ends, or forks, with GPU work in flight (tests/gpu/exit_paths.c,
 # one mode per way) under mgpu-run --gpus 0x4 with every launch split:
 # exit(0) with launches and copies queued, exit(3) in a cuLaunchHostFunc or
-# cuStreamAddCallback host function, the calls made while a host function
-# holds a stream, abort(), a forked child that calls CUDA
-# (errors, quickly) or just exits, cuModuleUnload while the module's slices
-# run. Each must end within 60 s with the status the program chose, print no
-# "mgpu: error" and no crash, print the report where --report asks for it
-# (once: never from a forked child), and leave no memory on the GPU: its pid
+# cuStreamAddCallback host function or in a graph's host node, the calls
+# made while a host function holds a stream, abort(), a forked child that
+# calls CUDA (errors, quickly) or just exits, cuModuleUnload while the
+# module's slices run. Each must end within 60 s with the status the
+# program chose, print no "mgpu: error" and no crash, print the report
+# where --report asks for it (once: never from a forked child), and leave no memory on the GPU: its pid
 # (and its child's) gone from nvidia-smi's processes and the memory in use
 # back near where it was. Each mode also runs without mgpu first, so that a
 # failure the driver alone shows is told apart from mgpu's (reported as skip).
@@ -79,16 +79,22 @@ attempt() {
   why=$(released $pids) || problems="$problems $why;"
 }
 
-# exit_case NAME STATUS MODE REPORT: the mode without mgpu, then under mgpu-run
-# --gpus 0x4 with MGPU_SPLIT=always; REPORT (yes, no) says whether the run
-# also has --report and must print the report once.
+# exit_case NAME STATUS MODE REPORT [callback]: the mode without mgpu, then
+# under mgpu-run --gpus 0x4 with MGPU_SPLIT=always; REPORT (yes, no) says
+# whether the run also has --report and must print the report once. With
+# `callback` the exit happens in a host function, and mgpu must have known
+# it (-v says so): the driver forbids CUDA calls on its callback thread.
 exit_case() {
-  name=$1 want=$2 mode=$3 report=$4
+  name=$1 want=$2 mode=$3 report=$4 callback=${5:-}
   attempt "$mode-plain" "$want" "$mode"
   plain_problems=$problems plain_took=$took
   report_opt=""
   [ "$report" = yes ] && report_opt=--report
+  [ -n "$callback" ] && report_opt="$report_opt -v"
   attempt "$mode-mgpu" "$want" "$mode" env MGPU_SPLIT=always "$MGPU_RUN" --gpus 0x4 $report_opt
+  if [ -n "$callback" ] && ! grep -q "exit in a host callback" "$err"; then
+    problems="$problems mgpu did not know the exit ran in a host function (no 'exit in a host callback' under -v), so its exit work called the driver on the driver's callback thread;"
+  fi
   if [ "$report" = yes ]; then
     reports=$(grep -c -E '^kernel +launches' "$err")
     [ "$reports" -eq 1 ] || problems="$problems the report printed $reports times, not once;"
@@ -116,8 +122,10 @@ exit_case "exit(0) with split launches and async copies queued" 0 outstanding ye
 # held in a host function, which mgpu's module loads used to wait for.
 limit=20
 exit_case "calls the driver takes without waiting for a stream held in a host function return" 0 held-stream no
-exit_case "exit(3) in a cuLaunchHostFunc host function, work queued around it" 3 callback-exit yes
-exit_case "exit(3) in a cuStreamAddCallback callback, work queued around it" 3 stream-callback-exit yes
+exit_case "exit(3) in a cuLaunchHostFunc host function, work queued around it" 3 callback-exit yes callback
+exit_case "exit(3) in a cuStreamAddCallback callback, work queued around it" 3 stream-callback-exit yes callback
+exit_case "exit(3) in a graph host node (cuGraphAddHostNode, cuGraphExecHostNodeSetParams)" 3 graph-host-node-exit yes callback
+exit_case "exit(3) in a graph host node (cuGraphAddNode, cuGraphExecNodeSetParams)" 3 graph-node-exit yes callback
 limit=60
 exit_case "abort() with work queued" 134 abort no
 exit_case "a forked child calls cuInit, cuMemAlloc, cuLaunchKernel: errors at once; the parent goes on" 0 fork-child-cuda yes

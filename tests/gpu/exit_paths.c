@@ -5,6 +5,10 @@
  *   outstanding           split launches and async copies queued, exit(0) at once
  *   callback-exit         a cuLaunchHostFunc host function calls exit(3)
  *   stream-callback-exit  the same with cuStreamAddCallback
+ *   graph-host-node-exit  the same in a graph's host node (cuGraphAddHostNode,
+ *                         cuGraph(Exec)HostNodeSetParams), whose parameters read
+ *                         back as the program set them
+ *   graph-node-exit       the same through cuGraphAddNode, cuGraph(Exec)NodeSetParams
  *   abort                 work queued, then abort()
  *   fork-child-cuda       a child of the initialised process calls CUDA: errors, quickly
  *   fork-child-exit       a child of the initialised process just calls exit(0)
@@ -27,6 +31,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,17 +244,99 @@ static void queue_launches(struct gpu *g, int launches)
     }
 }
 
-static int callback_exit(bool stream_callback)
+/* Where callback_exit puts the function that calls exit(3). */
+enum exit_in {
+    IN_HOST_FN,         /* cuLaunchHostFunc */
+    IN_STREAM_CALLBACK, /* cuStreamAddCallback */
+    IN_GRAPH_HOST_NODE, /* cuGraphAddHostNode, cuGraph(Exec)HostNodeSetParams */
+    IN_GRAPH_NODE,      /* cuGraphAddNode, cuGraph(Exec)NodeSetParams */
+};
+
+static int host_node_runs;
+
+static void CUDA_CB count_run(void *counter)
+{
+    ++*(int *)counter;
+}
+
+/* The node's parameters as the program reads them back: its own function
+ * and data, whatever mgpu puts in their place. */
+static void expect_host_node(CUgraphNode node, CUhostFn fn, void *data)
+{
+    CUDA_HOST_NODE_PARAMS got;
+    CHECK(cuGraphHostNodeGetParams(node, &got));
+    if (got.fn != fn || got.userData != data) {
+        printf("exit_paths: %s FAIL: the host node's parameters read back as %p(%p), not the "
+               "program's %p(%p)\n",
+               mode, (void *)(uintptr_t)got.fn, got.userData, (void *)(uintptr_t)fn, data);
+        exit(1);
+    }
+}
+
+static CUgraphNodeParams host_node_params(CUhostFn fn, void *data)
+{
+    CUgraphNodeParams p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_GRAPH_NODE_TYPE_HOST;
+    p.host.fn = fn;
+    p.host.userData = data;
+    return p;
+}
+
+/* A graph of one host node, made with the calls of `how`, counting at
+ * first; its executable graph is then set to call exit(3), so that each
+ * kind of call (add, set, set in the executable graph) is used and the
+ * last decides. */
+static CUgraphExec exit_graph(enum exit_in how)
+{
+    CUgraph graph;
+    CUgraphNode node;
+    CUgraphExec exec;
+    static int runs_before_exec;
+    CHECK(cuGraphCreate(&graph, 0));
+    if (how == IN_GRAPH_HOST_NODE) {
+        CUDA_HOST_NODE_PARAMS first = {count_run, &host_node_runs};
+        CHECK(cuGraphAddHostNode(&node, graph, NULL, 0, &first));
+        expect_host_node(node, count_run, &host_node_runs);
+        CUDA_HOST_NODE_PARAMS second = {count_run, &runs_before_exec};
+        CHECK(cuGraphHostNodeSetParams(node, &second));
+        expect_host_node(node, count_run, &runs_before_exec);
+        CHECK(cuGraphInstantiate(&exec, graph, 0));
+        CUDA_HOST_NODE_PARAMS exiting = {exit_in_host_fn, NULL};
+        CHECK(cuGraphExecHostNodeSetParams(exec, node, &exiting));
+    } else {
+        CUgraphNodeParams first = host_node_params(count_run, &host_node_runs);
+        CHECK(cuGraphAddNode(&node, graph, NULL, NULL, 0, &first));
+        if (first.host.fn != count_run || first.host.userData != &host_node_runs) {
+            printf("exit_paths: %s FAIL: cuGraphAddNode changed the program's parameters\n", mode);
+            exit(1);
+        }
+        expect_host_node(node, count_run, &host_node_runs);
+        CUgraphNodeParams second = host_node_params(count_run, &runs_before_exec);
+        CHECK(cuGraphNodeSetParams(node, &second));
+        expect_host_node(node, count_run, &runs_before_exec);
+        CHECK(cuGraphInstantiate(&exec, graph, 0));
+        CUgraphNodeParams exiting = host_node_params(exit_in_host_fn, NULL);
+        CHECK(cuGraphExecNodeSetParams(exec, node, &exiting));
+    }
+    say("%s", "graph made: one host node, set to call exit(3) in its executable graph");
+    return exec;
+}
+
+static int callback_exit(enum exit_in how)
 {
     struct gpu g;
     setup(&g);
+    CUgraphExec exec = how == IN_GRAPH_HOST_NODE || how == IN_GRAPH_NODE ? exit_graph(how) : NULL;
     sem_init(&gate, 0, 0);
     CHECK(cuLaunchHostFunc(g.stream, wait_at_gate, NULL));
     queue_launches(&g, GATED_LAUNCHES);
-    if (stream_callback)
+    if (how == IN_STREAM_CALLBACK)
         CHECK(cuStreamAddCallback(g.stream, exit_in_stream_callback, NULL, 0));
-    else
+    else if (how == IN_HOST_FN)
         CHECK(cuLaunchHostFunc(g.stream, exit_in_host_fn, NULL));
+    else
+        CHECK(cuGraphLaunch(exec, g.stream));
     /* Work behind the callback: it waits for the callback, which never
      * returns. */
     queue_launches(&g, GATED_LAUNCHES);
@@ -487,8 +574,11 @@ static int unload_running(void)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: exit_paths outstanding|callback-exit|stream-callback-exit|abort|"
-                        "fork-child-cuda|fork-child-exit|unload-running|held-stream\n");
+        fprintf(
+            stderr,
+            "usage: exit_paths outstanding|callback-exit|stream-callback-exit|abort|"
+            "graph-host-node-exit|graph-node-exit|fork-child-cuda|fork-child-exit|unload-running|"
+            "held-stream\n");
         return 2;
     }
     mode = argv[1];
@@ -497,9 +587,13 @@ int main(int argc, char **argv)
     if (strcmp(mode, "outstanding") == 0)
         return outstanding();
     if (strcmp(mode, "callback-exit") == 0)
-        return callback_exit(false);
+        return callback_exit(IN_HOST_FN);
     if (strcmp(mode, "stream-callback-exit") == 0)
-        return callback_exit(true);
+        return callback_exit(IN_STREAM_CALLBACK);
+    if (strcmp(mode, "graph-host-node-exit") == 0)
+        return callback_exit(IN_GRAPH_HOST_NODE);
+    if (strcmp(mode, "graph-node-exit") == 0)
+        return callback_exit(IN_GRAPH_NODE);
     if (strcmp(mode, "abort") == 0)
         return abort_mode();
     if (strcmp(mode, "fork-child-cuda") == 0)
