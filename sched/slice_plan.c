@@ -5,6 +5,7 @@
 
 #include "gpu_choice.h"
 #include "gpu_contexts.h"
+#include "launch_params.h"
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
@@ -62,28 +63,12 @@ static const double *ends_by_weight(const struct mgpu_kernel_copies *k)
     return weight_ends;
 }
 
-/* Where the launch holds parameter i: in the array, or in the `extra`
- * buffer; NULL with neither. */
-static const void *parameter_at(const struct mgpu_kernel_copies *k, unsigned i, void *const *params,
-                                const void *buffer)
-{
-    if (params != NULL)
-        return params[i];
-    return buffer != NULL ? (const char *)buffer + k->param_offsets[i] : NULL;
-}
-
 /* Whether parameter i is a pointer into a pool buffer; fills *b if so. */
 static bool parameter_block(const struct mgpu_kernel_copies *k, unsigned i, void *const *params,
                             const void *buffer, struct mgpu_pool_block *b)
 {
-    if (k->param_sizes[i] != sizeof(CUdeviceptr))
-        return false;
-    const void *at = parameter_at(k, i, params, buffer);
-    if (at == NULL)
-        return false;
     CUdeviceptr p;
-    memcpy(&p, at, sizeof p);
-    return mgpu_pool_holds(p) && mgpu_pool_find(p, b);
+    return mgpu_launch_param_buffer(k, i, params, buffer, &p, b);
 }
 
 /* Ends at the owner boundaries of the largest buffer the kernel writes,
@@ -114,7 +99,8 @@ static bool stride_iterations(const struct mgpu_kernel_copies *k, void *const *p
                               const void *buffer, unsigned long long *iterations)
 {
     int i = k->stride_bound_param;
-    const void *at = i >= 0 && (unsigned)i < k->nparams ? parameter_at(k, i, params, buffer) : NULL;
+    const void *at =
+        i >= 0 && (unsigned)i < k->nparams ? mgpu_launch_param_at(k, i, params, buffer) : NULL;
     if (at == NULL)
         return false;
     size_t size = k->param_sizes[i];

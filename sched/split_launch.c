@@ -13,6 +13,7 @@
 #include "gpu_workers.h"
 #include "kernel_timing.h"
 #include "log.h"
+#include "mirror_reads.h"
 #include "real_driver.h"
 #include "slice_errors.h"
 #include "slice_streams.h"
@@ -35,9 +36,10 @@ struct slice_launch {
     void *buffer;
     size_t buffer_size;
     void *extra[5];
+    CUdeviceptr mirrored[MGPU_MIRROR_MAX_PARAMS]; /* replica pointers the params point to */
     CUlaunchConfig config;
     CUresult result;
-    bool joined; /* the join flag or event is on its way */
+    bool joined;                    /* the join flag or event is on its way */
     struct mgpu_launch_timer timer; /* for the trace */
 };
 
@@ -94,8 +96,28 @@ CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream 
     return r;
 }
 
+/* The pointer parameters that read replicas on `gpu`: in the parameter
+ * array, pointed to this slice's own words; in a buffer, written over. */
+static void redirect_to_replicas(const struct mgpu_split_request *req, int gpu,
+                                 struct slice_launch *l)
+{
+    const struct mgpu_mirror_plan *plan = req->mirror;
+    for (int j = 0; plan != NULL && j < plan->count; j++) {
+        CUdeviceptr value = plan->value[j][gpu];
+        unsigned i = plan->param[j];
+        if (value == 0)
+            continue;
+        if (l->params != NULL) {
+            l->mirrored[j] = value;
+            l->params[i] = &l->mirrored[j];
+        } else {
+            memcpy((char *)l->buffer + req->kernel->param_offsets[i], &value, sizeof value);
+        }
+    }
+}
+
 /* The parameters of slice `s`: the copy launch's, with this slice's grid
- * words in place of the whole grid's. */
+ * words in place of the whole grid's, and its replicas' pointers. */
 static bool prepare_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l)
 {
     const struct mgpu_grid_slice *slice = &req->slices[s];
@@ -118,6 +140,7 @@ static bool prepare_slice(const struct mgpu_split_request *req, int s, struct sl
             return false;
         memcpy(l->params, req->params, n * sizeof(void *));
         l->params[n] = &l->grid_words;
+        redirect_to_replicas(req, slice->gpu, l);
         return true;
     }
     l->buffer_size = req->buffer_size;
@@ -126,6 +149,7 @@ static bool prepare_slice(const struct mgpu_split_request *req, int s, struct sl
         return false;
     memcpy(l->buffer, req->buffer, l->buffer_size);
     memcpy((char *)l->buffer + req->kernel->grid_offset, &l->grid_words, sizeof l->grid_words);
+    redirect_to_replicas(req, slice->gpu, l);
     l->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
     l->extra[1] = l->buffer;
     l->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;

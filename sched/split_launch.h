@@ -14,6 +14,8 @@
 
 #include <cuda.h>
 
+struct mgpu_mirror_plan; /* mirror_reads.h */
+
 struct mgpu_split_request {
     const struct mgpu_kernel_copies *kernel;
     const struct mgpu_grid_slice *slices; /* in GPU order */
@@ -25,9 +27,10 @@ struct mgpu_split_request {
     void *const *params; /* the copy launch's (ending in its grid words), or NULL */
     const void *buffer;  /* else its parameter buffer, __mgpu_grid included */
     size_t buffer_size;
-    const CUlaunchConfig *config; /* cuLaunchKernelEx's, for its attributes; or NULL */
-    bool cooperative;             /* without config: a cuLaunchCooperativeKernel */
-    int trace_kernel;             /* kernel_stats id to time each slice under, or -1 */
+    const CUlaunchConfig *config;          /* cuLaunchKernelEx's, for its attributes; or NULL */
+    bool cooperative;                      /* without config: a cuLaunchCooperativeKernel */
+    int trace_kernel;                      /* kernel_stats id to time each slice under, or -1 */
+    const struct mgpu_mirror_plan *mirror; /* parameters read from replicas, or NULL */
 };
 
 /* Whether cuLaunchKernelEx's attributes allow a split (or, with `whole`,

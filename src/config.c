@@ -43,6 +43,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_PLACEMENT", "distributed|home|interleave",
      "where a buffer's 2 MiB pages live: one contiguous part per GPU (default), all on the "
      "first GPU, or round-robin"},
+    {"MGPU_MIRROR", "never|always",
+     "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
+     "when the program may have written it (for tests; default never)"},
     {NULL, NULL, NULL},
 };
 
@@ -207,8 +210,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     v = get("MGPU_ENTRIES");
     if (v && *v &&
-        mgpu_parse_gpu_list(v, "MGPU_ENTRIES=", cfg->entries, MGPU_MAX_GPUS, &cfg->entries_len,
-                            err, errlen) != 0)
+        mgpu_parse_gpu_list(v, "MGPU_ENTRIES=", cfg->entries, MGPU_MAX_GPUS, &cfg->entries_len, err,
+                            errlen) != 0)
         return -1;
     if (cfg->ngpus && cfg->gpus_len)
         return fail(err, errlen, "MGPU_NGPUS and MGPU_GPUS are both set; unset one of them");
@@ -263,6 +266,11 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->placement = (enum mgpu_placement_mode)choice;
+    static const char *const mirror_modes[] = {"never", "always", NULL};
+    if (parse_one_of(get, "MGPU_MIRROR", mirror_modes, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->mirror = (enum mgpu_mirror_mode)choice;
 
     v = get("MGPU_PASSTHROUGH");
     if (v && *v) {

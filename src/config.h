@@ -15,6 +15,7 @@ enum mgpu_device_count_mode { MGPU_DEVICE_COUNT_ALL, MGPU_DEVICE_COUNT_ONE };
 enum mgpu_split_mode { MGPU_SPLIT_AUTO, MGPU_SPLIT_ALWAYS, MGPU_SPLIT_NEVER };
 enum mgpu_memory_mode { MGPU_MEMORY_POOL, MGPU_MEMORY_DRIVER };
 enum mgpu_fork_join_mode { MGPU_FORK_JOIN_FLAGS, MGPU_FORK_JOIN_EVENTS };
+enum mgpu_mirror_mode { MGPU_MIRROR_NEVER, MGPU_MIRROR_ALWAYS };
 /* The same order as enum mgpu_placement in mirror/placement.h. */
 enum mgpu_placement_mode {
     MGPU_PLACEMENT_DISTRIBUTED,
@@ -23,14 +24,14 @@ enum mgpu_placement_mode {
 };
 
 struct mgpu_config {
-    int ngpus;                                /* MGPU_NGPUS; 0 means every GPU */
-    int gpus[MGPU_MAX_GPUS];                  /* MGPU_GPUS, device indices in order */
-    int gpus_len;                             /* 0 when MGPU_GPUS is unset */
+    int ngpus;               /* MGPU_NGPUS; 0 means every GPU */
+    int gpus[MGPU_MAX_GPUS]; /* MGPU_GPUS, device indices in order */
+    int gpus_len;            /* 0 when MGPU_GPUS is unset */
     /* MGPU_ENTRIES, set by mgpu-run for the runtime: for each of the run's
      * GPUs in slice order, the driver device (as CUDA_VISIBLE_DEVICES
      * shows the program) it stands on; a device may stand for several. */
     int entries[MGPU_MAX_GPUS];
-    int entries_len; /* 0: each device once */
+    int entries_len;                          /* 0: each device once */
     bool report;                              /* MGPU_REPORT */
     char trace_path[MGPU_PATH_MAX];           /* MGPU_TRACE; empty when unset */
     char topology_path[MGPU_PATH_MAX];        /* MGPU_TOPOLOGY; empty: this machine's */
@@ -44,6 +45,7 @@ struct mgpu_config {
     enum mgpu_fork_join_mode fork_join;       /* MGPU_FORK_JOIN */
     enum mgpu_memory_mode memory;             /* MGPU_MEMORY */
     enum mgpu_placement_mode placement;       /* MGPU_PLACEMENT */
+    enum mgpu_mirror_mode mirror;             /* MGPU_MIRROR */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

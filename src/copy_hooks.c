@@ -17,6 +17,7 @@
 #include "copy_router.h"
 #include "hook_table.h"
 #include "program_modules.h"
+#include "replicas.h"
 #include "slice_errors.h"
 
 #include <cuda.h>
@@ -58,7 +59,9 @@
 #define SET_PARAMS(T) (CUdeviceptr dst, T value, size_t n)
 #define SET_ASYNC_PARAMS(T) (CUdeviceptr dst, T value, size_t n, CUstream s)
 #define NOTHING_WRITTEN ((void)0)
-#define WRITES(dst, bytes) mgpu_program_memory_written((dst), (bytes))
+/* A write into device memory: stale __constant__ copies and replicas. */
+#define WRITES(dst, bytes)                                                                         \
+    (mgpu_program_memory_written((dst), (bytes)), mgpu_replicas_written((dst), (bytes)))
 
 COPY_HOOK(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, HTOD_PARAMS, (dst, src, n), WRITES(dst, n),
           mgpu_copy_to_device(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
@@ -135,12 +138,14 @@ COPY_HOOK(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz, SET_ASYNC_PARA
           (dst, value, n, s), WRITES(dst, 4 * n),
           mgpu_set_device(dst, value, 4, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 
-/* Blocking forms the router leaves to the driver, hooked for their answer. */
+/* Blocking forms the router leaves to the driver, hooked for their answer.
+ * Where they write is not worked out: every replica goes stale. */
 #define BLOCKING_COPY_HOOK(sym, pfn, params, args)                                                 \
     MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
     static CUresult CUDAAPI hook_##sym params                                                      \
     {                                                                                              \
         MGPU_HOOK_ENTRY(sym);                                                                      \
+        mgpu_replicas_written_anywhere();                                                          \
         return AFTER_BLOCKING_COPY(real_##sym args);                                               \
     }
 

@@ -10,6 +10,7 @@
 #include "kernel_stats.h"
 #include "kernel_timing.h"
 #include "log.h"
+#include "mirror_reads.h"
 #include "program_modules.h"
 #include "real_driver.h"
 #include "runtime.h"
@@ -209,6 +210,10 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     /* With a trace, each slice is timed on its GPU's track too. */
     req.trace_kernel = mgpu_stats_enabled && mgpu_cfg.trace_path[0] ? record.kernel : -1;
     mgpu_split_probe_begin(probe, shape->stream);
+    struct mgpu_mirror_plan mirror;
+    mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
+                           shape->stream, &mirror);
+    req.mirror = mirror.count > 0 ? &mirror : NULL;
     *result = mgpu_split_launch(&req);
     mgpu_split_probe_end(probe, shape->stream, *result);
     if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
@@ -261,6 +266,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
             if (mgpu_stats_enabled)                                                                \
                 after_launch(&(shape), &record, launch_result);                                    \
         }                                                                                          \
+        mgpu_mirror_launch_writes(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL, \
+                                  from_copy ? copy.buffer : NULL);                                 \
         if (from_copy)                                                                             \
             mgpu_copy_launch_done(&copy, launch_result);                                           \
         (void)ext;                                                                                 \

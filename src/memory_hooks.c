@@ -6,6 +6,7 @@
 #include "gpu_contexts.h"
 #include "hook_table.h"
 #include "memory_pool.h"
+#include "replicas.h"
 #include "memory_stats.h"
 #include "real_driver.h"
 
@@ -175,25 +176,33 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, siz
 static CUresult CUDAAPI hook_cuMemFree_v2(CUdeviceptr dptr)
 {
     MGPU_HOOK_ENTRY(cuMemFree_v2);
-    if (mgpu_pool_holds(dptr))
-        return noted_free(mgpu_pool_free(dptr, unknown_free_result()), dptr);
+    if (mgpu_pool_holds(dptr)) {
+        CUresult r = mgpu_pool_free(dptr, unknown_free_result());
+        if (r == CUDA_SUCCESS)
+            mgpu_replicas_freed(dptr, NULL, false);
+        return noted_free(r, dptr);
+    }
     return noted_free(real_cuMemFree_v2(dptr), dptr);
 }
 
 static CUresult CUDAAPI hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
 {
     MGPU_HOOK_ENTRY(cuMemFreeAsync);
-    if (mgpu_pool_holds(dptr))
+    if (mgpu_pool_holds(dptr)) {
+        mgpu_replicas_freed(dptr, s, true);
         return noted_free(mgpu_pool_free_async(dptr, s, unknown_free_result()), dptr);
+    }
     return noted_free(real_cuMemFreeAsync(dptr, s), dptr);
 }
 
 static CUresult CUDAAPI hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
 {
     MGPU_HOOK_ENTRY(cuMemFreeAsync_ptsz);
-    if (mgpu_pool_holds(dptr))
+    if (mgpu_pool_holds(dptr)) {
+        mgpu_replicas_freed(dptr, mgpu_per_thread_stream(s), true);
         return noted_free(
             mgpu_pool_free_async(dptr, mgpu_per_thread_stream(s), unknown_free_result()), dptr);
+    }
     return noted_free(real_cuMemFreeAsync_ptsz(dptr, s), dptr);
 }
 

@@ -14,6 +14,7 @@
 #include "procaddress_hooks.h"
 #include "program_modules.h"
 #include "real_driver.h"
+#include "replicas.h"
 #include "report_format.h"
 #include "runtime.h"
 #include "virtual_device.h"
@@ -128,6 +129,14 @@ void mgpu_report_print(void)
     r.copies_split = mgpu_copy_router_splits();
     r.migrations = pool.migrations;
     r.staged_bytes = mgpu_staged_bytes();
+    r.mirrors_on = mgpu_replicas_on();
+    struct mgpu_replica_stats mirrors;
+    mgpu_replicas_stats(&mirrors);
+    r.mirror_buffers = mirrors.buffers;
+    r.mirror_copies = mirrors.copies;
+    r.mirror_refreshes = mirrors.refreshes;
+    r.mirror_stale_marks = mirrors.stale_marks;
+    r.mirror_refreshed_bytes = mirrors.refreshed_bytes;
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

@@ -288,6 +288,14 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                     "buffers\n",
                     total);
         }
+        if (r->mirrors_on) {
+            mgpu_format_bytes(total, sizeof total, r->mirror_refreshed_bytes);
+            fprintf(out,
+                    "  mirrors: %lu buffers replicated, %lu copies on the GPUs, %lu refreshes "
+                    "(%s), made stale %lu times by writes\n",
+                    r->mirror_buffers, r->mirror_copies, r->mirror_refreshes, total,
+                    r->mirror_stale_marks);
+        }
         for (int g = 0; g < r->pool_gpus; g++) {
             mgpu_format_bytes(live, sizeof live, r->pool_now[g]);
             mgpu_format_bytes(peak, sizeof peak, r->pool_peak[g]);

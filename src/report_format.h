@@ -17,7 +17,7 @@ struct mgpu_report_row {
     bool shape_varies;
     unsigned reasons; /* bit i: reason i+1 in the legend */
     unsigned long split_launches;
-    int most_slices; /* of a split launch */
+    int most_slices;              /* of a split launch */
     unsigned long moved_launches; /* unsplit, run whole on another GPU */
     int moved_gpu;                /* that GPU; -1 when several */
     double gpu_ms;
@@ -48,12 +48,16 @@ struct mgpu_report {
     unsigned long allocations, frees;
     unsigned long long bytes_allocated, peak_bytes, live_bytes;
     /* The memory pool: placement, physical bytes per GPU, copies split. */
-    const char *pool_placement; /* NULL when allocations went to the driver */
+    const char *pool_placement;  /* NULL when allocations went to the driver */
     const char *pool_off_reason; /* why, when a start was tried; may be empty */
     int pool_gpus;
     const unsigned long long *pool_now, *pool_peak;
     unsigned long copies_split, migrations;
     unsigned long long staged_bytes; /* pageable host memory sent through mgpu's pinned buffers */
+    /* Replicas (MGPU_MIRROR=always): buffers, copies, refreshes, stale marks. */
+    bool mirrors_on;
+    unsigned long mirror_buffers, mirror_copies, mirror_refreshes, mirror_stale_marks;
+    unsigned long long mirror_refreshed_bytes;
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

@@ -15,6 +15,7 @@
 #include "host_functions.h"
 #include "process_state.h"
 #include "real_driver.h"
+#include "replicas.h"
 #include "report.h"
 #include "slice_watch.h"
 #include "trace.h"
@@ -160,6 +161,7 @@ static void configure_pool(void)
         .started = release_at_exit,
     };
     mgpu_pool_configure(&pool);
+    mgpu_replicas_configure(mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS);
 }
 
 static void start(void)

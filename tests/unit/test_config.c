@@ -34,6 +34,7 @@ int main(void)
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
     CHECK(cfg.placement == MGPU_PLACEMENT_DISTRIBUTED);
+    CHECK(cfg.mirror == MGPU_MIRROR_NEVER);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
 
     const char *const full[] = {"MGPU_NGPUS",
@@ -64,6 +65,8 @@ int main(void)
                                 "node.xml",
                                 "MGPU_FORK_JOIN",
                                 "events",
+                                "MGPU_MIRROR",
+                                "always",
                                 NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
@@ -72,6 +75,7 @@ int main(void)
     CHECK(cfg.split == MGPU_SPLIT_NEVER && cfg.memory == MGPU_MEMORY_DRIVER);
     CHECK(cfg.placement == MGPU_PLACEMENT_INTERLEAVE);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_EVENTS);
+    CHECK(cfg.mirror == MGPU_MIRROR_ALWAYS);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.topology_path, "node.xml");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
@@ -107,8 +111,9 @@ int main(void)
         {"MGPU_NGPUS", "2x", "MGPU_NGPUS=2x"},
         {"MGPU_NGPUS", "99999999999999999999", "not a GPU count"},
         {"MGPU_GPUS", "0,,1", "not a GPU list"},
-        {"MGPU_GPUS", "0x0", "not a GPU list; give device indices such as 0,2,5 (0,0,0,0 or "
-                             "0x4: GPU 0 four times)"},
+        {"MGPU_GPUS", "0x0",
+         "not a GPU list; give device indices such as 0,2,5 (0,0,0,0 or "
+         "0x4: GPU 0 four times)"},
         {"MGPU_GPUS", "0x", "not a GPU list"},
         {"MGPU_GPUS", "x4", "not a GPU list"},
         {"MGPU_GPUS", "0x4x2", "not a GPU list"},
@@ -128,6 +133,7 @@ int main(void)
         {"MGPU_MEMORY", "vmm", "use MGPU_MEMORY=pool or driver"},
         {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home or interleave"},
         {"MGPU_FORK_JOIN", "memops", "use MGPU_FORK_JOIN=flags or events"},
+        {"MGPU_MIRROR", "auto", "use MGPU_MIRROR=never or always"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};

@@ -1,0 +1,379 @@
+/* Owns the replicas' copies (replicas.h): their memory on each GPU, their
+ * refreshes queued in the program's streams, the event that orders a read
+ * from another stream after a refresh, and their release when the buffer
+ * is freed. The bookkeeping is replica_table.c's, under this file's lock.
+ * All driver calls go to the real driver. */
+#include "replicas.h"
+
+#include "gpu_contexts.h"
+#include "gpu_entries.h"
+#include "log.h"
+#include "real_driver.h"
+#include "replica_table.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+/* What replicas.c keeps beside each table record. */
+struct replica_extra {
+    unsigned long long id;                   /* the pool's id of the buffer */
+    CUcontext home;                          /* where the buffer lives and `ready` was made */
+    CUcontext holder_context[MGPU_MAX_GPUS]; /* of each copy */
+    CUevent ready;                           /* after its last refresh */
+    CUstream ready_stream;                   /* that refresh's stream; NULL: none yet */
+    bool refreshed_now;                      /* in the launch being prepared */
+    bool waited_now;
+};
+
+/* Copies of a freed buffer, released once the stream that freed it gets
+ * past the free. */
+struct pending_release {
+    CUevent done;
+    CUdeviceptr copy[MGPU_MAX_GPUS];
+    CUcontext context[MGPU_MAX_GPUS];
+};
+
+#define MAX_READ_PER_LAUNCH 64
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mgpu_replica_table table;
+static bool table_ready;
+static bool budget_known[MGPU_MAX_GPUS];
+static atomic_size_t live;
+static struct mgpu_replica *read_now[MAX_READ_PER_LAUNCH];
+static int nread_now;
+static struct pending_release *pending;
+static size_t npending, pending_capacity;
+static struct mgpu_replica_stats gone; /* of replicas already removed */
+
+static atomic_bool mirrors_on;
+
+void mgpu_replicas_configure(bool on)
+{
+    atomic_store(&mirrors_on, on);
+}
+
+bool mgpu_replicas_on(void)
+{
+    return atomic_load_explicit(&mirrors_on, memory_order_relaxed);
+}
+
+/* NCCL's kernels write the program's buffers through the driver without
+ * passing mgpu's hooks: with NCCL in the process no write is sure to be
+ * seen, so mirrors go off for the rest of the run. Asked before each new
+ * replica, since a program may load NCCL at any time. */
+static bool program_uses_nccl(void)
+{
+    void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+    if (nccl == NULL)
+        return false;
+    dlclose(nccl);
+    atomic_store(&mirrors_on, false);
+    mgpu_warn("mirrors off: the program uses NCCL, whose writes to its buffers mgpu cannot see");
+    return true;
+}
+
+bool mgpu_replicas_exist(void)
+{
+    return atomic_load_explicit(&live, memory_order_relaxed) > 0;
+}
+
+static struct replica_extra *extra_of(const struct mgpu_replica *r)
+{
+    return r->owner;
+}
+
+/* With `ctx` current, for a driver call on a copy. */
+static bool push(CUcontext ctx)
+{
+    return mgpu_drv.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
+}
+
+static void pop(void)
+{
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+}
+
+static void free_copy(CUdeviceptr copy, CUcontext ctx)
+{
+    bool pushed = push(ctx);
+    mgpu_drv.cuMemFree(copy);
+    if (pushed)
+        pop();
+}
+
+static void reclaim_pending(void)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < npending; i++) {
+        struct pending_release *p = &pending[i];
+        if (mgpu_drv.cuEventQuery(p->done) == CUDA_ERROR_NOT_READY) {
+            pending[kept++] = *p;
+            continue;
+        }
+        for (int h = 0; h < MGPU_MAX_GPUS; h++)
+            if (p->copy[h] != 0)
+                free_copy(p->copy[h], p->context[h]);
+        mgpu_drv.cuEventDestroy(p->done);
+    }
+    npending = kept;
+}
+
+static void count_gone(const struct mgpu_replica *r)
+{
+    gone.buffers++;
+    gone.refreshes += r->refreshes;
+    gone.stale_marks += r->stale_marks;
+    gone.refreshed_bytes += r->refreshed_bytes;
+    for (int h = 0; h < table.nholders; h++)
+        gone.copies += r->copy[h] != 0;
+}
+
+/* A replica taken out of the table: its copies freed at once (the GPUs
+ * are idle for it), or once `stream` gets past this point. */
+static void release(struct mgpu_replica *r, CUstream stream, bool async)
+{
+    struct replica_extra *x = extra_of(r);
+    count_gone(r);
+    struct pending_release p = {0};
+    bool deferred = false;
+    if (async && x->home != NULL && push(x->home)) {
+        deferred = mgpu_drv.cuEventCreate(&p.done, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS &&
+                   mgpu_drv.cuEventRecord(p.done, stream) == CUDA_SUCCESS;
+        pop();
+        if (deferred && npending == pending_capacity) {
+            size_t capacity = pending_capacity ? 2 * pending_capacity : 16;
+            struct pending_release *grown = realloc(pending, capacity * sizeof *grown);
+            if (grown != NULL) {
+                pending = grown;
+                pending_capacity = capacity;
+            } else {
+                deferred = false;
+            }
+        }
+        if (!deferred && p.done != NULL) {
+            /* Cannot wait in stream order: wait for the stream now. */
+            mgpu_drv.cuEventSynchronize(p.done);
+            mgpu_drv.cuEventDestroy(p.done);
+        }
+    }
+    for (int h = 0; h < table.nholders; h++) {
+        if (r->copy[h] == 0)
+            continue;
+        if (deferred) {
+            p.copy[h] = r->copy[h];
+            p.context[h] = x->holder_context[h];
+        } else {
+            free_copy(r->copy[h], x->holder_context[h]);
+        }
+    }
+    if (deferred)
+        pending[npending++] = p;
+    if (x->ready != NULL)
+        mgpu_drv.cuEventDestroy(x->ready);
+    free(x);
+    free(r);
+    atomic_fetch_sub(&live, 1);
+}
+
+static bool ensure_table(void)
+{
+    if (table_ready)
+        return true;
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL || mgpu_replica_table_init(&table, e->count, 0) != 0)
+        return false;
+    table_ready = true;
+    return true;
+}
+
+/* Half of what the holder's device has free when it first holds a copy,
+ * shared equally by the entries that stand on that device. */
+static void learn_budget(int gpu, CUcontext ctx)
+{
+    if (budget_known[gpu])
+        return;
+    budget_known[gpu] = true;
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    int sharing = 0;
+    for (int i = 0; e != NULL && i < e->count; i++)
+        sharing += e->device[i] == e->device[gpu];
+    size_t free_bytes = 0, total = 0;
+    if (push(ctx)) {
+        mgpu_drv.cuMemGetInfo(&free_bytes, &total);
+        pop();
+    }
+    table.budget[gpu] = free_bytes / 2 / (size_t)(sharing > 0 ? sharing : 1);
+}
+
+void mgpu_replicas_begin(void)
+{
+    pthread_mutex_lock(&lock);
+    if (npending > 0)
+        reclaim_pending();
+    if (table_ready)
+        mgpu_replica_table_begin_launch(&table);
+    nread_now = 0;
+}
+
+/* The replica of the buffer, made when it has none; NULL when it cannot be. */
+static struct mgpu_replica *replica_of(CUdeviceptr start, size_t bytes, unsigned long long id,
+                                       CUcontext home, CUstream stream)
+{
+    struct mgpu_replica *r = mgpu_replica_table_find(&table, start);
+    if (r != NULL && extra_of(r)->id != id) {
+        /* A buffer freed behind mgpu's back and another at its address. */
+        mgpu_replica_table_remove(&table, start);
+        release(r, stream, true);
+        r = NULL;
+    }
+    if (r != NULL)
+        return r;
+    if (program_uses_nccl())
+        return NULL;
+    struct replica_extra *x = calloc(1, sizeof *x);
+    if (x == NULL || (r = mgpu_replica_table_add(&table, start, bytes)) == NULL) {
+        free(x);
+        return NULL;
+    }
+    x->id = id;
+    x->home = home;
+    r->owner = x;
+    atomic_fetch_add(&live, 1);
+    if (mgpu_drv.cuEventCreate(&x->ready, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        x->ready = NULL;
+        mgpu_replica_table_remove(&table, start);
+        release(r, stream, false);
+        return NULL;
+    }
+    mgpu_debug("mirror: a replica of the %zu-byte buffer at 0x%llx", bytes,
+               (unsigned long long)start);
+    return r;
+}
+
+/* GPU gpu's copy of r, made when it has none. */
+static bool copy_on(struct mgpu_replica *r, int gpu, CUcontext ctx)
+{
+    if (r->copy[gpu] != 0)
+        return true;
+    learn_budget(gpu, ctx);
+    struct mgpu_replica_victim victims[1];
+    if (mgpu_replica_table_make_room(&table, gpu, r->bytes, victims, 0) != 0)
+        return false; /* no eviction yet: the launch reads the buffer itself */
+    CUdeviceptr copy = 0;
+    if (!push(ctx))
+        return false;
+    CUresult made = mgpu_drv.cuMemAlloc(&copy, r->bytes);
+    pop();
+    if (made != CUDA_SUCCESS)
+        return false;
+    if (mgpu_replica_table_place(&table, r, gpu, copy) != 0) {
+        free_copy(copy, ctx);
+        return false;
+    }
+    extra_of(r)->holder_context[gpu] = ctx;
+    return true;
+}
+
+CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long long id,
+                               CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
+                               CUstream stream)
+{
+    if (gpu < 0 || gpu >= MGPU_MAX_GPUS || pointer < start || pointer - start >= bytes ||
+        !ensure_table() || gpu >= table.nholders)
+        return 0;
+    struct mgpu_replica *r = replica_of(start, bytes, id, home, stream);
+    if (r == NULL || !copy_on(r, gpu, ctx))
+        return 0;
+    struct replica_extra *x = extra_of(r);
+    bool listed = false;
+    for (int i = 0; i < nread_now && !listed; i++)
+        listed = read_now[i] == r;
+    if (!listed) {
+        if (nread_now == MAX_READ_PER_LAUNCH)
+            return 0;
+        read_now[nread_now++] = r;
+        x->refreshed_now = false;
+        x->waited_now = false;
+        mgpu_replica_table_read(&table, r);
+    }
+    /* A refresh made in another stream, read or overwritten here, must be
+     * done first. */
+    if (x->ready_stream != NULL && x->ready_stream != stream && !x->waited_now) {
+        if (mgpu_drv.cuStreamWaitEvent(stream, x->ready, 0) != CUDA_SUCCESS)
+            return 0;
+        x->waited_now = true;
+    }
+    if (!r->fresh[gpu]) {
+        CUdeviceptr copy = r->copy[gpu];
+        CUresult queued = ctx == home
+                              ? mgpu_drv.cuMemcpyDtoDAsync(copy, start, bytes, stream)
+                              : mgpu_drv.cuMemcpyPeerAsync(copy, ctx, start, home, bytes, stream);
+        if (queued != CUDA_SUCCESS)
+            return 0;
+        mgpu_replica_table_refreshed(&table, r, gpu);
+        x->refreshed_now = true;
+    }
+    return r->copy[gpu] + (pointer - start);
+}
+
+void mgpu_replicas_end(CUstream stream)
+{
+    for (int i = 0; i < nread_now; i++) {
+        struct replica_extra *x = extra_of(read_now[i]);
+        if (x->refreshed_now && mgpu_drv.cuEventRecord(x->ready, stream) == CUDA_SUCCESS)
+            x->ready_stream = stream;
+    }
+    nread_now = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_replicas_written(CUdeviceptr dst, size_t bytes)
+{
+    if (!mgpu_replicas_exist())
+        return;
+    pthread_mutex_lock(&lock);
+    mgpu_replica_table_written(&table, dst, bytes);
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_replicas_written_anywhere(void)
+{
+    if (!mgpu_replicas_exist())
+        return;
+    pthread_mutex_lock(&lock);
+    mgpu_replica_table_written_anywhere(&table);
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async)
+{
+    if (!mgpu_replicas_exist())
+        return;
+    pthread_mutex_lock(&lock);
+    struct mgpu_replica *r = mgpu_replica_table_remove(&table, start);
+    if (r != NULL)
+        release(r, stream, async);
+    if (npending > 0)
+        reclaim_pending();
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_replicas_stats(struct mgpu_replica_stats *out)
+{
+    pthread_mutex_lock(&lock);
+    *out = gone;
+    for (size_t i = 0; i < table.count; i++) {
+        const struct mgpu_replica *r = table.by_start[i];
+        out->buffers++;
+        out->refreshes += r->refreshes;
+        out->stale_marks += r->stale_marks;
+        out->refreshed_bytes += r->refreshed_bytes;
+        for (int h = 0; h < table.nholders; h++)
+            out->copies += r->copy[h] != 0;
+    }
+    pthread_mutex_unlock(&lock);
+}

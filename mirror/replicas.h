@@ -1,0 +1,59 @@
+/* Read-only replicas of pool buffers on the run's GPUs (issue 18), with
+ * MGPU_MIRROR=always: each GPU of a split launch reads a buffer the launch
+ * only reads from a copy in its own memory, refreshed from the buffer (the
+ * truth, always valid) when the program may have written it since. The
+ * bookkeeping is replica_table.h's; this file makes the copies, refreshes
+ * them in stream order and releases them. Every way the program can write
+ * device memory must tell it (mirror/README.md, "Coherence").
+ *
+ * Each GPU entry keeps its own copy (entries of one device too), so that on
+ * one GPU listed several times every rule is exercised. Refreshes are
+ * device copies queued in the program's stream before the launch's fork;
+ * a read from another stream first waits for the refresh (an event).
+ * Thread-safe. */
+#ifndef MGPU_REPLICAS_H
+#define MGPU_REPLICAS_H
+
+#include "config.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Set by the runtime before the program runs (MGPU_MIRROR=always). */
+void mgpu_replicas_configure(bool on);
+
+/* Whether mirrors are on for this run. */
+bool mgpu_replicas_on(void);
+
+/* Whether any replica exists, so that writes must be told: a relaxed load,
+ * for every write hook's fast path. */
+bool mgpu_replicas_exist(void);
+
+/* One launch's reads, between begin and end (which hold the replicas'
+ * lock): GPU `gpu`'s (context `ctx`) address for `pointer`, a pointer into
+ * the pool buffer that starts at `start` (`bytes` long, pool id `id`), read
+ * by the launch in `stream` (of the home context `home`): its fresh copy,
+ * made and refreshed as needed, plus the pointer's offset; 0 when it gets
+ * none (out of budget or memory: it reads the buffer itself). */
+void mgpu_replicas_begin(void);
+CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long long id,
+                               CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
+                               CUstream stream);
+void mgpu_replicas_end(CUstream stream);
+
+/* Coherence: the program may have written [dst, dst + bytes); or somewhere
+ * mgpu cannot tell; or freed the buffer that starts at `start` (in stream
+ * order on `stream`, or at once with stream NULL and the GPUs idle). */
+void mgpu_replicas_written(CUdeviceptr dst, size_t bytes);
+void mgpu_replicas_written_anywhere(void);
+void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async);
+
+/* For the report: replicas made, refreshes and their bytes. */
+struct mgpu_replica_stats {
+    unsigned long buffers, copies, refreshes, stale_marks;
+    unsigned long long refreshed_bytes;
+};
+void mgpu_replicas_stats(struct mgpu_replica_stats *out);
+
+#endif

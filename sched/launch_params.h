@@ -1,0 +1,46 @@
+/* Reading a launch's parameters as mgpu holds them for a copy launch: in
+ * the parameter array, or in the `extra` buffer at the offsets the driver
+ * gave (program_modules.h). Shared by the slice plan and the mirrored
+ * reads. */
+#ifndef MGPU_LAUNCH_PARAMS_H
+#define MGPU_LAUNCH_PARAMS_H
+
+#include "memory_pool.h"
+#include "program_modules.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* Where the launch holds parameter i; NULL with neither array nor buffer. */
+static inline const void *mgpu_launch_param_at(const struct mgpu_kernel_copies *k, unsigned i,
+                                               void *const *params, const void *buffer)
+{
+    if (params != NULL)
+        return params[i];
+    return buffer != NULL ? (const char *)buffer + k->param_offsets[i] : NULL;
+}
+
+/* Whether parameter i is an 8-byte value; fills *pointer with it if so. */
+static inline bool mgpu_launch_param_pointer(const struct mgpu_kernel_copies *k, unsigned i,
+                                             void *const *params, const void *buffer,
+                                             CUdeviceptr *pointer)
+{
+    const void *at = k->param_sizes[i] == sizeof(CUdeviceptr)
+                         ? mgpu_launch_param_at(k, i, params, buffer)
+                         : NULL;
+    if (at == NULL)
+        return false;
+    memcpy(pointer, at, sizeof *pointer);
+    return true;
+}
+
+/* Whether parameter i points into a pool buffer; fills *pointer and *b if so. */
+static inline bool mgpu_launch_param_buffer(const struct mgpu_kernel_copies *k, unsigned i,
+                                            void *const *params, const void *buffer,
+                                            CUdeviceptr *pointer, struct mgpu_pool_block *b)
+{
+    return mgpu_launch_param_pointer(k, i, params, buffer, pointer) && mgpu_pool_holds(*pointer) &&
+           mgpu_pool_find(*pointer, b);
+}
+
+#endif

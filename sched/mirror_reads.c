@@ -1,0 +1,98 @@
+/* Owns the choice of replicated reads for a split launch and the marking
+ * of a launch's writes (see mirror_reads.h). */
+#include "mirror_reads.h"
+
+#include "launch_params.h"
+#include "memory_pool.h"
+#include "ptx/ptx_analysis.h"
+#include "replicas.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static bool writes(unsigned use)
+{
+    return (use & (MGPU_PARAM_STORE | MGPU_PARAM_ATOMIC)) != 0;
+}
+
+/* Whether some parameter of the launch writes through a pointer into the
+ * buffer that starts at `start`, or writes where mgpu cannot tell. */
+static bool launch_writes_buffer(const struct mgpu_kernel_copies *k, void *const *params,
+                                 const void *buffer, CUdeviceptr start)
+{
+    for (unsigned j = 0; j < k->nparams; j++) {
+        if (!writes(k->param_use[j]))
+            continue;
+        if (k->param_sizes[j] != sizeof(CUdeviceptr))
+            return true; /* a struct with pointers in it */
+        CUdeviceptr p;
+        struct mgpu_pool_block b;
+        if (mgpu_launch_param_buffer(k, j, params, buffer, &p, &b) && b.start == start)
+            return true;
+    }
+    return false;
+}
+
+void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
+                            const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
+                            CUstream stream, struct mgpu_mirror_plan *plan)
+{
+    plan->count = 0;
+    if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
+        return;
+    bool begun = false;
+    for (unsigned i = 0; i < k->nparams && plan->count < MGPU_MIRROR_MAX_PARAMS; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        if (k->param_use[i] != MGPU_PARAM_LOAD ||
+            !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
+            launch_writes_buffer(k, params, buffer, b.start))
+            continue;
+        if (!begun) {
+            mgpu_replicas_begin();
+            begun = true;
+        }
+        int j = plan->count;
+        bool any = false;
+        memset(plan->value[j], 0, sizeof plan->value[j]);
+        for (int s = 0; s < nslices; s++) {
+            int gpu = slices[s].gpu;
+            plan->value[j][gpu] = mgpu_replicas_read(b.start, b.bytes, b.id, pointer, gpu,
+                                                     k->contexts[gpu], k->contexts[0], stream);
+            any |= plan->value[j][gpu] != 0;
+        }
+        if (any)
+            plan->param[plan->count++] = i;
+    }
+    if (begun)
+        mgpu_replicas_end(stream);
+}
+
+void mgpu_mirror_launch_writes(const struct mgpu_kernel_copies *k, void *const *params,
+                               const void *buffer)
+{
+    if (!mgpu_replicas_exist())
+        return;
+    if (k == NULL || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE)) {
+        mgpu_replicas_written_anywhere();
+        return;
+    }
+    for (unsigned i = 0; i < k->nparams; i++) {
+        if (!writes(k->param_use[i]))
+            continue;
+        if (k->param_sizes[i] != sizeof(CUdeviceptr)) {
+            mgpu_replicas_written_anywhere();
+            return;
+        }
+        CUdeviceptr p = 0;
+        struct mgpu_pool_block b;
+        if (mgpu_launch_param_buffer(k, i, params, buffer, &p, &b)) {
+            mgpu_replicas_written(b.start, b.bytes);
+        } else if (mgpu_pool_holds(p)) {
+            /* In the pool but in no buffer (one past the end, say): the
+             * kernel may write back from it into any. */
+            mgpu_replicas_written_anywhere();
+            return;
+        }
+    }
+}
