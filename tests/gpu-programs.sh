@@ -9,6 +9,8 @@
 # each kernel listed for it below cut into as many slices as SET has GPUs
 # ("xN"; launches of one block may add "no [2]"). The cooperative kernel and
 # the graph's kernels cannot be split and are checked for their output only.
+# Last, each runs under --gpus 0x8 with MGPU_MIRROR=always (replicas of every
+# buffer a split launch only reads), where the output must not change.
 # Every failing run is shown; the test fails at the end, naming them.
 # MGPU_TEST_PROGRAMS replaces the list of programs.
 . "$(dirname "$0")/common.sh"
@@ -93,5 +95,18 @@ for prog in $programs; do
     fi
     pass "$prog under --gpus $set: $n slices, output matched"
   done
+  # Every buffer a split launch only reads replicated on each of 8 entries
+  # of GPU 0: the output must not change.
+  label=$prog.mirror
+  limited env MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x8 --report "$bin" \
+    > "$work/$label.out" 2> "$work/$label.err"
+  status=$?
+  if [ "$status" -ne 0 ] || ! diff "$work/$prog.plain.out" "$work/$label.out" > "$work/$label.diff"; then
+    echo "FAIL: $prog under --gpus 0x8 with MGPU_MIRROR=always exited $status or differs (< plain, > mgpu):" >&2
+    cat "$work/$label.diff" "$work/$label.err" >&2
+    failed_run "$prog/mirror"
+    continue
+  fi
+  pass "$prog under --gpus 0x8 with MGPU_MIRROR=always: output matched;$(grep -E '^  mirrors: ' "$work/$label.err" | sed 's/^  mirrors://')"
 done
 [ "$failures" -eq 0 ] || fail "$failures program runs failed or differ from the plain run:$failed"

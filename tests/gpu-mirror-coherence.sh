@@ -1,0 +1,45 @@
+#!/bin/sh
+# Replicas are never read stale (issue 18; mirror/README.md, "Coherence"):
+# tests/gpu/mirror_coherence reads a table from every slice of a split
+# kernel, writes it one way, and reads it again, checking both reads
+# against the CPU. Each mode runs plainly (must pass: the test itself is
+# right), then under mgpu-run --gpus 0x4 with MGPU_SPLIT=always and
+# MGPU_MIRROR=always, where it must pass too, and the report must show the
+# table replicated: for a mode that writes, refreshed on every GPU after the
+# write as well (4 GPUs x 2 reads), for other_stream once per GPU.
+. "$(dirname "$0")/common.sh"
+require_gpu
+prog=tests/gpu/mirror_coherence
+modes="htod htod_async dtod dtod_async peer peer_async memset memset_async memset2d
+  memset2d_async copy2d copy2d_async copy3d kernel_store kernel_atomic kernel_unknown graph
+  write_value batch_mem_op free_realloc free_async_realloc other_stream"
+failures=0
+failed=""
+for mode in $modes; do
+  if ! timeout 60 $prog "$mode" > "$work/$mode.plain" 2>&1; then
+    echo "FAIL: $mode without mgpu:" >&2
+    cat "$work/$mode.plain" >&2
+    failures=$((failures + 1)) failed="$failed $mode(plain)"
+    continue
+  fi
+  timeout 60 env MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x4 --report \
+    $prog "$mode" > "$work/$mode.out" 2> "$work/$mode.err"
+  status=$?
+  want_refreshes=8
+  [ "$mode" = other_stream ] && want_refreshes=4
+  line=$(grep -E "^  mirrors: " "$work/$mode.err")
+  refreshes=$(echo "$line" | sed -n 's/.* \([0-9][0-9]*\) refreshes.*/\1/p')
+  if [ $status -ne 0 ] || ! grep -q "^mirror_coherence: $mode PASS" "$work/$mode.out"; then
+    echo "FAIL: $mode under mgpu exited $status:" >&2
+    cat "$work/$mode.out" >&2
+    head -40 "$work/$mode.err" >&2
+    failures=$((failures + 1)) failed="$failed $mode"
+  elif [ -z "$refreshes" ] || [ "$refreshes" -lt $want_refreshes ]; then
+    echo "FAIL: $mode under mgpu: the table was not replicated and refreshed as expected ($want_refreshes refreshes at least): '${line:-no mirrors line in the report}'" >&2
+    failures=$((failures + 1)) failed="$failed $mode(report)"
+  else
+    echo "ok: $mode:$(echo "$line" | sed 's/^  mirrors://')"
+  fi
+done
+[ $failures -eq 0 ] || fail "$failures mode(s) failed:$failed"
+pass "every write between two mirrored reads was seen by the second read"
