@@ -8,10 +8,10 @@
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
 #include "log.h"
+#include "nccl_refresh.h"
 #include "real_driver.h"
 #include "replica_table.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,6 +25,7 @@ struct replica_extra {
     CUstream ready_stream;                   /* that refresh's stream; NULL: none yet */
     bool refreshed_now;                      /* in the launch being prepared */
     bool waited_now;
+    bool by_nccl[MGPU_MAX_GPUS]; /* copies left for NCCL in this launch (first entry per device) */
 };
 
 /* Copies of a freed buffer, released once the stream that freed it gets
@@ -66,10 +67,8 @@ bool mgpu_replicas_on(void)
  * replica, since a program may load NCCL at any time. */
 static bool program_uses_nccl(void)
 {
-    void *nccl = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
-    if (nccl == NULL)
+    if (!mgpu_nccl_loaded_by_program())
         return false;
-    dlclose(nccl);
     atomic_store(&mirrors_on, false);
     mgpu_warn("mirrors off: the program uses NCCL, whose writes to its buffers mgpu cannot see");
     return true;
@@ -278,6 +277,17 @@ static bool copy_on(struct mgpu_replica *r, int gpu, CUcontext ctx)
     return true;
 }
 
+/* Holder gpu's copy of r refreshed from the buffer by a device copy in
+ * `stream`. */
+static CUresult device_copy(const struct mgpu_replica *r, int gpu, CUstream stream)
+{
+    const struct replica_extra *x = extra_of(r);
+    CUcontext ctx = x->holder_context[gpu];
+    return ctx == x->home
+               ? mgpu_drv.cuMemcpyDtoDAsync(r->copy[gpu], r->start, r->bytes, stream)
+               : mgpu_drv.cuMemcpyPeerAsync(r->copy[gpu], ctx, r->start, x->home, r->bytes, stream);
+}
+
 CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long long id,
                                CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
                                CUstream stream)
@@ -308,11 +318,12 @@ CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long lo
         x->waited_now = true;
     }
     if (!r->fresh[gpu]) {
-        CUdeviceptr copy = r->copy[gpu];
-        CUresult queued = ctx == home
-                              ? mgpu_drv.cuMemcpyDtoDAsync(copy, start, bytes, stream)
-                              : mgpu_drv.cuMemcpyPeerAsync(copy, ctx, start, home, bytes, stream);
-        if (queued != CUDA_SUCCESS)
+        bool first_on_device = false;
+        if (mgpu_nccl_ready(home))
+            mgpu_nccl_rank_of(gpu, &first_on_device);
+        if (first_on_device)
+            x->by_nccl[gpu] = true; /* in mgpu_replicas_end, all devices at once */
+        else if (device_copy(r, gpu, stream) != CUDA_SUCCESS)
             return 0;
         mgpu_replica_table_refreshed(&table, r, gpu);
         x->refreshed_now = true;
@@ -320,8 +331,42 @@ CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long lo
     return r->copy[gpu] + (pointer - start);
 }
 
+/* Copies for NCCL: every device's first entry must hold one, or none is
+ * filled that way. */
+static void refresh_by_nccl(struct mgpu_replica *r, CUstream stream)
+{
+    struct replica_extra *x = extra_of(r);
+    bool any = false;
+    for (int g = 0; g < table.nholders; g++)
+        any |= x->by_nccl[g];
+    if (!any)
+        return;
+    CUdeviceptr copy_of_rank[MGPU_MAX_GPUS] = {0};
+    bool complete = true;
+    for (int g = 0; g < table.nholders; g++) {
+        bool first;
+        int rank = mgpu_nccl_rank_of(g, &first);
+        if (first)
+            copy_of_rank[rank] = r->copy[g];
+    }
+    for (int k = 0; k < mgpu_nccl_ranks(); k++)
+        complete &= copy_of_rank[k] != 0;
+    if (!complete || mgpu_nccl_broadcast(r->start, r->bytes, copy_of_rank, stream) != CUDA_SUCCESS)
+        for (int g = 0; g < table.nholders; g++)
+            if (x->by_nccl[g] && device_copy(r, g, stream) != CUDA_SUCCESS) {
+                /* Read from the buffer itself would be right, but the
+                 * slice already points at the copy: wait for it all. */
+                mgpu_drv.cuStreamSynchronize(stream);
+                mgpu_drv.cuMemcpyDtoD(r->copy[g], r->start, r->bytes);
+            }
+    for (int g = 0; g < table.nholders; g++)
+        x->by_nccl[g] = false;
+}
+
 void mgpu_replicas_end(CUstream stream)
 {
+    for (int i = 0; i < nread_now; i++)
+        refresh_by_nccl(read_now[i], stream);
     for (int i = 0; i < nread_now; i++) {
         struct replica_extra *x = extra_of(read_now[i]);
         if (x->refreshed_now && mgpu_drv.cuEventRecord(x->ready, stream) == CUDA_SUCCESS)

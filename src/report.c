@@ -14,6 +14,7 @@
 #include "procaddress_hooks.h"
 #include "program_modules.h"
 #include "real_driver.h"
+#include "nccl_refresh.h"
 #include "replicas.h"
 #include "report_format.h"
 #include "runtime.h"
@@ -137,6 +138,11 @@ void mgpu_report_print(void)
     r.mirror_refreshes = mirrors.refreshes;
     r.mirror_stale_marks = mirrors.stale_marks;
     r.mirror_refreshed_bytes = mirrors.refreshed_bytes;
+    struct mgpu_nccl_stats nccl;
+    mgpu_nccl_stats(&nccl);
+    r.mirror_nccl_ranks = nccl.ranks;
+    r.mirror_nccl_collectives = nccl.collectives;
+    r.mirror_nccl_bytes = nccl.bytes;
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

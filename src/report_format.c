@@ -295,6 +295,14 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                     "(%s), made stale %lu times by writes\n",
                     r->mirror_buffers, r->mirror_copies, r->mirror_refreshes, total,
                     r->mirror_stale_marks);
+            if (r->mirror_nccl_ranks > 0) {
+                mgpu_format_bytes(total, sizeof total, r->mirror_nccl_bytes);
+                fprintf(out,
+                        "  mirrors through NCCL: one communicator over %d device%s, %lu "
+                        "broadcasts (%s received)\n",
+                        r->mirror_nccl_ranks, r->mirror_nccl_ranks == 1 ? "" : "s",
+                        r->mirror_nccl_collectives, total);
+            }
         }
         for (int g = 0; g < r->pool_gpus; g++) {
             mgpu_format_bytes(live, sizeof live, r->pool_now[g]);

@@ -58,6 +58,9 @@ struct mgpu_report {
     bool mirrors_on;
     unsigned long mirror_buffers, mirror_copies, mirror_refreshes, mirror_stale_marks;
     unsigned long long mirror_refreshed_bytes;
+    int mirror_nccl_ranks; /* 0: no NCCL communicator */
+    unsigned long mirror_nccl_collectives;
+    unsigned long long mirror_nccl_bytes;
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

@@ -6,13 +6,18 @@
 # right), then under mgpu-run --gpus 0x4 with MGPU_SPLIT=always and
 # MGPU_MIRROR=always, where it must pass too, and the report must show the
 # table replicated: for a mode that writes, refreshed on every GPU after the
-# write as well (4 GPUs x 2 reads), for other_stream once per GPU.
+# write as well (4 GPUs x 2 reads), for other_stream once per GPU; where
+# NCCL is installed, some of those refreshes made through NCCL.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/mirror_coherence
 modes="htod htod_async dtod dtod_async peer peer_async memset memset_async memset2d
   memset2d_async copy2d copy2d_async copy3d kernel_store kernel_atomic kernel_unknown graph
   write_value batch_mem_op free_realloc free_async_realloc other_stream"
+# Where NCCL is installed, the first entry's copy is filled through it (a
+# communicator of one rank here), and the report must say so.
+want_nccl=no
+if ldconfig -p 2> /dev/null | grep -q 'libnccl\.so\.2'; then want_nccl=yes; fi
 failures=0
 failed=""
 for mode in $modes; do
@@ -22,7 +27,7 @@ for mode in $modes; do
     failures=$((failures + 1)) failed="$failed $mode(plain)"
     continue
   fi
-  timeout 60 env MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x4 --report \
+  timeout 60 env MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x4 --report -v \
     $prog "$mode" > "$work/$mode.out" 2> "$work/$mode.err"
   status=$?
   want_refreshes=8
@@ -37,8 +42,12 @@ for mode in $modes; do
   elif [ -z "$refreshes" ] || [ "$refreshes" -lt $want_refreshes ]; then
     echo "FAIL: $mode under mgpu: the table was not replicated and refreshed as expected ($want_refreshes refreshes at least): '${line:-no mirrors line in the report}'" >&2
     failures=$((failures + 1)) failed="$failed $mode(report)"
+  elif [ $want_nccl = yes ] && ! grep -Eq "^  mirrors through NCCL: .* [1-9][0-9]* broadcasts" "$work/$mode.err"; then
+    echo "FAIL: $mode under mgpu: NCCL is installed but the report shows no broadcast through it:" >&2
+    grep -E "mirrors|NCCL" "$work/$mode.err" >&2
+    failures=$((failures + 1)) failed="$failed $mode(nccl)"
   else
-    echo "ok: $mode:$(echo "$line" | sed 's/^  mirrors://')"
+    echo "ok: $mode:$(echo "$line" | sed 's/^  mirrors://');$(grep -E '^  mirrors through NCCL' "$work/$mode.err" | sed 's/^  mirrors through NCCL://')"
   fi
 done
 [ $failures -eq 0 ] || fail "$failures mode(s) failed:$failed"

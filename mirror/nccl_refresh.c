@@ -1,0 +1,239 @@
+/* Owns mgpu's use of NCCL for replicas (nccl_refresh.h): loading the
+ * library, the communicator over the run's distinct devices, its streams
+ * and the events that fork them from the program's stream and join them
+ * back, and the broadcasts of a buffer's parts. Driver calls go to the
+ * real driver; the calling thread's current context is put back after
+ * every NCCL call, which may change it. */
+#include "nccl_refresh.h"
+
+#include "gpu_contexts.h"
+#include "gpu_entries.h"
+#include "log.h"
+#include "memory_pool.h"
+#include "real_driver.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+/* nccl.h declares a few functions with () rather than (void). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <nccl.h>
+#pragma GCC diagnostic pop
+
+#define MAX_RUNS (4 * MGPU_MAX_GPUS)
+
+static struct {
+    bool tried, ready, mgpu_loaded;
+    void *lib;
+    ncclResult_t (*comm_init_all)(ncclComm_t *, int, const int *);
+    ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
+                              cudaStream_t);
+    ncclResult_t (*group_start)(void);
+    ncclResult_t (*group_end)(void);
+    const char *(*error_string)(ncclResult_t);
+    int ranks;
+    int device_of_rank[MGPU_MAX_GPUS];
+    int rank_of_entry[MGPU_MAX_GPUS];
+    bool first_on_device[MGPU_MAX_GPUS];
+    ncclComm_t comms[MGPU_MAX_GPUS];
+    CUcontext primary[MGPU_MAX_GPUS];
+    CUstream streams[MGPU_MAX_GPUS];
+    CUevent joins[MGPU_MAX_GPUS];
+    CUevent fork; /* in the home context */
+    unsigned long collectives;
+    unsigned long long bytes;
+} nccl;
+
+bool mgpu_nccl_loaded_by_program(void)
+{
+    if (nccl.mgpu_loaded)
+        return false; /* asked before mgpu loaded it; see mgpu_nccl_ready */
+    void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+    if (lib == NULL)
+        return false;
+    dlclose(lib);
+    return true;
+}
+
+static bool with_context(CUcontext ctx)
+{
+    return mgpu_drv.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
+}
+
+static void back(void)
+{
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+}
+
+/* Ranks in the order of the distinct devices; each entry's rank. */
+static bool map_ranks(char *why, size_t whylen)
+{
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL) {
+        snprintf(why, whylen, "the run's GPUs are not known yet");
+        return false;
+    }
+    nccl.ranks = mgpu_gpu_entries_distinct(e, nccl.device_of_rank);
+    for (int g = 0; g < e->count; g++) {
+        for (int r = 0; r < nccl.ranks; r++)
+            if (nccl.device_of_rank[r] == e->device[g])
+                nccl.rank_of_entry[g] = r;
+        nccl.first_on_device[g] = true;
+        for (int f = 0; f < g; f++)
+            if (e->device[f] == e->device[g])
+                nccl.first_on_device[g] = false;
+    }
+    return nccl.ranks > 0;
+}
+
+static bool load_library(char *why, size_t whylen)
+{
+    nccl.lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    nccl.mgpu_loaded = true;
+    if (nccl.lib == NULL) {
+        snprintf(why, whylen, "libnccl.so.2 does not load (%s)", dlerror());
+        return false;
+    }
+    *(void **)&nccl.comm_init_all = dlsym(nccl.lib, "ncclCommInitAll");
+    *(void **)&nccl.broadcast = dlsym(nccl.lib, "ncclBroadcast");
+    *(void **)&nccl.group_start = dlsym(nccl.lib, "ncclGroupStart");
+    *(void **)&nccl.group_end = dlsym(nccl.lib, "ncclGroupEnd");
+    *(void **)&nccl.error_string = dlsym(nccl.lib, "ncclGetErrorString");
+    if (!nccl.comm_init_all || !nccl.broadcast || !nccl.group_start || !nccl.group_end ||
+        !nccl.error_string) {
+        snprintf(why, whylen, "libnccl.so.2 lacks the calls mgpu uses");
+        return false;
+    }
+    return true;
+}
+
+/* Each rank's primary context, stream and join event; false with why. */
+static bool make_streams(CUcontext home, char *why, size_t whylen)
+{
+    for (int r = 0; r < nccl.ranks; r++) {
+        CUdevice dev;
+        if (mgpu_drv.cuDeviceGet(&dev, nccl.device_of_rank[r]) != CUDA_SUCCESS ||
+            mgpu_drv.cuDevicePrimaryCtxRetain(&nccl.primary[r], dev) != CUDA_SUCCESS) {
+            snprintf(why, whylen, "no primary context on device %d", nccl.device_of_rank[r]);
+            return false;
+        }
+        if (r == 0 && nccl.primary[0] != home) {
+            snprintf(why, whylen, "the program's context is not device %d's primary context",
+                     nccl.device_of_rank[0]);
+            return false;
+        }
+        bool ok = with_context(nccl.primary[r]);
+        ok = ok &&
+             mgpu_drv.cuStreamCreate(&nccl.streams[r], CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+             mgpu_drv.cuEventCreate(&nccl.joins[r], CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+        back();
+        if (!ok) {
+            snprintf(why, whylen, "no stream for NCCL on device %d", nccl.device_of_rank[r]);
+            return false;
+        }
+    }
+    if (mgpu_drv.cuEventCreate(&nccl.fork, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        snprintf(why, whylen, "no event for NCCL's fork");
+        return false;
+    }
+    return true;
+}
+
+bool mgpu_nccl_ready(CUcontext home)
+{
+    if (nccl.tried)
+        return nccl.ready;
+    nccl.tried = true;
+    char why[200] = "";
+    bool ok = map_ranks(why, sizeof why) && !mgpu_nccl_loaded_by_program() &&
+              load_library(why, sizeof why) && make_streams(home, why, sizeof why);
+    if (ok) {
+        CUcontext current = NULL;
+        mgpu_drv.cuCtxGetCurrent(&current);
+        ncclResult_t made = nccl.comm_init_all(nccl.comms, nccl.ranks, nccl.device_of_rank);
+        mgpu_drv.cuCtxSetCurrent(current);
+        if (made != ncclSuccess) {
+            snprintf(why, sizeof why, "ncclCommInitAll: %s", nccl.error_string(made));
+            ok = false;
+        }
+    }
+    nccl.ready = ok;
+    if (ok)
+        mgpu_info("mirrors: refreshed through NCCL, one communicator over %d device%s", nccl.ranks,
+                  nccl.ranks == 1 ? "" : "s");
+    else
+        mgpu_info("mirrors: refreshed by device copies, not NCCL: %s",
+                  why[0] ? why : "the program has NCCL loaded");
+    return ok;
+}
+
+int mgpu_nccl_rank_of(int gpu, bool *first_on_device)
+{
+    *first_on_device = gpu >= 0 && gpu < MGPU_MAX_GPUS && nccl.first_on_device[gpu];
+    return gpu >= 0 && gpu < MGPU_MAX_GPUS ? nccl.rank_of_entry[gpu] : 0;
+}
+
+int mgpu_nccl_ranks(void)
+{
+    return nccl.ready ? nccl.ranks : 0;
+}
+
+CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr *copy_of_rank,
+                             CUstream stream)
+{
+    if (!nccl.ready)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct mgpu_owner_run runs[MAX_RUNS];
+    size_t nruns = mgpu_pool_runs(start, bytes, runs, MAX_RUNS);
+    if (nruns == 0 || nruns > MAX_RUNS)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUresult r = mgpu_drv.cuEventRecord(nccl.fork, stream);
+    if (r != CUDA_SUCCESS)
+        return r;
+    for (int k = 0; k < nccl.ranks && r == CUDA_SUCCESS; k++)
+        r = mgpu_drv.cuStreamWaitEvent(nccl.streams[k], nccl.fork, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUcontext current = NULL;
+    mgpu_drv.cuCtxGetCurrent(&current);
+    ncclResult_t sent = nccl.group_start();
+    for (size_t i = 0; i < nruns && sent == ncclSuccess; i++) {
+        int root = nccl.rank_of_entry[runs[i].gpu];
+        for (int k = 0; k < nccl.ranks && sent == ncclSuccess; k++)
+            sent = nccl.broadcast((const void *)(uintptr_t)(start + runs[i].offset),
+                                  (void *)(uintptr_t)(copy_of_rank[k] + runs[i].offset),
+                                  runs[i].bytes, ncclUint8, root, nccl.comms[k], nccl.streams[k]);
+    }
+    ncclResult_t ended = nccl.group_end();
+    mgpu_drv.cuCtxSetCurrent(current);
+    /* Joined whatever happened, so that nothing the streams hold is left
+     * behind the program's back. */
+    for (int k = 0; k < nccl.ranks; k++) {
+        bool pushed = with_context(nccl.primary[k]);
+        CUresult joined = mgpu_drv.cuEventRecord(nccl.joins[k], nccl.streams[k]);
+        if (pushed)
+            back();
+        if (joined == CUDA_SUCCESS)
+            joined = mgpu_drv.cuStreamWaitEvent(stream, nccl.joins[k], 0);
+        if (r == CUDA_SUCCESS)
+            r = joined;
+    }
+    if (sent != ncclSuccess || ended != ncclSuccess) {
+        mgpu_warn("mirrors: NCCL broadcast failed (%s); refreshing by device copies",
+                  nccl.error_string(sent != ncclSuccess ? sent : ended));
+        return CUDA_ERROR_UNKNOWN;
+    }
+    if (r == CUDA_SUCCESS) {
+        nccl.collectives += nruns;
+        nccl.bytes += (unsigned long long)bytes * (unsigned long long)nccl.ranks;
+    }
+    return r;
+}
+
+void mgpu_nccl_stats(struct mgpu_nccl_stats *out)
+{
+    out->ranks = nccl.ready ? nccl.ranks : 0;
+    out->collectives = nccl.collectives;
+    out->bytes = nccl.bytes;
+}

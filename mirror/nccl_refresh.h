@@ -1,0 +1,53 @@
+/* Replicas refreshed through NCCL (issue 18): one communicator over the
+ * run's distinct devices, made the first time a refresh needs it
+ * (ncclCommInitAll; NCCL's own driver calls reach the real driver, as
+ * every call from libnccl does under mgpu), and one ncclBroadcast per part
+ * of the buffer, from the device that holds the part into every device's
+ * copy. The collectives run on NCCL streams of their own, forked from the
+ * program's stream and joined back to it, like a split launch. On one
+ * device the communicator has one rank, and the broadcast copies the
+ * buffer into that device's copy.
+ *
+ * NCCL is loaded at run time (libnccl.so.2); without it, or when the
+ * program's home context is not device 0's primary context (NCCL works in
+ * primary contexts), replicas are refreshed by device copies instead.
+ * Not thread-safe: replicas.c calls it under its lock. */
+#ifndef MGPU_NCCL_REFRESH_H
+#define MGPU_NCCL_REFRESH_H
+
+#include "config.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether libnccl.so.2 was in the process before mgpu loaded it: the
+ * program's own NCCL, whose kernels write its buffers unseen by mgpu. */
+bool mgpu_nccl_loaded_by_program(void);
+
+/* Whether refreshes can go through NCCL, making the communicator on the
+ * first call (said on stderr with -v, or why not). `home` is the context
+ * of the program's stream. */
+bool mgpu_nccl_ready(CUcontext home);
+
+/* The rank of the device entry `gpu` stands on, and whether it is the
+ * first entry on that device (the one whose copy NCCL fills). */
+int mgpu_nccl_rank_of(int gpu, bool *first_on_device);
+int mgpu_nccl_ranks(void);
+
+/* Fills copy_of_rank[r] (every rank's, none 0) from the pool buffer
+ * [start, start + bytes), each part broadcast from the device holding it,
+ * forked from and joined to `stream`. Returns CUDA_SUCCESS, or an error
+ * with nothing left for `stream` to wait for. */
+CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr *copy_of_rank,
+                             CUstream stream);
+
+/* For the report. */
+struct mgpu_nccl_stats {
+    int ranks; /* 0: no communicator was made */
+    unsigned long collectives;
+    unsigned long long bytes;
+};
+void mgpu_nccl_stats(struct mgpu_nccl_stats *out);
+
+#endif
