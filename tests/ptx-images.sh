@@ -67,6 +67,7 @@ pass "a cubin, a fatbin and a PTX file"
 expect_in "$work/list" "_Z10vector_addPKfS0_Pfm; PTX: compute_90; machine code: sm_90"
 expect_in "$work/list" "can be split"
 expect_in "$work/list" "pointer parameters: 0 load, 1 load, 2 store"
+expect_in "$work/list" "read only, replicated with MGPU_MIRROR=always: 0, 1"
 expect_in "$work/list" "1 of 1 kernel can be split"
 pass "the example's kernel has PTX and can be split"
 

@@ -30,7 +30,8 @@ static void usage(FILE *out)
                  "\n"
                  "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
                  "           kernels of each FILE; whether mgpu can split each kernel across\n"
-                 "           GPUs and, if not, why; how each kernel uses its pointer parameters\n"
+                 "           GPUs and, if not, why; how each kernel uses its pointer parameters,\n"
+                 "           and which of them a replica on each GPU can serve (MGPU_MIRROR)\n"
                  "  extract  write every code object of FILE into DIR, decompressed\n"
                  "  rewrite  apply mgpu's passes to a PTX file (OUT.ptx '-' writes to stdout);\n"
                  "           LIST is all (default), none (parse and print only), or any of\n"
@@ -99,6 +100,7 @@ struct kernel_row {
     unsigned why, notes;
     char detail[128];
     char pointers[256]; /* "0 load, 1 store" */
+    char mirrorable[128]; /* "1, 3": read-only pointers a replica can serve */
     int stride_bound_param;
 };
 struct kernel_table {
@@ -190,6 +192,28 @@ static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_
     }
 }
 
+/* The pointer parameters MGPU_MIRROR may redirect to replicas: 8-byte
+ * pointers the kernel only loads through, in a kernel that stores through
+ * no pointer of unknown origin (as sched/mirror_reads.c decides, less the
+ * check at launch that no other parameter writes the same buffer). */
+static void describe_mirrorable(const struct mgpu_kernel_info *k, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (k->notes & MGPU_NOTE_UNKNOWN_STORE)
+        return;
+    size_t used = 0;
+    for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
+        const struct mgpu_kernel_param *p = &k->params[i];
+        if (p->size != 8 || p->floating || p->aggregate || p->use != MGPU_PARAM_LOAD ||
+            strcmp(p->name, MGPU_PTX_GRID_PARAM) == 0)
+            continue;
+        int n = snprintf(out + used, len - used, "%s%zu", used ? ", " : "", i);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 /* Analyses one PTX object and records the verdict of each of its kernels
  * in the rows (the newest PTX of a kernel wins). Returns 0, or -1 when
  * memory runs out (parsing and analysing fail for nothing else). */
@@ -233,6 +257,7 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
         row->stride_bound_param = k->stride_bound_param;
         snprintf(row->detail, sizeof row->detail, "%s", k->why ? k->detail : rewrites ? "" : err);
         describe_pointers(k, row->pointers, sizeof row->pointers);
+        describe_mirrorable(k, row->mirrorable, sizeof row->mirrorable);
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&module);
@@ -266,6 +291,8 @@ static void print_verdict(const struct kernel_row *row)
     }
     if (row->pointers[0])
         printf("    pointer parameters: %s\n", row->pointers);
+    if (row->mirrorable[0])
+        printf("    read only, replicated with MGPU_MIRROR=always: %s\n", row->mirrorable);
     for (unsigned b = 0; b < MGPU_NOTE_COUNT; b++)
         if ((row->notes & (1u << b)) && (1u << b) != MGPU_NOTE_READS_GRID)
             printf("    note: %s\n", mgpu_kernel_note_text(1u << b));
