@@ -11,6 +11,7 @@
 #include "log.h"
 #include "memory_pool.h"
 #include "real_driver.h"
+#include "replicas.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -151,7 +152,9 @@ bool mgpu_nccl_ready(CUcontext home)
     if (ok) {
         CUcontext current = NULL;
         mgpu_drv.cuCtxGetCurrent(&current);
+        mgpu_replicas_quiet_begin();
         ncclResult_t made = nccl.comm_init_all(nccl.comms, nccl.ranks, nccl.device_of_rank);
+        mgpu_replicas_quiet_end();
         mgpu_drv.cuCtxSetCurrent(current);
         if (made != ncclSuccess) {
             snprintf(why, sizeof why, "ncclCommInitAll: %s", nccl.error_string(made));
@@ -197,6 +200,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
         return r;
     CUcontext current = NULL;
     mgpu_drv.cuCtxGetCurrent(&current);
+    mgpu_replicas_quiet_begin(); /* NCCL's own launches and copies fill the copies */
     ncclResult_t sent = nccl.group_start();
     for (size_t i = 0; i < nruns && sent == ncclSuccess; i++) {
         int root = nccl.rank_of_entry[runs[i].gpu];
@@ -206,6 +210,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
                                   runs[i].bytes, ncclUint8, root, nccl.comms[k], nccl.streams[k]);
     }
     ncclResult_t ended = nccl.group_end();
+    mgpu_replicas_quiet_end();
     mgpu_drv.cuCtxSetCurrent(current);
     /* Joined whatever happened, so that nothing the streams hold is left
      * behind the program's back. */

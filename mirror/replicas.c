@@ -50,10 +50,17 @@ static size_t npending, pending_capacity;
 static struct mgpu_replica_stats gone; /* of replicas already removed */
 
 static atomic_bool mirrors_on;
+static bool mirrors_configured;
 
 void mgpu_replicas_configure(bool on)
 {
+    mirrors_configured = on;
     atomic_store(&mirrors_on, on);
+}
+
+bool mgpu_replicas_configured(void)
+{
+    return mirrors_configured;
 }
 
 bool mgpu_replicas_on(void)
@@ -69,8 +76,9 @@ static bool program_uses_nccl(void)
 {
     if (!mgpu_nccl_loaded_by_program())
         return false;
-    atomic_store(&mirrors_on, false);
-    mgpu_warn("mirrors off: the program uses NCCL, whose writes to its buffers mgpu cannot see");
+    if (atomic_exchange(&mirrors_on, false))
+        mgpu_warn("mirrors off: the program uses NCCL, whose writes to its buffers mgpu cannot "
+                  "see");
     return true;
 }
 
@@ -231,7 +239,7 @@ static struct mgpu_replica *replica_of(CUdeviceptr start, size_t bytes, unsigned
     }
     if (r != NULL)
         return r;
-    if (program_uses_nccl())
+    if (!mgpu_replicas_on() || program_uses_nccl())
         return NULL;
     struct replica_extra *x = calloc(1, sizeof *x);
     if (x == NULL || (r = mgpu_replica_table_add(&table, start, bytes)) == NULL) {
@@ -392,6 +400,24 @@ void mgpu_replicas_written_anywhere(void)
     pthread_mutex_lock(&lock);
     mgpu_replica_table_written_anywhere(&table);
     pthread_mutex_unlock(&lock);
+}
+
+static _Thread_local int quiet;
+
+void mgpu_replicas_quiet_begin(void)
+{
+    quiet++;
+}
+
+void mgpu_replicas_quiet_end(void)
+{
+    quiet--;
+}
+
+void mgpu_replicas_foreign_write(void)
+{
+    if (quiet == 0)
+        mgpu_replicas_written_anywhere();
 }
 
 void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async)

@@ -23,8 +23,10 @@
 /* Set by the runtime before the program runs (MGPU_MIRROR=always). */
 void mgpu_replicas_configure(bool on);
 
-/* Whether mirrors are on for this run. */
+/* Whether mirrors are on now (they go off for good when the program turns
+ * out to use NCCL), and whether the run asked for them. */
 bool mgpu_replicas_on(void);
+bool mgpu_replicas_configured(void);
 
 /* Whether any replica exists, so that writes must be told: a relaxed load,
  * for every write hook's fast path. */
@@ -48,6 +50,14 @@ void mgpu_replicas_end(CUstream stream);
 void mgpu_replicas_written(CUdeviceptr dst, size_t bytes);
 void mgpu_replicas_written_anywhere(void);
 void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async);
+
+/* Writes by a library whose driver calls bypass mgpu's hooks (libnccl,
+ * MGPU_PASSTHROUGH): they may change anything, except while mgpu itself
+ * is inside the library's call (its own NCCL refresh, between
+ * mgpu_replicas_quiet_begin and _end on that thread). */
+void mgpu_replicas_foreign_write(void);
+void mgpu_replicas_quiet_begin(void);
+void mgpu_replicas_quiet_end(void);
 
 /* For the report: replicas made, refreshes and their bytes. */
 struct mgpu_replica_stats {

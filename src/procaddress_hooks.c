@@ -8,6 +8,7 @@
 #include "procaddress_hooks.h"
 
 #include "export_map.h"
+#include "foreign_writes.h"
 #include "hook_table.h"
 #include "log.h"
 #include "runtime.h"
@@ -90,6 +91,7 @@ static void redirect(const char *symbol, void **pfn, const void *caller)
     atomic_fetch_add_explicit(&lookups, 1, memory_order_relaxed);
     if (caller_passes_through(caller)) {
         atomic_fetch_add_explicit(&passed, 1, memory_order_relaxed);
+        *pfn = mgpu_foreign_entry(*pfn);
         return;
     }
     void *exported = mgpu_export_map_find(*pfn);

@@ -130,7 +130,7 @@ void mgpu_report_print(void)
     r.copies_split = mgpu_copy_router_splits();
     r.migrations = pool.migrations;
     r.staged_bytes = mgpu_staged_bytes();
-    r.mirrors_on = mgpu_replicas_on();
+    r.mirrors_on = mgpu_replicas_configured();
     struct mgpu_replica_stats mirrors;
     mgpu_replicas_stats(&mirrors);
     r.mirror_buffers = mirrors.buffers;

@@ -47,6 +47,11 @@ expect_in "$work/err" "GPUs: 3 selected on 1 device, home Fake GPU 2; device 0 h
 expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten copies"
 pass "fake_client under --gpus 2x3: one device, counted once"
 
+FAKE_EXPECT_GPUS=2 MGPU_MIRROR=always "$MGPU_RUN" -n 2 tests/fake/fake_client \
+  > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_MIRROR=always"; }
+expect_in "$work/out" "ok: with mirrors, libnccl* gets a wrapped cuLaunchKernel"
+pass "with MGPU_MIRROR=always a library whose lookups bypass mgpu gets its writing calls wrapped"
+
 FAKE_EXPECT_GPUS=3 MGPU_SPLIT=never "$MGPU_RUN" -n 3 --report tests/fake/fake_client \
   > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_SPLIT=never"; }
 expect_in "$work/out" "0 failure(s)"

@@ -6,9 +6,13 @@
 // Modes: htod htod_async dtod dtod_async peer peer_async memset memset_async
 // memset2d memset2d_async copy2d copy2d_async copy3d kernel_store
 // kernel_atomic kernel_unknown graph write_value batch_mem_op free_realloc
-// free_async_realloc other_stream.
+// free_async_realloc other_stream nccl_program (the program has NCCL loaded
+// before its first read and broadcasts into the table with it: NCCL's
+// calls bypass mgpu's hooks, so mgpu must not mirror at all).
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -107,6 +111,11 @@ static void expect(CUdeviceptr out, const std::vector<unsigned> &want, const cha
     }
 }
 
+typedef ncclResult_t (*nccl_broadcast_fn)(const void *, void *, size_t, ncclDataType_t, int,
+                                          ncclComm_t, cudaStream_t);
+static nccl_broadcast_fn nccl_broadcast;
+static ncclComm_t nccl_comm;
+
 static bool is(const char *m)
 {
     return strcmp(mode, m) == 0;
@@ -158,6 +167,20 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    if (is("nccl_program")) {
+        void *lib = dlopen("libnccl.so.2", RTLD_NOW);
+        auto init_all = lib ? (ncclResult_t(*)(ncclComm_t *, int, const int *))dlsym(
+                                  lib, "ncclCommInitAll")
+                            : nullptr;
+        nccl_broadcast = lib ? (nccl_broadcast_fn)dlsym(lib, "ncclBroadcast") : nullptr;
+        int device = 0;
+        if (init_all == nullptr || nccl_broadcast == nullptr ||
+            init_all(&nccl_comm, 1, &device) != ncclSuccess) {
+            printf("mirror_coherence: %s FAIL: libnccl.so.2 not usable\n", mode);
+            return 1;
+        }
+        CU(cuCtxSetCurrent(ctx));
+    }
     gather_into(table, out, s);
     expect(out, before, "first read");
 
@@ -274,6 +297,13 @@ int main(int argc, char **argv)
             CU(cuMemAllocAsync(&table, bytes, s));
             CU(cuMemcpyHtoDAsync(table, pinned, bytes, s));
         }
+    } else if (is("nccl_program")) {
+        if (nccl_broadcast((const void *)source, (void *)table, bytes, ncclUint8, 0, nccl_comm,
+                           s) != ncclSuccess) {
+            printf("mirror_coherence: %s FAIL: ncclBroadcast refused\n", mode);
+            return 1;
+        }
+        CU(cuCtxSetCurrent(ctx));
     } else {
         printf("mirror_coherence: unknown mode %s\n", mode);
         return 2;
