@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* What replicas.c keeps beside each table record. */
@@ -431,6 +432,31 @@ void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async)
     if (npending > 0)
         reclaim_pending();
     pthread_mutex_unlock(&lock);
+}
+
+static void format_mib(char *out, size_t len, unsigned long long bytes)
+{
+    snprintf(out, len, "%.2f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+size_t mgpu_replicas_describe(char (*lines)[160], size_t max)
+{
+    pthread_mutex_lock(&lock);
+    size_t n = 0;
+    for (size_t i = 0; i < table.count && n < max; i++) {
+        const struct mgpu_replica *r = table.by_start[i];
+        int copies = 0;
+        for (int h = 0; h < table.nholders; h++)
+            copies += r->copy[h] != 0;
+        char size[32], refreshed[32];
+        format_mib(size, sizeof size, r->bytes);
+        format_mib(refreshed, sizeof refreshed, r->refreshed_bytes);
+        snprintf(lines[n++], 160,
+                 "buffer of %s: copies on %d GPUs, %lu refreshes (%s), %lu stale marks", size,
+                 copies, r->refreshes, refreshed, r->stale_marks);
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
 }
 
 void mgpu_replicas_stats(struct mgpu_replica_stats *out)

@@ -66,4 +66,8 @@ struct mgpu_replica_stats {
 };
 void mgpu_replicas_stats(struct mgpu_replica_stats *out);
 
+/* One line per buffer replicated now (size, copies, refreshes), at most
+ * `max`, into lines; returns how many. */
+size_t mgpu_replicas_describe(char (*lines)[160], size_t max);
+
 #endif

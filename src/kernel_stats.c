@@ -157,6 +157,14 @@ void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigne
     pthread_mutex_unlock(&stats_lock);
 }
 
+void mgpu_kernel_stats_mirrored(int id, unsigned long long params)
+{
+    pthread_mutex_lock(&stats_lock);
+    if (id >= 0 && (size_t)id < record_count)
+        records[id].mirrored_params |= params;
+    pthread_mutex_unlock(&stats_lock);
+}
+
 int mgpu_kernel_stats_slices_per_gpu(unsigned long out[MGPU_MAX_GPUS])
 {
     int gpus = 0;

@@ -30,14 +30,15 @@ struct mgpu_kernel_record {
     unsigned long launches;
     unsigned grid[3], block[3]; /* of the first launch */
     bool shape_known;
-    bool shape_varies;   /* a later launch had another shape */
-    unsigned reasons;    /* bit per enum mgpu_unsplit_reason seen */
+    bool shape_varies; /* a later launch had another shape */
+    unsigned reasons;  /* bit per enum mgpu_unsplit_reason seen */
     unsigned long split_launches;
-    int most_slices; /* of a split launch */
-    unsigned long moved_launches; /* run whole on another GPU than the home one */
-    int moved_gpu;                /* that GPU; -1 when there were several */
-    double gpu_ms;       /* sum over timed launches */
-    unsigned long timed; /* launches with a GPU time */
+    int most_slices;                    /* of a split launch */
+    unsigned long moved_launches;       /* run whole on another GPU than the home one */
+    int moved_gpu;                      /* that GPU; -1 when there were several */
+    double gpu_ms;                      /* sum over timed launches */
+    unsigned long timed;                /* launches with a GPU time */
+    unsigned long long mirrored_params; /* bit i: parameter i read from replicas (first 64) */
 };
 
 /* The record of the kernel `handle` (a CUfunction or CUkernel), made on
@@ -46,6 +47,9 @@ int mgpu_kernel_stats_find(const void *handle);
 /* Counts one successful launch of record `id`. */
 void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsigned block[3],
                                     enum mgpu_unsplit_reason reason);
+/* A split launch of record `id` read the parameters in `params` (bit i:
+ * parameter i) from replicas (MGPU_MIRROR). */
+void mgpu_kernel_stats_mirrored(int id, unsigned long long params);
 /* Counts one successful launch split into `slices` slices, slice i run by
  * the run's GPU gpus[i]. */
 void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],

@@ -214,6 +214,13 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
                            shape->stream, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
+    if (mgpu_stats_enabled && mirror.count > 0) {
+        unsigned long long params = 0;
+        for (int j = 0; j < mirror.count; j++)
+            if (mirror.param[j] < 64)
+                params |= 1ull << mirror.param[j];
+        mgpu_kernel_stats_mirrored(record.kernel, params);
+    }
     *result = mgpu_split_launch(&req);
     mgpu_split_probe_end(probe, shape->stream, *result);
     if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {

@@ -88,6 +88,7 @@ void mgpu_report_print(void)
                 .moved_gpu = k->moved_gpu,
                 .gpu_ms = k->gpu_ms,
                 .timed = k->timed,
+                .mirrored_params = k->mirrored_params,
             };
             memcpy(rows[kept - 1].grid, k->grid, sizeof k->grid);
             memcpy(rows[kept - 1].block, k->block, sizeof k->block);
@@ -138,6 +139,9 @@ void mgpu_report_print(void)
     r.mirror_refreshes = mirrors.refreshes;
     r.mirror_stale_marks = mirrors.stale_marks;
     r.mirror_refreshed_bytes = mirrors.refreshed_bytes;
+    static char mirror_lines[16][160];
+    r.mirror_lines = (const char(*)[160])mirror_lines;
+    r.mirror_line_count = mgpu_replicas_describe(mirror_lines, 16);
     struct mgpu_nccl_stats nccl;
     mgpu_nccl_stats(&nccl);
     r.mirror_nccl_ranks = nccl.ranks;

@@ -128,6 +128,7 @@ size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n)
                                ? rows[i].moved_gpu
                                : -1;
         m->moved_launches += rows[i].moved_launches;
+        m->mirrored_params |= rows[i].mirrored_params;
         if (rows[i].most_slices > m->most_slices)
             m->most_slices = rows[i].most_slices;
     }
@@ -219,6 +220,28 @@ static void print_wrapped(FILE *out, const char *text, int first, int rest)
     }
 }
 
+/* The kernels that read parameters from replicas (MGPU_MIRROR), with them. */
+static void print_mirrored_reads(FILE *out, const struct mgpu_report *r)
+{
+    bool header = false;
+    for (size_t i = 0; i < r->row_count; i++) {
+        unsigned long long params = r->rows[i].mirrored_params;
+        if (params == 0)
+            continue;
+        if (!header)
+            fprintf(out, "read from replicas on each GPU (MGPU_MIRROR):\n");
+        header = true;
+        char list[200];
+        size_t used = 0;
+        for (int p = 0; p < 64 && used < sizeof list; p++)
+            if (params & (1ull << p))
+                used +=
+                    (size_t)snprintf(list + used, sizeof list - used, "%s%d", used ? ", " : "", p);
+        fprintf(out, "  %.60s: parameter%s %s\n", r->rows[i].name,
+                (params & (params - 1)) ? "s" : "", list);
+    }
+}
+
 void mgpu_report_render(FILE *out, const struct mgpu_report *r)
 {
     char mem[32], peak[32], live[32], total[32];
@@ -250,6 +273,7 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                          "(@*: several GPUs)\n");
         if (any_varies)
             fprintf(out, "  * launched with several shapes; the first is shown\n");
+        print_mirrored_reads(out, r);
     }
 
     if (r->slice_gpus > 0) {
@@ -295,6 +319,8 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                     "(%s), made stale %lu times by writes\n",
                     r->mirror_buffers, r->mirror_copies, r->mirror_refreshes, total,
                     r->mirror_stale_marks);
+            for (size_t i = 0; i < r->mirror_line_count; i++)
+                fprintf(out, "    %s\n", r->mirror_lines[i]);
             if (r->mirror_nccl_ranks > 0) {
                 mgpu_format_bytes(total, sizeof total, r->mirror_nccl_bytes);
                 fprintf(out,

@@ -21,7 +21,8 @@ struct mgpu_report_row {
     unsigned long moved_launches; /* unsplit, run whole on another GPU */
     int moved_gpu;                /* that GPU; -1 when several */
     double gpu_ms;
-    unsigned long timed; /* launches with a GPU time */
+    unsigned long timed;                /* launches with a GPU time */
+    unsigned long long mirrored_params; /* bit i: parameter i read from replicas */
 };
 
 struct mgpu_report {
@@ -58,6 +59,8 @@ struct mgpu_report {
     bool mirrors_on;
     unsigned long mirror_buffers, mirror_copies, mirror_refreshes, mirror_stale_marks;
     unsigned long long mirror_refreshed_bytes;
+    const char (*mirror_lines)[160]; /* one per buffer replicated at exit */
+    size_t mirror_line_count;
     int mirror_nccl_ranks; /* 0: no NCCL communicator */
     unsigned long mirror_nccl_collectives;
     unsigned long long mirror_nccl_bytes;

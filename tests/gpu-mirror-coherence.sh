@@ -7,7 +7,9 @@
 # MGPU_MIRROR=always, where it must pass too, and the report must show the
 # table replicated: for a mode that writes, refreshed on every GPU after the
 # write as well (4 GPUs x 2 reads), for other_stream once per GPU; where
-# NCCL is installed, some of those refreshes made through NCCL.
+# NCCL is installed, some of those refreshes made through NCCL; and it must
+# name gather's parameter 0 as read from replicas and list the 16 MiB
+# table with copies on the 4 GPUs.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/mirror_coherence
@@ -57,6 +59,11 @@ for mode in $modes; do
     failures=$((failures + 1)) failed="$failed $mode"
   elif [ -z "$refreshes" ] || [ "$refreshes" -lt $want_refreshes ]; then
     echo "FAIL: $mode under mgpu: the table was not replicated and refreshed as expected ($want_refreshes refreshes at least): '${line:-no mirrors line in the report}'" >&2
+    failures=$((failures + 1)) failed="$failed $mode(report)"
+  elif ! grep -q "^  gather: parameter 0$" "$work/$mode.err" ||
+    ! grep -Eq "^    buffer of 16.00 MiB: copies on 4 GPUs, [0-9]+ refreshes" "$work/$mode.err"; then
+    echo "FAIL: $mode under mgpu: the report names no replicated read of gather's parameter 0, or no 16 MiB buffer with copies on 4 GPUs:" >&2
+    grep -A3 -E "replicas|mirrors" "$work/$mode.err" >&2
     failures=$((failures + 1)) failed="$failed $mode(report)"
   elif [ $want_nccl = yes ] && ! grep -Eq "^  mirrors through NCCL: .* [1-9][0-9]* broadcasts" "$work/$mode.err"; then
     echo "FAIL: $mode under mgpu: NCCL is installed but the report shows no broadcast through it:" >&2
