@@ -51,11 +51,12 @@ static size_t npending, pending_capacity;
 static struct mgpu_replica_stats gone; /* of replicas already removed */
 
 static atomic_bool mirrors_on;
-static bool mirrors_configured;
+static bool mirrors_configured, nccl_allowed;
 
-void mgpu_replicas_configure(bool on)
+void mgpu_replicas_configure(bool on, bool nccl)
 {
     mirrors_configured = on;
+    nccl_allowed = nccl;
     atomic_store(&mirrors_on, on);
 }
 
@@ -292,9 +293,11 @@ static CUresult device_copy(const struct mgpu_replica *r, int gpu, CUstream stre
 {
     const struct replica_extra *x = extra_of(r);
     CUcontext ctx = x->holder_context[gpu];
-    return ctx == x->home
-               ? mgpu_drv.cuMemcpyDtoDAsync(r->copy[gpu], r->start, r->bytes, stream)
-               : mgpu_drv.cuMemcpyPeerAsync(r->copy[gpu], ctx, r->start, x->home, r->bytes, stream);
+    /* Across devices through the peer copy where the driver has it; in one
+     * address space a plain device copy reaches the other GPU too. */
+    if (ctx == x->home || mgpu_drv.cuMemcpyPeerAsync == NULL)
+        return mgpu_drv.cuMemcpyDtoDAsync(r->copy[gpu], r->start, r->bytes, stream);
+    return mgpu_drv.cuMemcpyPeerAsync(r->copy[gpu], ctx, r->start, x->home, r->bytes, stream);
 }
 
 CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long long id,
@@ -328,7 +331,7 @@ CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long lo
     }
     if (!r->fresh[gpu]) {
         bool first_on_device = false;
-        if (mgpu_nccl_ready(home))
+        if (nccl_allowed && mgpu_nccl_ready(home))
             mgpu_nccl_rank_of(gpu, &first_on_device);
         if (first_on_device)
             x->by_nccl[gpu] = true; /* in mgpu_replicas_end, all devices at once */
@@ -431,6 +434,19 @@ void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async)
         release(r, stream, async);
     if (npending > 0)
         reclaim_pending();
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_replicas_release_all(void)
+{
+    pthread_mutex_lock(&lock);
+    while (table.count > 0) {
+        struct mgpu_replica *r = mgpu_replica_table_remove(&table, table.by_start[0]->start);
+        release(r, NULL, false);
+    }
+    for (size_t i = 0; i < npending; i++)
+        mgpu_drv.cuEventSynchronize(pending[i].done);
+    reclaim_pending();
     pthread_mutex_unlock(&lock);
 }
 

@@ -20,8 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Set by the runtime before the program runs (MGPU_MIRROR=always). */
-void mgpu_replicas_configure(bool on);
+/* Set by the runtime before the program runs: mirrors on
+ * (MGPU_MIRROR=always), and whether refreshes may use NCCL (MGPU_NCCL). */
+void mgpu_replicas_configure(bool on, bool nccl);
 
 /* Whether mirrors are on now (they go off for good when the program turns
  * out to use NCCL), and whether the run asked for them. */
@@ -58,6 +59,9 @@ void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async);
 void mgpu_replicas_foreign_write(void);
 void mgpu_replicas_quiet_begin(void);
 void mgpu_replicas_quiet_end(void);
+
+/* At exit, after every GPU's work is done: every copy freed. */
+void mgpu_replicas_release_all(void);
 
 /* For the report: replicas made, refreshes and their bytes. */
 struct mgpu_replica_stats {

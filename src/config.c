@@ -46,6 +46,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_MIRROR", "never|always",
      "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
      "when the program may have written it (for tests; default never)"},
+    {"MGPU_NCCL", "0|1",
+     "refresh replicas through NCCL where libnccl.so.2 loads (default 1); 0: device copies "
+     "only"},
     {NULL, NULL, NULL},
 };
 
@@ -194,6 +197,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->sm_count = MGPU_SM_COUNT_SUM;
     cfg->audit = true;
+    cfg->nccl = true;
 }
 
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
@@ -220,6 +224,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (parse_bool_var(get, "MGPU_AUDIT", &cfg->audit, err, errlen) != 0)
         return -1;
     if (parse_bool_var(get, "MGPU_CALL_LOG", &cfg->call_log, err, errlen) != 0)
+        return -1;
+    if (parse_bool_var(get, "MGPU_NCCL", &cfg->nccl, err, errlen) != 0)
         return -1;
 
     if (parse_path_var(get, "MGPU_TRACE", cfg->trace_path, err, errlen) != 0 ||

@@ -46,6 +46,7 @@ struct mgpu_config {
     enum mgpu_memory_mode memory;             /* MGPU_MEMORY */
     enum mgpu_placement_mode placement;       /* MGPU_PLACEMENT */
     enum mgpu_mirror_mode mirror;             /* MGPU_MIRROR */
+    bool nccl;                                /* MGPU_NCCL: refresh replicas through NCCL */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -119,6 +119,14 @@ static void report_from_callback(void)
  * the callback itself: the launches still in flight go untimed, and the
  * pool's memory is left to the driver, which frees all of a process's
  * memory as it ends. */
+/* The pool waits for every GPU, then gives its memory back; the replicas'
+ * copies go after it. */
+static void release_memory(void)
+{
+    mgpu_pool_release_all();
+    mgpu_replicas_release_all();
+}
+
 static void at_exit(void)
 {
     if (atomic_exchange(&exit_work_done, true))
@@ -140,7 +148,7 @@ static void at_exit(void)
         mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "
                   "it as the process ends");
     else
-        mgpu_pool_release_all();
+        release_memory();
     mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
 }
 
@@ -161,7 +169,7 @@ static void configure_pool(void)
         .started = release_at_exit,
     };
     mgpu_pool_configure(&pool);
-    mgpu_replicas_configure(mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS);
+    mgpu_replicas_configure(mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS, mgpu_cfg.nccl);
 }
 
 static void start(void)

@@ -65,6 +65,19 @@ pass "-n 4, interleaved placement"
 run auto -n 4
 pass "-n 4, MGPU_SPLIT=auto"
 
+# Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on
+# four entries of one device and on four devices, refreshed by device
+# copies (NCCL cannot run on the fake GPU): results still correct, the
+# copies freed at exit.
+for gpus in 0x4 0,1,2,3; do
+  label=mirror_$(echo $gpus | tr ',' '_')
+  MGPU_MIRROR=always MGPU_NCCL=0 MGPU_SPLIT=always run "$label" --gpus $gpus
+  split_in "$label" 4
+  expect_match "$work/$label.err" "^  mirrors: 2 buffers replicated, 8 copies on the GPUs"
+  expect_in "$work/$label.err" "read from replicas on each GPU (MGPU_MIRROR):"
+  pass "--gpus $gpus, MGPU_MIRROR=always: replicas read, correct, freed at exit"
+done
+
 MGPU_SPLIT=always run one -n 1
 expect_in "$work/one.err" "[1] only one GPU selected"
 for kind in host_allocations streams events primary_retains contexts; do

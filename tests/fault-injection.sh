@@ -20,8 +20,10 @@
 # which mgpu's pool frees at exit and the driver does not: one more device
 # allocation is allowed), and fake_gpu_client with MGPU_SPLIT=always under
 # --gpus 0x4 (four GPUs on one device: every split path, flags, the copy
-# router) and --gpus 0,1,2,3 (four devices). The client makes about 350
-# and 410 calls there, so by default they run every 6th and every 13th K
+# router) and --gpus 0,1,2,3 (four devices), and under --gpus 0x4 with
+# MGPU_MIRROR=always (replicas made, refreshed and freed; device copies,
+# NCCL cannot run on the fake). The client makes about 350, 410 and 380
+# calls there, so by default they run every 6th, 13th and 11th K
 # (about 60 s in all on two shared cores); FAULT_SWEEP_STRIDE=1 runs every
 # K of every configuration (about 10 minutes), FAULT_SWEEP_K="K ..." just
 # those K, and FAULT_SWEEP_JOBS sets how many runs go at once (default 2).
@@ -114,5 +116,7 @@ failures=0
 sweep interposition checker 1 1 tests/fake/fake_client FAKE_EXPECT_GPUS=3 -- --gpus 0,1,2
 sweep entries client 6 0 tests/fake/fake_gpu_client MGPU_SPLIT=always -- --gpus 0x4
 sweep devices client 13 0 tests/fake/fake_gpu_client MGPU_SPLIT=always -- --gpus 0,1,2,3
+sweep mirrors client 11 0 tests/fake/fake_gpu_client MGPU_SPLIT=always MGPU_MIRROR=always \
+  MGPU_NCCL=0 -- --gpus 0x4
 [ "$failures" -eq 0 ] || fail "$failures injected failures were not passed on cleanly"
 pass "every injected failure ended in a correct result or one clean error, with nothing left"

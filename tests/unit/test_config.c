@@ -34,7 +34,7 @@ int main(void)
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
     CHECK(cfg.placement == MGPU_PLACEMENT_DISTRIBUTED);
-    CHECK(cfg.mirror == MGPU_MIRROR_NEVER);
+    CHECK(cfg.mirror == MGPU_MIRROR_NEVER && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
 
     const char *const full[] = {"MGPU_NGPUS",
@@ -67,6 +67,8 @@ int main(void)
                                 "events",
                                 "MGPU_MIRROR",
                                 "always",
+                                "MGPU_NCCL",
+                                "0",
                                 NULL};
     CHECK(parse(full, &cfg, err, sizeof err) == 0);
     CHECK(cfg.ngpus == 4 && cfg.report && cfg.verbose == 2 && !cfg.audit);
@@ -75,7 +77,7 @@ int main(void)
     CHECK(cfg.split == MGPU_SPLIT_NEVER && cfg.memory == MGPU_MEMORY_DRIVER);
     CHECK(cfg.placement == MGPU_PLACEMENT_INTERLEAVE);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_EVENTS);
-    CHECK(cfg.mirror == MGPU_MIRROR_ALWAYS);
+    CHECK(cfg.mirror == MGPU_MIRROR_ALWAYS && !cfg.nccl);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.topology_path, "node.xml");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
@@ -134,6 +136,7 @@ int main(void)
         {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home or interleave"},
         {"MGPU_FORK_JOIN", "memops", "use MGPU_FORK_JOIN=flags or events"},
         {"MGPU_MIRROR", "auto", "use MGPU_MIRROR=never or always"},
+        {"MGPU_NCCL", "maybe", "use MGPU_NCCL=1 or MGPU_NCCL=0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};
