@@ -41,7 +41,7 @@ run_case() {
     tests/stress/stress_client_tsan --threads 8 --seconds "$seconds" "$@" \
     > "$work/out" 2> "$work/err"
   status=$?
-  what="MGPU_SPLIT=$split MGPU_FORK_JOIN=$fork_join --gpus $gpus ($mode) $*"
+  what="${MGPU_MIRROR:+MGPU_MIRROR=$MGPU_MIRROR }MGPU_SPLIT=$split MGPU_FORK_JOIN=$fork_join --gpus $gpus ($mode) $*"
   if grep -q "WARNING: ThreadSanitizer" "$work/err" || [ $status -ne 0 ]; then
     cat "$work/out" "$work/err"
     fail "stress client under $what: exit status $status"
@@ -52,6 +52,7 @@ run_case() {
     expect_match "$work/leaks" "^$kind 0\$"
   done
   [ "$split" = always ] && expect_match "$work/err" '^mgpu_test_fill .* x[0-9]'
+  [ "${MGPU_MIRROR:-never}" = always ] && expect_match "$work/err" '^  mirrors: [1-9][0-9]* buffers replicated'
   grep "operations in" "$work/out"
   grep "split by owner" "$work/err"
   pass "8 threads for $seconds s under $what: no race reported, results correct"
@@ -88,3 +89,6 @@ pass "a deliberate race in the client is reported (exit status 66)"
 run_case always flags 0x4 strict --seed 1 --max-bytes 3M --buffers 4
 run_case always events 0x2,1x2 plain --seed 2 --nonblocking --max-bytes 12M --buffers 3
 run_case auto flags 0x2,1x2 strict --seed 3 --nonblocking --max-bytes 2M --buffers 4
+# Replicas of every read-only buffer (device copies: NCCL cannot run on the
+# fake), made, refreshed, read from other streams and freed by 8 threads.
+MGPU_MIRROR=always MGPU_NCCL=0 run_case always flags 0x4 strict --seed 4 --max-bytes 3M --buffers 4
