@@ -131,14 +131,15 @@ static void reclaim_pending(void)
     npending = kept;
 }
 
-static void count_gone(const struct mgpu_replica *r)
+/* Replica r's figures added to s. */
+static void add_figures(struct mgpu_replica_stats *s, const struct mgpu_replica *r)
 {
-    gone.buffers++;
-    gone.refreshes += r->refreshes;
-    gone.stale_marks += r->stale_marks;
-    gone.refreshed_bytes += r->refreshed_bytes;
+    s->buffers++;
+    s->refreshes += r->refreshes;
+    s->stale_marks += r->stale_marks;
+    s->refreshed_bytes += r->refreshed_bytes;
     for (int h = 0; h < table.nholders; h++)
-        gone.copies += r->copy[h] != 0;
+        s->copies += r->copy[h] != 0;
 }
 
 /* A replica taken out of the table: its copies freed at once (the GPUs
@@ -146,7 +147,7 @@ static void count_gone(const struct mgpu_replica *r)
 static void release(struct mgpu_replica *r, CUstream stream, bool async)
 {
     struct replica_extra *x = extra_of(r);
-    count_gone(r);
+    add_figures(&gone, r);
     struct pending_release p = {0};
     bool deferred = false;
     if (async && x->home != NULL && push(x->home)) {
@@ -479,14 +480,7 @@ void mgpu_replicas_stats(struct mgpu_replica_stats *out)
 {
     pthread_mutex_lock(&lock);
     *out = gone;
-    for (size_t i = 0; i < table.count; i++) {
-        const struct mgpu_replica *r = table.by_start[i];
-        out->buffers++;
-        out->refreshes += r->refreshes;
-        out->stale_marks += r->stale_marks;
-        out->refreshed_bytes += r->refreshed_bytes;
-        for (int h = 0; h < table.nholders; h++)
-            out->copies += r->copy[h] != 0;
-    }
+    for (size_t i = 0; i < table.count; i++)
+        add_figures(out, table.by_start[i]);
     pthread_mutex_unlock(&lock);
 }
