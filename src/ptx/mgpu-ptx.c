@@ -101,6 +101,7 @@ struct kernel_row {
     char detail[128];
     char pointers[256]; /* "0 load, 1 store" */
     char mirrorable[128]; /* "1, 3": read-only pointers a replica can serve */
+    char privatisable[128]; /* "2 (add.u32)": reductions each GPU can do on a copy */
     int stride_bound_param;
 };
 struct kernel_table {
@@ -214,6 +215,28 @@ static void describe_mirrorable(const struct mgpu_kernel_info *k, char *out, siz
     }
 }
 
+/* The pointer parameters MGPU_MIRROR may privatise: reductions the
+ * analysis found (ptx_analysis.h), in a kernel that stores through no
+ * pointer of unknown origin (as sched/mirror_reads.c decides, less the
+ * check at launch that no other parameter reaches the same buffer). */
+static void describe_privatisable(const struct mgpu_kernel_info *k, char *out, size_t len)
+{
+    out[0] = '\0';
+    if (k->notes & MGPU_NOTE_UNKNOWN_STORE)
+        return;
+    size_t used = 0;
+    for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
+        const struct mgpu_kernel_param *p = &k->params[i];
+        if (p->size != 8 || p->aggregate || p->reduction == 0)
+            continue;
+        int n = snprintf(out + used, len - used, "%s%zu (%s)", used ? ", " : "", i,
+                         mgpu_reduction_text(p->reduction));
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 /* Analyses one PTX object and records the verdict of each of its kernels
  * in the rows (the newest PTX of a kernel wins). Returns 0, or -1 when
  * memory runs out (parsing and analysing fail for nothing else). */
@@ -258,6 +281,7 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
         snprintf(row->detail, sizeof row->detail, "%s", k->why ? k->detail : rewrites ? "" : err);
         describe_pointers(k, row->pointers, sizeof row->pointers);
         describe_mirrorable(k, row->mirrorable, sizeof row->mirrorable);
+        describe_privatisable(k, row->privatisable, sizeof row->privatisable);
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&module);
@@ -293,6 +317,9 @@ static void print_verdict(const struct kernel_row *row)
         printf("    pointer parameters: %s\n", row->pointers);
     if (row->mirrorable[0])
         printf("    read only, replicated with MGPU_MIRROR=always: %s\n", row->mirrorable);
+    if (row->privatisable[0])
+        printf("    reductions, privatised per GPU with MGPU_MIRROR=always: %s\n",
+               row->privatisable);
     for (unsigned b = 0; b < MGPU_NOTE_COUNT; b++)
         if ((row->notes & (1u << b)) && (1u << b) != MGPU_NOTE_READS_GRID)
             printf("    note: %s\n", mgpu_kernel_note_text(1u << b));

@@ -32,8 +32,21 @@ static uint64_t param_bit(size_t i)
 
 /* --- what the module's functions do, as far as the fixpoint has got ------------ */
 
+/* A reduction code in the fixpoint: 0 when no atomic was seen yet, the
+ * code when all agree, REDUCTION_MIXED once any atomic is not privatisable
+ * or two disagree. */
+enum { REDUCTION_MIXED = 0xff };
+
+static unsigned char merge_reduction(unsigned char a, unsigned char b)
+{
+    if (a == 0 || a == b)
+        return b;
+    return b == 0 ? a : REDUCTION_MIXED;
+}
+
 struct summary {
-    unsigned *param_use; /* per parameter */
+    unsigned *param_use;            /* per parameter */
+    unsigned char *param_reduction; /* per parameter */
     size_t nparams;
     unsigned why, notes;
     struct ptx_str detail;
@@ -58,6 +71,7 @@ struct resolved {
     enum flow flow;
     struct ref_list dst, src;
     unsigned access, access2; /* enum mgpu_param_use of a memory access, 0 if none */
+    unsigned char reduction;  /* of an atomic access: its code, or REDUCTION_MIXED */
     struct ref_list addr, addr2;
     long callee; /* top-level index of the function called, or CALL_* */
     struct ptx_str callee_name;
@@ -76,6 +90,11 @@ struct function_view {
     size_t npool, cappool;
     struct ref_list *arg_lists;
     size_t nargs_total, capargs;
+    /* The nodes read as operands (not only written), for whether an atom's
+     * result is used; while `writing`, names collected are destinations. */
+    uint32_t *reads;
+    size_t nreads, capreads;
+    bool writing;
     struct resolved *ins; /* one per body statement */
     unsigned why, notes;  /* found in the function's own statements */
     struct ptx_str detail;
@@ -104,6 +123,20 @@ static bool pool_push(struct function_view *fv, uint32_t id)
         fv->cappool = cap;
     }
     fv->pool[fv->npool++] = id;
+    return true;
+}
+
+static bool reads_push(struct function_view *fv, uint32_t id)
+{
+    if (fv->nreads == fv->capreads) {
+        size_t cap = fv->capreads ? fv->capreads * 2 : 32;
+        uint32_t *grown = realloc(fv->reads, cap * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        fv->reads = grown;
+        fv->capreads = cap;
+    }
+    fv->reads[fv->nreads++] = id;
     return true;
 }
 
@@ -192,7 +225,7 @@ static void collect_name(struct ptx_str name, void *ctx)
          * carry an origin. */
     }
     long id = ptx_name_set_add(&fv->nodes, name);
-    if (id < 0 || !pool_push(fv, (uint32_t)id)) {
+    if (id < 0 || !pool_push(fv, (uint32_t)id) || (!fv->writing && !reads_push(fv, (uint32_t)id))) {
         fv->failed = true;
         return;
     }
@@ -208,6 +241,39 @@ static void collect(struct function_view *fv, struct ref_list *list, const struc
     struct collect c = {fv, list};
     for (uint32_t i = 0; i < nops; i++)
         ptx_for_each_name(ops[i], collect_name, &c);
+}
+
+/* The same for operands the instruction writes. */
+static void collect_written(struct function_view *fv, struct ref_list *list,
+                            const struct ptx_str *ops, uint32_t nops)
+{
+    fv->writing = true;
+    collect(fv, list, ops, nops);
+    fv->writing = false;
+}
+
+/* The reduction code of an atom or red by its modifiers: add, min or max
+ * of a 32- or 64-bit integer or float, scalar; REDUCTION_MIXED otherwise
+ * (cas, exch, inc, bitwise, half precision, vectors). */
+static unsigned char reduction_of(const struct ptx_instruction *ins)
+{
+    static const char *const ops[] = {"add", "min", "max", NULL};
+    static const char *const types[] = {"u32", "s32", "u64", "s64", "f32", "f64", NULL};
+    unsigned op = 0, type = 0;
+    for (uint32_t i = 0; i < ins->nmods; i++) {
+        struct ptx_str m = ins->mods[i];
+        for (unsigned k = 0; ops[k] != NULL; k++)
+            if (ptx_str_is(m, ops[k]))
+                op = op ? REDUCTION_MIXED : k + 1;
+        for (unsigned k = 0; types[k] != NULL; k++)
+            if (ptx_str_is(m, types[k]))
+                type = type ? REDUCTION_MIXED : k + 1;
+        if (m.n >= 2 && m.p[0] == 'v' && m.p[1] >= '0' && m.p[1] <= '9')
+            return REDUCTION_MIXED;
+    }
+    if (op == 0 || type == 0 || op == REDUCTION_MIXED || type == REDUCTION_MIXED)
+        return REDUCTION_MIXED;
+    return (unsigned char)MGPU_REDUCTION(op, type);
 }
 
 static const char *const texture_opcodes[] = {"tex",   "tld4", "txq",     "suld", "sust",
@@ -244,7 +310,7 @@ static void resolve_call(struct function_view *fv, struct resolved *r,
 {
     uint32_t k = 0;
     if (k < ins->nops && ins->ops[k].p[0] == '(')
-        collect(fv, &r->rets, &ins->ops[k++], 1);
+        collect_written(fv, &r->rets, &ins->ops[k++], 1);
     if (k >= ins->nops)
         return;
     struct ptx_str callee = ins->ops[k++];
@@ -321,7 +387,7 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     }
     if ((ptx_str_is(op, "ld") || ptx_str_is(op, "ldu")) && ins->nops >= 2) {
         r->flow = space == PTX_SPACE_PARAM ? FLOW_COPY : FLOW_UNKNOWN;
-        collect(fv, &r->dst, &ins->ops[0], 1);
+        collect_written(fv, &r->dst, &ins->ops[0], 1);
         collect(fv, &r->src, &ins->ops[1], 1);
         if (global_or_generic) {
             r->access = MGPU_PARAM_LOAD;
@@ -332,22 +398,32 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     if (ptx_str_is(op, "st") && ins->nops >= 2) {
         if (space == PTX_SPACE_PARAM) { /* an argument for a call, or a return value */
             r->flow = FLOW_COPY;
-            collect(fv, &r->dst, &ins->ops[0], 1);
+            collect_written(fv, &r->dst, &ins->ops[0], 1);
             collect(fv, &r->src, &ins->ops[1], ins->nops - 1);
-        } else if (global_or_generic) {
-            r->access = MGPU_PARAM_STORE;
-            collect(fv, &r->addr, &ins->ops[0], 1);
+        } else {
+            struct ref_list value; /* read, for whether an atom's result is used */
+            collect(fv, &value, &ins->ops[1], ins->nops - 1);
+            if (global_or_generic) {
+                r->access = MGPU_PARAM_STORE;
+                collect(fv, &r->addr, &ins->ops[0], 1);
+            } else {
+                collect(fv, &value, &ins->ops[0], 1);
+            }
         }
         return;
     }
     if ((is_atom || ptx_str_is(op, "red")) && ins->nops >= (is_atom ? 2u : 1u)) {
+        uint32_t address = is_atom ? 1 : 0;
+        struct ref_list values; /* read, for whether an atom's result is used */
+        collect(fv, &values, &ins->ops[address + 1], ins->nops - address - 1);
         if (is_atom) {
             r->flow = FLOW_UNKNOWN;
-            collect(fv, &r->dst, &ins->ops[0], 1);
+            collect_written(fv, &r->dst, &ins->ops[0], 1);
         }
         if (global_or_generic) {
             r->access = MGPU_PARAM_ATOMIC;
-            collect(fv, &r->addr, &ins->ops[is_atom ? 1 : 0], 1);
+            r->reduction = reduction_of(ins); /* an atom's result is checked once all is read */
+            collect(fv, &r->addr, &ins->ops[address], 1);
             if (!ptx_instruction_has_mod(ins, "cta"))
                 fv->notes |= MGPU_NOTE_SYNC_SCOPE;
         }
@@ -356,6 +432,8 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     if (ptx_str_is(op, "cp")) {
         enum ptx_space dst, src;
         copy_spaces(ins, &dst, &src);
+        struct ref_list operands; /* read, for whether an atom's result is used */
+        collect(fv, &operands, ins->ops, ins->nops);
         if (ptx_instruction_has_mod(ins, "tensor")) { /* the addresses are in a tensor map */
             fv->notes |= MGPU_NOTE_UNKNOWN_LOAD;
             if (dst == PTX_SPACE_GLOBAL)
@@ -381,7 +459,7 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     }
     /* Everything else computes its first operand from the others. */
     r->flow = FLOW_COPY;
-    collect(fv, &r->dst, &ins->ops[0], 1);
+    collect_written(fv, &r->dst, &ins->ops[0], 1);
     if (ptx_str_in(op, non_address_opcodes)) {
         struct ref_list ignored;
         collect(fv, &ignored, &ins->ops[1], ins->nops - 1);
@@ -393,6 +471,30 @@ static void resolve_instruction(struct function_view *fv, struct resolved *r,
     } else {
         collect(fv, &r->src, &ins->ops[1], ins->nops - 1);
     }
+}
+
+/* An atom whose result some instruction reads returns a value that
+ * depends on the other GPUs' updates: its parameter is not privatisable. */
+static int atom_results_checked(struct function_view *fv)
+{
+    unsigned char *read = calloc(fv->nodes.count + 1, 1);
+    if (read == NULL)
+        return -1;
+    for (size_t i = 0; i < fv->nreads; i++)
+        read[fv->reads[i]] = 1;
+    for (size_t i = 0; i < fv->f->nbody; i++) {
+        struct resolved *r = &fv->ins[i];
+        if (r->access != MGPU_PARAM_ATOMIC || r->flow != FLOW_UNKNOWN)
+            continue; /* not an atom */
+        for (uint32_t k = 0; k < r->dst.count; k++)
+            if (read[fv->pool[r->dst.first + k]])
+                r->reduction = REDUCTION_MIXED;
+    }
+    free(read);
+    free(fv->reads);
+    fv->reads = NULL;
+    fv->nreads = fv->capreads = 0;
+    return 0;
 }
 
 static int resolve_function(struct module_view *mv, size_t top)
@@ -423,7 +525,9 @@ static int resolve_function(struct module_view *mv, size_t top)
          strstr_n(fv->f->tail, ".maxclusterrank")))
         function_reason(fv, MGPU_WHY_CLUSTER, fv->f->tail);
     fv->origin = calloc(fv->nodes.count + 1, sizeof *fv->origin);
-    return fv->failed || fv->origin == NULL ? -1 : 0;
+    if (fv->failed || fv->origin == NULL)
+        return -1;
+    return atom_results_checked(fv);
 }
 
 /* --- the fixpoint -------------------------------------------------------------- */
@@ -474,6 +578,7 @@ static void propagate(struct function_view *fv)
 
 struct effect {
     unsigned *param_use;
+    unsigned char *param_reduction;
     size_t nparams;
     unsigned notes;
     /* Uses of the parameters that share the last bit, charged to them all
@@ -481,15 +586,23 @@ struct effect {
     unsigned tail_use;
 };
 
-/* Charges a use of memory to the parameters its address derives from. */
-static void charge(struct effect *e, uint64_t origin, unsigned use)
+/* Charges a use of memory to the parameters its address derives from;
+ * `reduction` is the code of its atomics (REDUCTION_MIXED for any that
+ * cannot be privatised). */
+static void charge(struct effect *e, uint64_t origin, unsigned use, unsigned char reduction)
 {
+    if (!(use & MGPU_PARAM_ATOMIC))
+        reduction = 0;
+    else if (reduction == 0)
+        reduction = REDUCTION_MIXED;
     uint64_t params = origin & PARAM_MASK & ~param_bit(PARAM_BITS - 1);
     while (params) {
         size_t i = (size_t)__builtin_ctzll(params);
         params &= params - 1;
-        if (i < e->nparams)
+        if (i < e->nparams) {
             e->param_use[i] |= use;
+            e->param_reduction[i] = merge_reduction(e->param_reduction[i], reduction);
+        }
     }
     if (origin & param_bit(PARAM_BITS - 1))
         e->tail_use |= use;
@@ -541,17 +654,18 @@ static void summarise(struct module_view *mv, size_t top, struct summary *sum)
 {
     struct function_view *fv = &mv->views[top];
     memset(sum->param_use, 0, sum->nparams * sizeof *sum->param_use);
+    memset(sum->param_reduction, 0, sum->nparams);
     sum->why = 0;
     sum->notes = 0;
     sum->detail.n = 0;
     set_reason(&sum->why, &sum->detail, fv->why, fv->detail);
-    struct effect e = {sum->param_use, sum->nparams, fv->notes, 0};
+    struct effect e = {sum->param_use, sum->param_reduction, sum->nparams, fv->notes, 0};
     for (size_t i = 0; i < fv->f->nbody; i++) {
         const struct resolved *r = &fv->ins[i];
         if (r->access)
-            charge(&e, origin_of(fv, &r->addr), r->access);
+            charge(&e, origin_of(fv, &r->addr), r->access, r->reduction);
         if (r->access2)
-            charge(&e, origin_of(fv, &r->addr2), r->access2);
+            charge(&e, origin_of(fv, &r->addr2), r->access2, 0);
         if (r->callee == CALL_NONE)
             continue;
         const struct summary *callee = NULL;
@@ -570,21 +684,29 @@ static void summarise(struct module_view *mv, size_t top, struct summary *sum)
         }
         for (uint32_t k = 0; k < r->nargs; k++) {
             unsigned use = uniform_use;
-            if (callee != NULL)
+            unsigned char reduction = REDUCTION_MIXED;
+            if (callee != NULL) {
                 use = k < callee->nparams ? callee->param_use[k] : 0;
+                reduction = k < callee->nparams ? callee->param_reduction[k] : 0;
+            }
             if (use)
-                charge(&e, origin_of(fv, &fv->arg_lists[r->first_arg + k]), use);
+                charge(&e, origin_of(fv, &fv->arg_lists[r->first_arg + k]), use, reduction);
         }
     }
-    for (size_t i = PARAM_BITS - 1; e.tail_use && i < e.nparams; i++)
+    /* Parameters past the bits are told apart from no other: none is
+     * privatised. */
+    for (size_t i = PARAM_BITS - 1; e.tail_use && i < e.nparams; i++) {
         e.param_use[i] |= e.tail_use;
+        e.param_reduction[i] = REDUCTION_MIXED;
+    }
     sum->notes |= e.notes;
 }
 
 static bool summaries_equal(const struct summary *a, const struct summary *b)
 {
     return a->why == b->why && a->notes == b->notes && a->nparams == b->nparams &&
-           memcmp(a->param_use, b->param_use, a->nparams * sizeof *a->param_use) == 0;
+           memcmp(a->param_use, b->param_use, a->nparams * sizeof *a->param_use) == 0 &&
+           memcmp(a->param_reduction, b->param_reduction, a->nparams) == 0;
 }
 
 /* --- the module ---------------------------------------------------------------- */
@@ -659,6 +781,7 @@ static void free_view(struct function_view *fv)
     free(fv->origin);
     free(fv->pool);
     free(fv->arg_lists);
+    free(fv->reads);
     free(fv->ins);
 }
 
@@ -710,6 +833,8 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
         p->aggregate = f->params[i].aggregate;
         p->floating = f->params[i].floating;
         p->use = sum->param_use[i];
+        unsigned char reduction = sum->param_reduction[i];
+        p->reduction = p->use == MGPU_PARAM_ATOMIC && reduction != REDUCTION_MIXED ? reduction : 0;
     }
     return 0;
 }
@@ -724,7 +849,7 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
     mv.symbol_top = calloc(m->ntop + 1, sizeof *mv.symbol_top);
     mv.summaries = calloc(m->ntop + 1, sizeof *mv.summaries);
     mv.views = calloc(m->ntop + 1, sizeof *mv.views);
-    struct summary scratch = {NULL, 0, 0, 0, {NULL, 0}};
+    struct summary scratch = {NULL, NULL, 0, 0, 0, {NULL, 0}};
     size_t *order = NULL, norder = 0;
     size_t max_params = 0;
     if (mv.symbol_top == NULL || mv.summaries == NULL || mv.views == NULL)
@@ -756,14 +881,16 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
         struct summary *sum = &mv.summaries[t];
         sum->nparams = s->u.func.nparams;
         sum->param_use = calloc(sum->nparams + 1, sizeof *sum->param_use);
-        if (sum->param_use == NULL)
+        sum->param_reduction = calloc(sum->nparams + 1, 1);
+        if (sum->param_use == NULL || sum->param_reduction == NULL)
             goto out;
         if (sum->nparams > max_params)
             max_params = sum->nparams;
         propagate(&mv.views[t]);
     }
     scratch.param_use = calloc(max_params + 1, sizeof *scratch.param_use);
-    if (scratch.param_use == NULL)
+    scratch.param_reduction = calloc(max_params + 1, 1);
+    if (scratch.param_use == NULL || scratch.param_reduction == NULL)
         goto out;
     /* Callees before callers, so that a chain of calls settles in one
      * round whatever order the functions are defined in; only recursion
@@ -785,6 +912,7 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
                 settled = false;
                 unsigned *keep = mv.summaries[t].param_use;
                 memcpy(keep, scratch.param_use, scratch.nparams * sizeof *keep);
+                memcpy(mv.summaries[t].param_reduction, scratch.param_reduction, scratch.nparams);
                 mv.summaries[t].why = scratch.why;
                 mv.summaries[t].notes = scratch.notes;
                 mv.summaries[t].detail = scratch.detail;
@@ -808,9 +936,12 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
 out:
     for (size_t t = 0; mv.views && t < m->ntop; t++)
         free_view(&mv.views[t]);
-    for (size_t t = 0; mv.summaries && t < m->ntop; t++)
+    for (size_t t = 0; mv.summaries && t < m->ntop; t++) {
         free(mv.summaries[t].param_use);
+        free(mv.summaries[t].param_reduction);
+    }
     free(scratch.param_use);
+    free(scratch.param_reduction);
     free(order);
     free(mv.views);
     free(mv.summaries);
@@ -891,4 +1022,31 @@ const char *mgpu_param_use_text(unsigned use)
         "unused", "load",         "store",         "load, store",
         "atomic", "load, atomic", "store, atomic", "load, store, atomic"};
     return text[use & 7];
+}
+
+const char *mgpu_reduction_text(unsigned code)
+{
+    static const char *const text[4][7] = {
+        {"none", "none", "none", "none", "none", "none", "none"},
+        {"none", "add.u32", "add.s32", "add.u64", "add.s64", "add.f32", "add.f64"},
+        {"none", "min.u32", "min.s32", "min.u64", "min.s64", "min.f32", "min.f64"},
+        {"none", "max.u32", "max.s32", "max.u64", "max.s64", "max.f32", "max.f64"},
+    };
+    unsigned op = MGPU_REDUCTION_OP(code), type = MGPU_REDUCTION_TYPE(code);
+    return op < 4 && type < 7 ? text[op][type] : "none";
+}
+
+size_t mgpu_reduction_element_size(unsigned code)
+{
+    switch (MGPU_REDUCTION_TYPE(code)) {
+    case MGPU_REDUCE_U32:
+    case MGPU_REDUCE_S32:
+    case MGPU_REDUCE_F32:
+        return 4;
+    case MGPU_REDUCE_U64:
+    case MGPU_REDUCE_S64:
+    case MGPU_REDUCE_F64:
+        return 8;
+    }
+    return 0;
 }

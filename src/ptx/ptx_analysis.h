@@ -43,12 +43,32 @@ enum mgpu_kernel_note {
     MGPU_NOTE_COUNT = 7,
 };
 
+/* A reduction through a parameter that can be privatised (issue 18): the
+ * kernel reaches the memory behind it only with atomics whose results it
+ * never reads (red.*, or atom.* with a dead destination), all of one
+ * operation and one type, so each GPU may update a copy of its own and the
+ * copies be combined after the launch. A code is MGPU_REDUCTION(op, type);
+ * 0 is none. */
+enum mgpu_reduction_op { MGPU_REDUCE_ADD = 1, MGPU_REDUCE_MIN, MGPU_REDUCE_MAX };
+enum mgpu_reduction_type {
+    MGPU_REDUCE_U32 = 1,
+    MGPU_REDUCE_S32,
+    MGPU_REDUCE_U64,
+    MGPU_REDUCE_S64,
+    MGPU_REDUCE_F32,
+    MGPU_REDUCE_F64,
+};
+#define MGPU_REDUCTION(op, type) ((unsigned)(op) << 4 | (unsigned)(type))
+#define MGPU_REDUCTION_OP(code) ((code) >> 4)
+#define MGPU_REDUCTION_TYPE(code) ((code)&15u)
+
 struct mgpu_kernel_param {
     char *name;
-    size_t size;    /* bytes; 0 when unknown */
-    bool aggregate; /* a struct passed by value: uses cover every pointer in it */
-    bool floating;  /* a floating-point value, never a pointer */
-    unsigned use;   /* enum mgpu_param_use */
+    size_t size;        /* bytes; 0 when unknown */
+    bool aggregate;     /* a struct passed by value: uses cover every pointer in it */
+    bool floating;      /* a floating-point value, never a pointer */
+    unsigned use;       /* enum mgpu_param_use */
+    unsigned reduction; /* MGPU_REDUCTION(op, type) when use is atomic only and privatisable */
 };
 
 struct mgpu_kernel_info {
@@ -79,5 +99,9 @@ const char *mgpu_unsplittable_text(unsigned bit);
 const char *mgpu_kernel_note_text(unsigned bit);
 /* "load, store" for a use mask; "unused" for 0. */
 const char *mgpu_param_use_text(unsigned use);
+/* "add.u32" for a reduction code; "none" for 0 or a code that is none. */
+const char *mgpu_reduction_text(unsigned code);
+/* The bytes of one element of the code's type; 0 for no type. */
+size_t mgpu_reduction_element_size(unsigned code);
 
 #endif

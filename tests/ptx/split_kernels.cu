@@ -54,6 +54,33 @@ extern "C" __global__ void histogram_unused_result(const unsigned char *data, un
         atomicAdd(&bins[data[i]], 1u);
 }
 
+extern "C" __global__ void min_max_reductions(const int *values, int *lowest, int *highest, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        atomicMin(lowest, values[i]);
+        atomicMax(highest, values[i]);
+    }
+}
+
+__device__ __noinline__ void add_to(float *sum, float v)
+{
+    atomicAdd(sum, v);
+}
+
+extern "C" __global__ void float_sum_via_function(const float *values, float *sum, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        add_to(sum, values[i]);
+}
+
+extern "C" __global__ void two_operations(unsigned long long *counter)
+{
+    atomicAdd(counter, 1ull);
+    atomicMax(counter, 5ull);
+}
+
 extern "C" __global__ void ticket_used_result(unsigned int *ticket, unsigned int *order)
 {
     if (threadIdx.x == 0)

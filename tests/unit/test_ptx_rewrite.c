@@ -335,6 +335,57 @@ static void test_analysis(void)
     ptx_module_free(&m);
 }
 
+/* Privatisable reductions: per parameter, only atomics whose results are
+ * never read, of one operation and type (add, min, max of 32/64-bit
+ * integers and floats). */
+static void test_reductions(void)
+{
+    static const char ptx[] =
+        ".version 8.5\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,\n"
+        "  .param .u64 p4, .param .u64 p5, .param .u64 p6, .param .u64 p7, .param .u64 p8)\n{\n"
+        ".reg .b64 %rd<12>;\n.reg .b32 %r<12>;\n.reg .f64 %fd<3>;\n.reg .pred %p<2>;\n"
+        "ld.param.u64 %rd0, [p0];\nld.param.u64 %rd1, [p1];\nld.param.u64 %rd2, [p2];\n"
+        "ld.param.u64 %rd3, [p3];\nld.param.u64 %rd4, [p4];\nld.param.u64 %rd5, [p5];\n"
+        "ld.param.u64 %rd6, [p6];\nld.param.u64 %rd7, [p7];\nld.param.u64 %rd8, [p8];\n"
+        /* p0: red and a dead atom, add.u32 both */
+        "red.global.add.u32 [%rd0], 1;\natom.global.add.u32 %r1, [%rd0+4], 2;\n"
+        /* p1: atom whose result a comparison reads */
+        "atom.global.add.u32 %r2, [%rd1], 1;\nsetp.eq.s32 %p1, %r2, 0;\n"
+        /* p2: atom whose result is stored to shared memory */
+        "atom.global.max.s32 %r3, [%rd2], 1;\nst.shared.u32 [%r4], %r3;\n"
+        /* p3: two operations */
+        "red.global.min.u64 [%rd3], %rd9;\nred.global.max.u64 [%rd3], %rd9;\n"
+        /* p4: max.f64 through generic addressing, and an exchange is none */
+        "red.max.f64 [%rd4], %fd1;\natom.global.exch.b32 %r5, [%rd5], 1;\n"
+        /* p6: a vector reduction; p7: a load too; p8: a shared atomic is not its */
+        "red.global.add.v2.f32 [%rd6], {%r6, %r7};\n"
+        "red.global.add.s32 [%rd7], 1;\nld.global.u32 %r8, [%rd7];\n"
+        "atom.shared.add.u32 %r9, [%r10], 1;\nred.global.add.f32 [%rd8], %r9;\n"
+        "ret;\n}\n";
+    struct ptx_module m;
+    struct mgpu_ptx_analysis a;
+    const struct mgpu_kernel_info *k = analyse(ptx, &m, &a);
+    CHECK(k != NULL && k->nparams == 9);
+    if (k != NULL && k->nparams == 9) {
+        CHECK(k->params[0].reduction == MGPU_REDUCTION(MGPU_REDUCE_ADD, MGPU_REDUCE_U32));
+        CHECK_STR(mgpu_reduction_text(k->params[0].reduction), "add.u32");
+        CHECK(k->params[1].use == MGPU_PARAM_ATOMIC && k->params[1].reduction == 0);
+        CHECK(k->params[2].reduction == 0);
+        CHECK(k->params[3].reduction == 0);
+        CHECK(k->params[4].reduction == MGPU_REDUCTION(MGPU_REDUCE_MAX, MGPU_REDUCE_F64));
+        CHECK(mgpu_reduction_element_size(k->params[4].reduction) == 8);
+        CHECK(k->params[5].reduction == 0);
+        CHECK(k->params[6].reduction == 0);
+        CHECK(k->params[7].reduction == 0);
+        CHECK(k->params[8].reduction == MGPU_REDUCTION(MGPU_REDUCE_ADD, MGPU_REDUCE_F32));
+    }
+    CHECK_STR(mgpu_reduction_text(0), "none");
+    CHECK_STR(mgpu_reduction_text(0xff), "none");
+    mgpu_ptx_analysis_free(&a);
+    ptx_module_free(&m);
+}
+
 /* Parses exactly `size` bytes copied to the heap (so ASan sees a read past
  * them), prints, and checks that the print parses to the same printed text. */
 static bool parses_and_round_trips(const char *text, size_t size)
@@ -895,6 +946,7 @@ int main(void)
     test_block_offset_pass();
     test_module_globals_pass();
     test_analysis();
+    test_reductions();
     test_stride_loop();
     test_robustness();
     test_cost_of_value_chains();
