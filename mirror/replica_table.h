@@ -31,7 +31,8 @@ struct mgpu_replica {
     unsigned long stale_marks;               /* writes that made it stale */
     unsigned long refreshes;                 /* copies refreshed, all holders */
     unsigned long long refreshed_bytes;
-    void *owner; /* the caller's, beside the record */
+    unsigned long privatised; /* launches whose reductions its copies took */
+    void *owner;              /* the caller's, beside the record */
 };
 
 struct mgpu_replica_table {

@@ -8,7 +8,8 @@
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
 #include "log.h"
-#include "nccl_refresh.h"
+#include "nccl_collectives.h"
+#include "ptx/ptx_analysis.h"
 #include "real_driver.h"
 #include "replica_table.h"
 
@@ -26,6 +27,8 @@ struct replica_extra {
     CUstream ready_stream;                   /* that refresh's stream; NULL: none yet */
     bool refreshed_now;                      /* in the launch being prepared */
     bool waited_now;
+    bool privatised_now;
+    unsigned reduction; /* of the last launch that privatised it; 0: none yet */
     bool by_nccl[MGPU_MAX_GPUS]; /* copies left for NCCL in this launch (first entry per device) */
 };
 
@@ -57,6 +60,7 @@ void mgpu_replicas_configure(bool on, bool nccl)
 {
     mirrors_configured = on;
     nccl_allowed = nccl;
+    mgpu_nccl_allow(nccl);
     atomic_store(&mirrors_on, on);
 }
 
@@ -138,6 +142,7 @@ static void add_figures(struct mgpu_replica_stats *s, const struct mgpu_replica 
     s->refreshes += r->refreshes;
     s->stale_marks += r->stale_marks;
     s->refreshed_bytes += r->refreshed_bytes;
+    s->privatised += r->privatised;
     for (int h = 0; h < table.nholders; h++)
         s->copies += r->copy[h] != 0;
 }
@@ -301,47 +306,94 @@ static CUresult device_copy(const struct mgpu_replica *r, int gpu, CUstream stre
     return mgpu_drv.cuMemcpyPeerAsync(r->copy[gpu], ctx, r->start, x->home, r->bytes, stream);
 }
 
-CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long long id,
-                               CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
-                               CUstream stream)
+/* Replica r listed as used by the launch being prepared, and ordered
+ * after its last refresh in another stream; false when it cannot be. */
+static bool use_in_launch(struct mgpu_replica *r, CUstream stream)
 {
-    if (gpu < 0 || gpu >= MGPU_MAX_GPUS || pointer < start || pointer - start >= bytes ||
-        !ensure_table() || gpu >= table.nholders)
-        return 0;
-    struct mgpu_replica *r = replica_of(start, bytes, id, home, stream);
-    if (r == NULL || !copy_on(r, gpu, ctx))
-        return 0;
     struct replica_extra *x = extra_of(r);
     bool listed = false;
     for (int i = 0; i < nread_now && !listed; i++)
         listed = read_now[i] == r;
     if (!listed) {
         if (nread_now == MAX_READ_PER_LAUNCH)
-            return 0;
+            return false;
         read_now[nread_now++] = r;
         x->refreshed_now = false;
         x->waited_now = false;
+        x->privatised_now = false;
         mgpu_replica_table_read(&table, r);
     }
     /* A refresh made in another stream, read or overwritten here, must be
      * done first. */
     if (x->ready_stream != NULL && x->ready_stream != stream && !x->waited_now) {
         if (mgpu_drv.cuStreamWaitEvent(stream, x->ready, 0) != CUDA_SUCCESS)
-            return 0;
+            return false;
         x->waited_now = true;
     }
-    if (!r->fresh[gpu]) {
-        bool first_on_device = false;
-        if (nccl_allowed && mgpu_nccl_ready(home))
-            mgpu_nccl_rank_of(gpu, &first_on_device);
-        if (first_on_device)
-            x->by_nccl[gpu] = true; /* in mgpu_replicas_end, all devices at once */
-        else if (device_copy(r, gpu, stream) != CUDA_SUCCESS)
-            return 0;
-        mgpu_replica_table_refreshed(&table, r, gpu);
-        x->refreshed_now = true;
-    }
+    return true;
+}
+
+/* Holder gpu's copy of r made fresh in stream order: by NCCL in
+ * mgpu_replicas_end for the first entry of each device, else now. */
+static bool refresh(struct mgpu_replica *r, int gpu, CUcontext home, CUstream stream)
+{
+    struct replica_extra *x = extra_of(r);
+    if (r->fresh[gpu])
+        return true;
+    bool first_on_device = false;
+    if (nccl_allowed && mgpu_nccl_ready(home))
+        mgpu_nccl_rank_of(gpu, &first_on_device);
+    if (first_on_device)
+        x->by_nccl[gpu] = true; /* in mgpu_replicas_end, all devices at once */
+    else if (device_copy(r, gpu, stream) != CUDA_SUCCESS)
+        return false;
+    mgpu_replica_table_refreshed(&table, r, gpu);
+    x->refreshed_now = true;
+    return true;
+}
+
+/* The replica of the buffer with a copy on gpu, ready for the launch. */
+static struct mgpu_replica *replica_for_launch(CUdeviceptr start, size_t bytes,
+                                               unsigned long long id, int gpu, CUcontext ctx,
+                                               CUcontext home, CUstream stream)
+{
+    if (gpu < 0 || gpu >= MGPU_MAX_GPUS || !ensure_table() || gpu >= table.nholders)
+        return NULL;
+    struct mgpu_replica *r = replica_of(start, bytes, id, home, stream);
+    if (r == NULL || !copy_on(r, gpu, ctx) || !use_in_launch(r, stream))
+        return NULL;
+    return r;
+}
+
+CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long long id,
+                               CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
+                               CUstream stream)
+{
+    if (pointer < start || pointer - start >= bytes)
+        return 0;
+    struct mgpu_replica *r = replica_for_launch(start, bytes, id, gpu, ctx, home, stream);
+    if (r == NULL || !refresh(r, gpu, home, stream))
+        return 0;
     return r->copy[gpu] + (pointer - start);
+}
+
+CUdeviceptr mgpu_replicas_private(CUdeviceptr start, size_t bytes, unsigned long long id, int gpu,
+                                  CUcontext ctx, CUcontext home, CUstream stream,
+                                  bool from_contents, unsigned reduction)
+{
+    struct mgpu_replica *r = replica_for_launch(start, bytes, id, gpu, ctx, home, stream);
+    if (r == NULL || (from_contents && !refresh(r, gpu, home, stream)))
+        return 0;
+    struct replica_extra *x = extra_of(r);
+    /* Stale now for reads; a refresh by NCCL in mgpu_replicas_end still
+     * fills it first. */
+    r->fresh[gpu] = false;
+    x->reduction = reduction;
+    if (!x->privatised_now) {
+        x->privatised_now = true;
+        r->privatised++;
+    }
+    return r->copy[gpu];
 }
 
 /* Copies for NCCL: every device's first entry must hold one, or none is
@@ -451,9 +503,14 @@ void mgpu_replicas_release_all(void)
     pthread_mutex_unlock(&lock);
 }
 
-static void format_mib(char *out, size_t len, unsigned long long bytes)
+static void format_size(char *out, size_t len, unsigned long long bytes)
 {
-    snprintf(out, len, "%.2f MiB", (double)bytes / (1024.0 * 1024.0));
+    if (bytes < 1024)
+        snprintf(out, len, "%llu bytes", bytes);
+    else if (bytes < 1024 * 1024)
+        snprintf(out, len, "%.2f KiB", (double)bytes / 1024.0);
+    else
+        snprintf(out, len, "%.2f MiB", (double)bytes / (1024.0 * 1024.0));
 }
 
 size_t mgpu_replicas_describe(char (*lines)[160], size_t max)
@@ -465,12 +522,16 @@ size_t mgpu_replicas_describe(char (*lines)[160], size_t max)
         int copies = 0;
         for (int h = 0; h < table.nholders; h++)
             copies += r->copy[h] != 0;
-        char size[32], refreshed[32];
-        format_mib(size, sizeof size, r->bytes);
-        format_mib(refreshed, sizeof refreshed, r->refreshed_bytes);
+        char size[32], refreshed[32], privatised[64] = "";
+        format_size(size, sizeof size, r->bytes);
+        format_size(refreshed, sizeof refreshed, r->refreshed_bytes);
+        const struct replica_extra *x = extra_of(r);
+        if (r->privatised > 0)
+            snprintf(privatised, sizeof privatised, ", privatised in %lu launches (%s)",
+                     r->privatised, mgpu_reduction_text(x->reduction));
         snprintf(lines[n++], 160,
-                 "buffer of %s: copies on %d GPUs, %lu refreshes (%s), %lu stale marks", size,
-                 copies, r->refreshes, refreshed, r->stale_marks);
+                 "buffer of %s: copies on %d GPUs, %lu refreshes (%s), %lu stale marks%s", size,
+                 copies, r->refreshes, refreshed, r->stale_marks, privatised);
     }
     pthread_mutex_unlock(&lock);
     return n;

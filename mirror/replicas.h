@@ -45,6 +45,16 @@ CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long lo
                                CUstream stream);
 void mgpu_replicas_end(CUstream stream);
 
+/* Between begin and end too: GPU gpu's copy of the buffer as a private
+ * copy for a privatised reduction (private_reductions.h) of the launch:
+ * its base address, or 0 when it gets none. With `from_contents` it is
+ * refreshed like a read (min and max start from the buffer's contents);
+ * else its contents are left for the caller to set. Either way it is
+ * stale from then on. `reduction` names the operation for the report. */
+CUdeviceptr mgpu_replicas_private(CUdeviceptr start, size_t bytes, unsigned long long id, int gpu,
+                                  CUcontext ctx, CUcontext home, CUstream stream,
+                                  bool from_contents, unsigned reduction);
+
 /* Coherence: the program may have written [dst, dst + bytes); or somewhere
  * mgpu cannot tell; or freed the buffer that starts at `start` (in stream
  * order on `stream`, or at once with stream NULL and the GPUs idle). */
@@ -65,7 +75,7 @@ void mgpu_replicas_release_all(void);
 
 /* For the report: replicas made, refreshes and their bytes. */
 struct mgpu_replica_stats {
-    unsigned long buffers, copies, refreshes, stale_marks;
+    unsigned long buffers, copies, refreshes, stale_marks, privatised;
     unsigned long long refreshed_bytes;
 };
 void mgpu_replicas_stats(struct mgpu_replica_stats *out);

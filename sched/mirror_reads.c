@@ -1,5 +1,5 @@
-/* Owns the choice of replicated reads for a split launch and the marking
- * of a launch's writes (see mirror_reads.h). */
+/* Owns the choice of replicated reads and privatised reductions for a
+ * split launch and the marking of a launch's writes (see mirror_reads.h). */
 #include "mirror_reads.h"
 
 #include "launch_params.h"
@@ -33,15 +33,83 @@ static bool launch_writes_buffer(const struct mgpu_kernel_copies *k, void *const
     return false;
 }
 
+/* Whether a parameter other than `param` may reach the buffer that starts
+ * at `start`: a pointer into it that the kernel uses, or a struct passed
+ * by value that the kernel uses pointers in. */
+static bool others_reach_buffer(const struct mgpu_kernel_copies *k, void *const *params,
+                                const void *buffer, unsigned param, CUdeviceptr start)
+{
+    for (unsigned j = 0; j < k->nparams; j++) {
+        if (j == param || k->param_use[j] == 0)
+            continue;
+        if (k->param_sizes[j] != sizeof(CUdeviceptr))
+            return true;
+        CUdeviceptr p;
+        struct mgpu_pool_block b;
+        if (mgpu_launch_param_buffer(k, j, params, buffer, &p, &b) && b.start == start)
+            return true;
+    }
+    return false;
+}
+
+/* Parameter i's reduction privatised on the GPUs of the slices other than
+ * the home one, when it qualifies: entry j of the plan. */
+static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params,
+                         const void *buffer, unsigned i, const struct mgpu_grid_slice *slices,
+                         int nslices, CUstream stream, struct mgpu_mirror_plan *plan, int j)
+{
+    unsigned code = k->param_reduction[i];
+    CUdeviceptr pointer;
+    struct mgpu_pool_block b;
+    if (code == 0 || k->param_use[i] != MGPU_PARAM_ATOMIC || plan->nprivate >= MGPU_MIRROR_MAX_PARAMS ||
+        !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
+        others_reach_buffer(k, params, buffer, i, b.start) ||
+        !mgpu_private_reductions_ready(k->contexts[0]))
+        return false;
+    struct mgpu_private_buffer *p = &plan->privates[plan->nprivate];
+    memset(p, 0, sizeof *p);
+    p->start = b.start;
+    p->bytes = b.bytes;
+    p->reduction = code;
+    bool from_contents = MGPU_REDUCTION_OP(code) != MGPU_REDUCE_ADD;
+    bool any = false;
+    memset(plan->value[j], 0, sizeof plan->value[j]);
+    for (int s = 0; s < nslices; s++) {
+        int gpu = slices[s].gpu;
+        if (gpu == 0)
+            continue; /* the home slice updates the buffer itself */
+        p->copy[gpu] = mgpu_replicas_private(b.start, b.bytes, b.id, gpu, k->contexts[gpu],
+                                             k->contexts[0], stream, from_contents, code);
+        if (p->copy[gpu] != 0)
+            plan->value[j][gpu] = p->copy[gpu] + (pointer - b.start);
+        any |= p->copy[gpu] != 0;
+    }
+    if (any)
+        plan->nprivate++;
+    return any;
+}
+
 void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, struct mgpu_mirror_plan *plan)
 {
     plan->count = 0;
+    plan->nprivate = 0;
     if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
         return;
     bool begun = false;
     for (unsigned i = 0; i < k->nparams && plan->count < MGPU_MIRROR_MAX_PARAMS; i++) {
+        int j = plan->count;
+        if (k->param_reduction != NULL && k->param_reduction[i] != 0) {
+            if (!begun) {
+                mgpu_replicas_begin();
+                begun = true;
+            }
+            plan->privatised[j] = true;
+            if (plan_private(k, params, buffer, i, slices, nslices, stream, plan, j))
+                plan->param[plan->count++] = i;
+            continue;
+        }
         CUdeviceptr pointer;
         struct mgpu_pool_block b;
         if (k->param_use[i] != MGPU_PARAM_LOAD ||
@@ -52,7 +120,7 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
             mgpu_replicas_begin();
             begun = true;
         }
-        int j = plan->count;
+        plan->privatised[j] = false;
         bool any = false;
         memset(plan->value[j], 0, sizeof plan->value[j]);
         for (int s = 0; s < nslices; s++) {

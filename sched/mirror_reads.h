@@ -1,9 +1,14 @@
-/* Which pointer parameters of a launch read replicas, and what a launch's
- * writes do to them (issue 18): the link between the kernel analysis and
- * mirror/replicas.h. A parameter the kernel only loads through, 8 bytes,
- * pointing into a pool buffer that no parameter of the same launch writes
- * through, of a kernel with no store through a pointer of unknown origin,
- * is redirected on each slice's GPU to that GPU's copy (the offset kept).
+/* Which pointer parameters of a launch read replicas or privatise a
+ * reduction, and what a launch's writes do to replicas (issue 18): the
+ * link between the kernel analysis and mirror/replicas.h and
+ * mirror/private_reductions.h. In a kernel with no store through a
+ * pointer of unknown origin, an 8-byte parameter pointing into a pool
+ * buffer is redirected on each slice's GPU to that GPU's copy (the offset
+ * kept) when the kernel only loads through it and no parameter of the
+ * launch writes through a pointer into the same buffer; or, on the GPUs
+ * other than the home one, to that GPU's private copy when the analysis
+ * found a privatisable reduction through it and no other parameter of the
+ * launch (nor a struct passed by value) may reach the buffer.
  * After every launch, the buffers it may write are marked stale: those its
  * parameters store or atomically update through, or all of them for a
  * kernel mgpu knows nothing of. */
@@ -11,6 +16,7 @@
 #define MGPU_MIRROR_READS_H
 
 #include "grid_split.h"
+#include "private_reductions.h"
 #include "program_modules.h"
 
 #include <cuda.h>
@@ -22,12 +28,17 @@ struct mgpu_mirror_plan {
     unsigned param[MGPU_MIRROR_MAX_PARAMS];
     /* the value each GPU's slice passes instead; 0: the program's own */
     CUdeviceptr value[MGPU_MIRROR_MAX_PARAMS][MGPU_MAX_GPUS];
+    bool privatised[MGPU_MIRROR_MAX_PARAMS]; /* a reduction's, not a read's */
+    int nprivate; /* buffers privatised: started per slice, combined after */
+    struct mgpu_private_buffer privates[MGPU_MIRROR_MAX_PARAMS];
 };
 
 /* Fills plan for a split launch of k (with the copy launch's params or
  * buffer) whose slices are `slices`, queueing in `stream` (the program's,
  * of the home context, which is current) the refreshes its GPUs need.
- * plan->count is 0 when mirrors are off or nothing qualifies. */
+ * plan->count is 0 when mirrors are off or nothing qualifies. The split
+ * launch starts plan->privates in each slice's stream and combines them
+ * after the join. */
 void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, struct mgpu_mirror_plan *plan);

@@ -188,11 +188,36 @@ static CUresult launch_slice_now(const struct mgpu_split_request *req, int s,
     return mgpu_drv.cuLaunchKernelEx(&l->config, fn, l->params, extra);
 }
 
+/* The private copies of slice s's GPU set to where its reductions start
+ * (mirror/private_reductions.h), in its stream before its launch. */
+static CUresult start_private_copies(const struct mgpu_split_request *req, int s, CUstream stream)
+{
+    const struct mgpu_mirror_plan *plan = req->mirror;
+    CUresult r = CUDA_SUCCESS;
+    for (int p = 0; plan != NULL && p < plan->nprivate && r == CUDA_SUCCESS; p++)
+        r = mgpu_private_reduction_start(&plan->privates[p], req->slices[s].gpu, stream);
+    return r;
+}
+
+/* After the join, in the program's stream: the private copies combined
+ * into their buffers. Not after a failed launch, whose copies may not
+ * have been started. */
+static CUresult combine_private_copies(const struct mgpu_split_request *req, CUresult r)
+{
+    const struct mgpu_mirror_plan *plan = req->mirror;
+    for (int p = 0; plan != NULL && p < plan->nprivate && r == CUDA_SUCCESS; p++)
+        r = mgpu_private_reduction_combine(&plan->privates[p], req->stream);
+    return r;
+}
+
 /* Slice s in `stream`, timed on its GPU's track of the trace when one is
  * asked for. */
 static CUresult launch_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l,
                              CUstream stream)
 {
+    CUresult started = start_private_copies(req, s, stream);
+    if (started != CUDA_SUCCESS)
+        return started;
     if (req->trace_kernel < 0)
         return launch_slice_now(req, s, l, stream);
     mgpu_timing_begin_slice(&l->timer, req->trace_kernel, stream, req->slices[s].gpu);
@@ -393,6 +418,7 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
     job->flags = set->flags != NULL;
     r = job->flags ? split_with_flags(job, wanted, home_slice)
                    : split_with_events(job, wanted, home_slice);
+    r = combine_private_copies(req, r);
     mgpu_slice_errors_launched(k, req->slices, req->nslices);
     queued = true;
 out:

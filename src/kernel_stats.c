@@ -157,11 +157,13 @@ void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigne
     pthread_mutex_unlock(&stats_lock);
 }
 
-void mgpu_kernel_stats_mirrored(int id, unsigned long long params)
+void mgpu_kernel_stats_mirrored(int id, unsigned long long read, unsigned long long privatised)
 {
     pthread_mutex_lock(&stats_lock);
-    if (id >= 0 && (size_t)id < record_count)
-        records[id].mirrored_params |= params;
+    if (id >= 0 && (size_t)id < record_count) {
+        records[id].mirrored_params |= read;
+        records[id].privatised_params |= privatised;
+    }
     pthread_mutex_unlock(&stats_lock);
 }
 

@@ -38,7 +38,8 @@ struct mgpu_kernel_record {
     int moved_gpu;                      /* that GPU; -1 when there were several */
     double gpu_ms;                      /* sum over timed launches */
     unsigned long timed;                /* launches with a GPU time */
-    unsigned long long mirrored_params; /* bit i: parameter i read from replicas (first 64) */
+    unsigned long long mirrored_params;   /* bit i: parameter i read from replicas (first 64) */
+    unsigned long long privatised_params; /* bit i: parameter i's reduction privatised */
 };
 
 /* The record of the kernel `handle` (a CUfunction or CUkernel), made on
@@ -49,7 +50,7 @@ void mgpu_kernel_stats_count_launch(int id, const unsigned grid[3], const unsign
                                     enum mgpu_unsplit_reason reason);
 /* A split launch of record `id` read the parameters in `params` (bit i:
  * parameter i) from replicas (MGPU_MIRROR). */
-void mgpu_kernel_stats_mirrored(int id, unsigned long long params);
+void mgpu_kernel_stats_mirrored(int id, unsigned long long read, unsigned long long privatised);
 /* Counts one successful launch split into `slices` slices, slice i run by
  * the run's GPU gpus[i]. */
 void mgpu_kernel_stats_count_split(int id, const unsigned grid[3], const unsigned block[3],

@@ -215,11 +215,11 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
                            shape->stream, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
     if (mgpu_stats_enabled && mirror.count > 0) {
-        unsigned long long params = 0;
+        unsigned long long read = 0, privatised = 0;
         for (int j = 0; j < mirror.count; j++)
             if (mirror.param[j] < 64)
-                params |= 1ull << mirror.param[j];
-        mgpu_kernel_stats_mirrored(record.kernel, params);
+                *(mirror.privatised[j] ? &privatised : &read) |= 1ull << mirror.param[j];
+        mgpu_kernel_stats_mirrored(record.kernel, read, privatised);
     }
     *result = mgpu_split_launch(&req);
     mgpu_split_probe_end(probe, shape->stream, *result);

@@ -10,8 +10,10 @@
 #include "monotonic_clock.h"
 #include "pointer_hash.h"
 #include "host_functions.h"
+#include "private_reductions.h"
 #include "program_image.h"
 #include "real_driver.h"
+#include "replicas.h"
 #include "runtime.h"
 
 #include <pthread.h>
@@ -34,6 +36,7 @@ struct kernel_entry {
     unsigned nparams;
     size_t *param_offsets, *param_sizes; /* nparams each */
     unsigned *param_use;                 /* enum mgpu_param_use each; NULL when not analysed */
+    unsigned *param_reduction;           /* privatisable reduction codes; with param_use */
     unsigned unsplittable;               /* enum mgpu_unsplittable */
     unsigned notes;                      /* enum mgpu_kernel_note */
     int stride_bound_param;              /* of the grid-stride loop; -1: none */
@@ -408,6 +411,22 @@ static void add_constant_ranges(struct program_module *m)
     pthread_rwlock_unlock(&table_lock);
 }
 
+/* With mirrors on, a module with a privatisable reduction has mgpu's
+ * combine kernels loaded in its home context now, inside the program's
+ * own module load, rather than in a launch (private_reductions.h). */
+static void prepare_reductions(const struct program_module *m, CUcontext ctx)
+{
+    if (!mgpu_replicas_configured())
+        return;
+    const struct mgpu_ptx_analysis *a = &m->copies.analysis;
+    for (size_t i = 0; i < a->nkernels; i++)
+        for (size_t p = 0; p < a->kernels[i].nparams; p++)
+            if (a->kernels[i].params[p].reduction != 0) {
+                mgpu_private_reductions_prepare(ctx);
+                return;
+            }
+}
+
 /* Under m->lock, once: the copies for the home context `ctx`. */
 static void build_copies(struct program_module *m, CUcontext ctx)
 {
@@ -443,6 +462,7 @@ static void build_copies(struct program_module *m, CUcontext ctx)
     m->build_seconds = (double)mgpu_monotonic_ns() * 1e-9 - start;
     m->copy_gpus = ngpus;
     add_constant_ranges(m);
+    prepare_reductions(m, ctx);
     mgpu_info("module %d (%s): copies on %d GPUs, built in %.2f s", m->id, m->loaded_by, ngpus,
               m->build_seconds);
     atomic_store(&m->state, COPIES_READY);
@@ -513,9 +533,20 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
         k->notes = info->notes;
         if (info->stride_bound_param >= 0 && (unsigned)info->stride_bound_param < n)
             k->stride_bound_param = info->stride_bound_param;
-        if (info->nparams == n && (k->param_use = calloc(n + 1, sizeof *k->param_use)) != NULL)
-            for (unsigned p = 0; p < n; p++)
-                k->param_use[p] = info->params[p].use;
+        if (info->nparams != n)
+            break;
+        unsigned *use = calloc(n + 1, sizeof *use), *reduction = calloc(n + 1, sizeof *reduction);
+        if (use == NULL || reduction == NULL) {
+            free(use);
+            free(reduction);
+            break;
+        }
+        for (unsigned p = 0; p < n; p++) {
+            use[p] = info->params[p].use;
+            reduction[p] = info->params[p].reduction;
+        }
+        k->param_use = use;
+        k->param_reduction = reduction;
         break;
     }
     return true;
@@ -738,6 +769,7 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         .param_offsets = k->param_offsets,
         .param_sizes = k->param_sizes,
         .param_use = k->param_use,
+        .param_reduction = k->param_reduction,
         .unsplittable = k->unsplittable,
         .notes = k->notes,
         .stride_bound_param = k->stride_bound_param,

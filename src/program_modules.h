@@ -70,6 +70,9 @@ struct mgpu_kernel_copies {
     unsigned nparams;          /* the program's parameters, before __mgpu_grid */
     const size_t *param_offsets, *param_sizes;
     const unsigned *param_use; /* enum mgpu_param_use per parameter; NULL when unknown */
+    /* per parameter, the privatisable reduction through it (ptx_analysis.h,
+     * MGPU_REDUCTION) or 0; set with param_use */
+    const unsigned *param_reduction;
     unsigned unsplittable;     /* enum mgpu_unsplittable; 0 when it can be split */
     unsigned notes;            /* enum mgpu_kernel_note */
     int stride_bound_param;    /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */

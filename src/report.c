@@ -14,7 +14,8 @@
 #include "procaddress_hooks.h"
 #include "program_modules.h"
 #include "real_driver.h"
-#include "nccl_refresh.h"
+#include "nccl_collectives.h"
+#include "private_reductions.h"
 #include "replicas.h"
 #include "report_format.h"
 #include "runtime.h"
@@ -89,6 +90,7 @@ void mgpu_report_print(void)
                 .gpu_ms = k->gpu_ms,
                 .timed = k->timed,
                 .mirrored_params = k->mirrored_params,
+                .privatised_params = k->privatised_params,
             };
             memcpy(rows[kept - 1].grid, k->grid, sizeof k->grid);
             memcpy(rows[kept - 1].block, k->block, sizeof k->block);
@@ -147,6 +149,11 @@ void mgpu_report_print(void)
     r.mirror_nccl_ranks = nccl.ranks;
     r.mirror_nccl_collectives = nccl.collectives;
     r.mirror_nccl_bytes = nccl.bytes;
+    struct mgpu_private_reduction_stats reductions;
+    mgpu_private_reduction_stats(&reductions);
+    r.private_combines = reductions.combines;
+    r.private_kernel_folds = reductions.kernel_folds;
+    r.private_nccl_reduces = reductions.nccl_reduces;
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

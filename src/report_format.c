@@ -129,6 +129,7 @@ size_t mgpu_report_merge_rows(struct mgpu_report_row *rows, size_t n)
                                : -1;
         m->moved_launches += rows[i].moved_launches;
         m->mirrored_params |= rows[i].mirrored_params;
+        m->privatised_params |= rows[i].privatised_params;
         if (rows[i].most_slices > m->most_slices)
             m->most_slices = rows[i].most_slices;
     }
@@ -220,16 +221,20 @@ static void print_wrapped(FILE *out, const char *text, int first, int rest)
     }
 }
 
-/* The kernels that read parameters from replicas (MGPU_MIRROR), with them. */
-static void print_mirrored_reads(FILE *out, const struct mgpu_report *r)
+/* The kernels that read parameters from replicas (MGPU_MIRROR), or
+ * privatise reductions through them, with those parameters. */
+static void print_mirrored_params(FILE *out, const struct mgpu_report *r, bool privatised)
 {
     bool header = false;
     for (size_t i = 0; i < r->row_count; i++) {
-        unsigned long long params = r->rows[i].mirrored_params;
+        unsigned long long params =
+            privatised ? r->rows[i].privatised_params : r->rows[i].mirrored_params;
         if (params == 0)
             continue;
         if (!header)
-            fprintf(out, "read from replicas on each GPU (MGPU_MIRROR):\n");
+            fprintf(out, "%s\n",
+                    privatised ? "reductions privatised on each GPU (MGPU_MIRROR):"
+                               : "read from replicas on each GPU (MGPU_MIRROR):");
         header = true;
         char list[200];
         size_t used = 0;
@@ -273,7 +278,8 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                          "(@*: several GPUs)\n");
         if (any_varies)
             fprintf(out, "  * launched with several shapes; the first is shown\n");
-        print_mirrored_reads(out, r);
+        print_mirrored_params(out, r, false);
+        print_mirrored_params(out, r, true);
     }
 
     if (r->slice_gpus > 0) {
@@ -325,10 +331,15 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                 mgpu_format_bytes(total, sizeof total, r->mirror_nccl_bytes);
                 fprintf(out,
                         "  mirrors through NCCL: one communicator over %d device%s, %lu "
-                        "broadcasts (%s received)\n",
+                        "collectives (%s received)\n",
                         r->mirror_nccl_ranks, r->mirror_nccl_ranks == 1 ? "" : "s",
                         r->mirror_nccl_collectives, total);
             }
+            if (r->private_combines > 0)
+                fprintf(out,
+                        "  reductions privatised: %lu combined after their launches (%lu "
+                        "copies folded by mgpu's kernel, %lu ncclReduce calls)\n",
+                        r->private_combines, r->private_kernel_folds, r->private_nccl_reduces);
         }
         for (int g = 0; g < r->pool_gpus; g++) {
             mgpu_format_bytes(live, sizeof live, r->pool_now[g]);

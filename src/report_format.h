@@ -22,7 +22,8 @@ struct mgpu_report_row {
     int moved_gpu;                /* that GPU; -1 when several */
     double gpu_ms;
     unsigned long timed;                /* launches with a GPU time */
-    unsigned long long mirrored_params; /* bit i: parameter i read from replicas */
+    unsigned long long mirrored_params;   /* bit i: parameter i read from replicas */
+    unsigned long long privatised_params; /* bit i: parameter i's reduction privatised */
 };
 
 struct mgpu_report {
@@ -64,6 +65,9 @@ struct mgpu_report {
     int mirror_nccl_ranks; /* 0: no NCCL communicator */
     unsigned long mirror_nccl_collectives;
     unsigned long long mirror_nccl_bytes;
+    /* privatised reductions: buffers combined after a launch, copies folded
+     * by mgpu's kernel, combines ended by one ncclReduce */
+    unsigned long private_combines, private_kernel_folds, private_nccl_reduces;
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

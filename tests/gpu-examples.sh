@@ -7,6 +7,7 @@
 # "time:" line, and its other lines (results and checksums, bit-identical
 # where the kernel is deterministic) must be the plain run's; under always,
 # the report must show a kernel cut into as many slices as the list has GPUs.
+# Last, each runs under --gpus 0x8 with MGPU_MIRROR=always (below).
 # All differences are shown before the test fails.
 . "$(dirname "$0")/common.sh"
 require_gpu
@@ -61,5 +62,40 @@ for ex in $examples; do
       fi
     done
   done
+  # Mirrors (issue 18): every buffer a split launch only reads replicated on
+  # each of 8 entries, every privatisable reduction privatised; the output
+  # must not change, and the report must show what each example is for:
+  # sgemm's A and B and nbody's positions read from replicas, histogram's
+  # bins privatised, NCCL's communicator used where it is installed.
+  label=$ex.mirror
+  MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x8 --report "$prog" --quick \
+    > "$work/$label.out" 2> "$work/$label.err"
+  check_run "$label" $? || continue
+  want=""
+  case $ex in
+    sgemm) want='^  sgemm_tiled.*: parameters 0, 1$' ;;
+    nbody) want='^  nbody_step.*: parameters 0, 1$' ;;
+    histogram) want='^  histogram_bytes.*: parameter 2$' ;;
+  esac
+  if ! diff "$work/$ex.plain.result" "$work/$label.result" > "$work/$label.diff"; then
+    echo "FAIL: $ex under --gpus 0x8, MGPU_MIRROR=always differs from the plain run (< plain, > mgpu):" >&2
+    cat "$work/$label.diff" "$work/$label.err" >&2
+    failures=$((failures + 1))
+  elif [ -n "$want" ] && ! grep -Eq "$want" "$work/$label.err"; then
+    echo "FAIL: $ex under --gpus 0x8, MGPU_MIRROR=always: the report has no line '$want':" >&2
+    cat "$work/$label.err" >&2
+    failures=$((failures + 1))
+  elif [ "$ex" = histogram ] && ! grep -q "^reductions privatised on each GPU" "$work/$label.err"; then
+    echo "FAIL: histogram under MGPU_MIRROR=always: its bins were not privatised:" >&2
+    cat "$work/$label.err" >&2
+    failures=$((failures + 1))
+  elif [ -n "$want" ] && ldconfig -p 2> /dev/null | grep -q 'libnccl\.so\.2' &&
+    ! grep -Eq '^  mirrors through NCCL: one communicator over 1 device, [1-9][0-9]* collectives' "$work/$label.err"; then
+    echo "FAIL: $ex under MGPU_MIRROR=always: NCCL is installed but the report shows no collective through it:" >&2
+    grep -E "mirror|NCCL" "$work/$label.err" >&2
+    failures=$((failures + 1))
+  else
+    pass "$ex under --gpus 0x8, MGPU_MIRROR=always: the plain run's output;$(grep -E '^  (mirrors|reductions privatised): ' "$work/$label.err" | sed 's/^  / /' | tr '\n' ';')"
+  fi
 done
 [ "$failures" -eq 0 ] || fail "$failures example runs failed or differ from the plain run (above)"

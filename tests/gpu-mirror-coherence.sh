@@ -65,8 +65,8 @@ for mode in $modes; do
     echo "FAIL: $mode under mgpu: the report names no replicated read of gather's parameter 0, or no 16 MiB buffer with copies on 4 GPUs:" >&2
     grep -A3 -E "replicas|mirrors" "$work/$mode.err" >&2
     failures=$((failures + 1)) failed="$failed $mode(report)"
-  elif [ $want_nccl = yes ] && ! grep -Eq "^  mirrors through NCCL: .* [1-9][0-9]* broadcasts" "$work/$mode.err"; then
-    echo "FAIL: $mode under mgpu: NCCL is installed but the report shows no broadcast through it:" >&2
+  elif [ $want_nccl = yes ] && ! grep -Eq "^  mirrors through NCCL: .* [1-9][0-9]* collectives" "$work/$mode.err"; then
+    echo "FAIL: $mode under mgpu: NCCL is installed but the report shows no collective through it:" >&2
     grep -E "mirrors|NCCL" "$work/$mode.err" >&2
     failures=$((failures + 1)) failed="$failed $mode(nccl)"
   else

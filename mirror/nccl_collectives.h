@@ -1,19 +1,20 @@
-/* Replicas refreshed through NCCL (issue 18): one communicator over the
- * run's distinct devices, made the first time a refresh needs it
+/* mgpu's own NCCL collectives for mirrors (issue 18): one communicator over
+ * the run's distinct devices, made the first time a collective needs it
  * (ncclCommInitAll; NCCL's own driver calls reach the real driver, as
- * every call from libnccl does under mgpu), and one ncclBroadcast per part
- * of the buffer, from the device that holds the part into every device's
- * copy. The collectives run on NCCL streams of their own, forked from the
- * program's stream and joined back to it, like a split launch. On one
- * device the communicator has one rank, and the broadcast copies the
- * buffer into that device's copy.
+ * every call from libnccl does under mgpu). Replicas are refreshed by one
+ * ncclBroadcast per part of the buffer, from the device that holds the
+ * part into every device's copy; privatised reductions are combined by
+ * one ncclReduce into the buffer. The collectives run on NCCL streams of
+ * their own, forked from the program's stream and joined back to it, like
+ * a split launch. On one device the communicator has one rank, and the
+ * broadcast copies the buffer into that device's copy.
  *
  * NCCL is loaded at run time (libnccl.so.2); without it, or when the
  * program's home context is not device 0's primary context (NCCL works in
  * primary contexts), replicas are refreshed by device copies instead.
  * Not thread-safe: replicas.c calls it under its lock. */
-#ifndef MGPU_NCCL_REFRESH_H
-#define MGPU_NCCL_REFRESH_H
+#ifndef MGPU_NCCL_COLLECTIVES_H
+#define MGPU_NCCL_COLLECTIVES_H
 
 #include "config.h"
 
@@ -25,7 +26,10 @@
  * program's own NCCL, whose kernels write its buffers unseen by mgpu. */
 bool mgpu_nccl_loaded_by_program(void);
 
-/* Whether refreshes can go through NCCL, making the communicator on the
+/* Whether mgpu may use NCCL at all (MGPU_NCCL); set before the program runs. */
+void mgpu_nccl_allow(bool allowed);
+
+/* Whether collectives can go through NCCL, making the communicator on the
  * first call (said on stderr with -v, or why not). `home` is the context
  * of the program's stream. */
 bool mgpu_nccl_ready(CUcontext home);
@@ -41,6 +45,14 @@ int mgpu_nccl_ranks(void);
  * with nothing left for `stream` to wait for. */
 CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr *copy_of_rank,
                              CUstream stream);
+
+/* Combines send_of_rank[r] (count elements each, every rank's; rank 0's
+ * is `buffer` itself) into `buffer` on rank 0 with the reduction `code`
+ * (ptx_analysis.h: add, min or max of a 32/64-bit integer or float),
+ * forked from and joined to `stream`. Returns CUDA_SUCCESS, or an error
+ * with nothing left for `stream` to wait for. */
+CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, size_t count,
+                          unsigned code, CUstream stream);
 
 /* For the report. */
 struct mgpu_nccl_stats {

@@ -1,15 +1,17 @@
-/* Owns mgpu's use of NCCL for replicas (nccl_refresh.h): loading the
+/* Owns mgpu's use of NCCL for mirrors (nccl_collectives.h): loading the
  * library, the communicator over the run's distinct devices, its streams
  * and the events that fork them from the program's stream and join them
- * back, and the broadcasts of a buffer's parts. Driver calls go to the
+ * back, the broadcasts of a buffer's parts and the reductions into a
+ * buffer. Driver calls go to the
  * real driver; the calling thread's current context is put back after
  * every NCCL call, which may change it. */
-#include "nccl_refresh.h"
+#include "nccl_collectives.h"
 
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
 #include "log.h"
 #include "memory_pool.h"
+#include "ptx/ptx_analysis.h"
 #include "real_driver.h"
 #include "replicas.h"
 
@@ -24,11 +26,13 @@
 #define MAX_RUNS (4 * MGPU_MAX_GPUS)
 
 static struct {
-    bool tried, ready, mgpu_loaded;
+    bool allowed, tried, ready, mgpu_loaded;
     void *lib;
     ncclResult_t (*comm_init_all)(ncclComm_t *, int, const int *);
     ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
                               cudaStream_t);
+    ncclResult_t (*reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int,
+                           ncclComm_t, cudaStream_t);
     ncclResult_t (*group_start)(void);
     ncclResult_t (*group_end)(void);
     const char *(*error_string)(ncclResult_t);
@@ -98,11 +102,12 @@ static bool load_library(char *why, size_t whylen)
     }
     *(void **)&nccl.comm_init_all = dlsym(nccl.lib, "ncclCommInitAll");
     *(void **)&nccl.broadcast = dlsym(nccl.lib, "ncclBroadcast");
+    *(void **)&nccl.reduce = dlsym(nccl.lib, "ncclReduce");
     *(void **)&nccl.group_start = dlsym(nccl.lib, "ncclGroupStart");
     *(void **)&nccl.group_end = dlsym(nccl.lib, "ncclGroupEnd");
     *(void **)&nccl.error_string = dlsym(nccl.lib, "ncclGetErrorString");
-    if (!nccl.comm_init_all || !nccl.broadcast || !nccl.group_start || !nccl.group_end ||
-        !nccl.error_string) {
+    if (!nccl.comm_init_all || !nccl.broadcast || !nccl.reduce || !nccl.group_start ||
+        !nccl.group_end || !nccl.error_string) {
         snprintf(why, whylen, "libnccl.so.2 lacks the calls mgpu uses");
         return false;
     }
@@ -141,8 +146,15 @@ static bool make_streams(CUcontext home, char *why, size_t whylen)
     return true;
 }
 
+void mgpu_nccl_allow(bool allowed)
+{
+    nccl.allowed = allowed;
+}
+
 bool mgpu_nccl_ready(CUcontext home)
 {
+    if (!nccl.allowed)
+        return false;
     if (nccl.tried)
         return nccl.ready;
     nccl.tried = true;
@@ -163,10 +175,10 @@ bool mgpu_nccl_ready(CUcontext home)
     }
     nccl.ready = ok;
     if (ok)
-        mgpu_info("mirrors: refreshed through NCCL, one communicator over %d device%s", nccl.ranks,
-                  nccl.ranks == 1 ? "" : "s");
+        mgpu_info("mirrors: collectives through NCCL, one communicator over %d device%s",
+                  nccl.ranks, nccl.ranks == 1 ? "" : "s");
     else
-        mgpu_info("mirrors: refreshed by device copies, not NCCL: %s",
+        mgpu_info("mirrors: device copies and mgpu's own kernels, not NCCL: %s",
                   why[0] ? why : "the program has NCCL loaded");
     return ok;
 }
@@ -182,6 +194,33 @@ int mgpu_nccl_ranks(void)
     return nccl.ready ? nccl.ranks : 0;
 }
 
+/* Every rank's stream after the work `stream` holds now. */
+static CUresult fork_from(CUstream stream)
+{
+    CUresult r = mgpu_drv.cuEventRecord(nccl.fork, stream);
+    for (int k = 0; k < nccl.ranks && r == CUDA_SUCCESS; k++)
+        r = mgpu_drv.cuStreamWaitEvent(nccl.streams[k], nccl.fork, 0);
+    return r;
+}
+
+/* `stream` after every rank's stream, whatever happened before, so that
+ * nothing they hold is left behind the program's back; r is the answer
+ * so far. */
+static CUresult join_into(CUstream stream, CUresult r)
+{
+    for (int k = 0; k < nccl.ranks; k++) {
+        bool pushed = with_context(nccl.primary[k]);
+        CUresult joined = mgpu_drv.cuEventRecord(nccl.joins[k], nccl.streams[k]);
+        if (pushed)
+            back();
+        if (joined == CUDA_SUCCESS)
+            joined = mgpu_drv.cuStreamWaitEvent(stream, nccl.joins[k], 0);
+        if (r == CUDA_SUCCESS)
+            r = joined;
+    }
+    return r;
+}
+
 CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr *copy_of_rank,
                              CUstream stream)
 {
@@ -191,11 +230,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
     size_t nruns = mgpu_pool_runs(start, bytes, runs, MAX_RUNS);
     if (nruns == 0 || nruns > MAX_RUNS)
         return CUDA_ERROR_NOT_SUPPORTED;
-    CUresult r = mgpu_drv.cuEventRecord(nccl.fork, stream);
-    if (r != CUDA_SUCCESS)
-        return r;
-    for (int k = 0; k < nccl.ranks && r == CUDA_SUCCESS; k++)
-        r = mgpu_drv.cuStreamWaitEvent(nccl.streams[k], nccl.fork, 0);
+    CUresult r = fork_from(stream);
     if (r != CUDA_SUCCESS)
         return r;
     CUcontext current = NULL;
@@ -212,18 +247,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
     ncclResult_t ended = nccl.group_end();
     mgpu_replicas_quiet_end();
     mgpu_drv.cuCtxSetCurrent(current);
-    /* Joined whatever happened, so that nothing the streams hold is left
-     * behind the program's back. */
-    for (int k = 0; k < nccl.ranks; k++) {
-        bool pushed = with_context(nccl.primary[k]);
-        CUresult joined = mgpu_drv.cuEventRecord(nccl.joins[k], nccl.streams[k]);
-        if (pushed)
-            back();
-        if (joined == CUDA_SUCCESS)
-            joined = mgpu_drv.cuStreamWaitEvent(stream, nccl.joins[k], 0);
-        if (r == CUDA_SUCCESS)
-            r = joined;
-    }
+    r = join_into(stream, r);
     if (sent != ncclSuccess || ended != ncclSuccess) {
         mgpu_warn("mirrors: NCCL broadcast failed (%s); refreshing by device copies",
                   nccl.error_string(sent != ncclSuccess ? sent : ended));
@@ -232,6 +256,81 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
     if (r == CUDA_SUCCESS) {
         nccl.collectives += nruns;
         nccl.bytes += (unsigned long long)bytes * (unsigned long long)nccl.ranks;
+    }
+    return r;
+}
+
+/* NCCL's names for a reduction code; false for none. */
+static bool nccl_reduction(unsigned code, ncclDataType_t *type, ncclRedOp_t *op)
+{
+    switch (MGPU_REDUCTION_TYPE(code)) {
+    case MGPU_REDUCE_U32:
+        *type = ncclUint32;
+        break;
+    case MGPU_REDUCE_S32:
+        *type = ncclInt32;
+        break;
+    case MGPU_REDUCE_U64:
+        *type = ncclUint64;
+        break;
+    case MGPU_REDUCE_S64:
+        *type = ncclInt64;
+        break;
+    case MGPU_REDUCE_F32:
+        *type = ncclFloat32;
+        break;
+    case MGPU_REDUCE_F64:
+        *type = ncclFloat64;
+        break;
+    default:
+        return false;
+    }
+    switch (MGPU_REDUCTION_OP(code)) {
+    case MGPU_REDUCE_ADD:
+        *op = ncclSum;
+        return true;
+    case MGPU_REDUCE_MIN:
+        *op = ncclMin;
+        return true;
+    case MGPU_REDUCE_MAX:
+        *op = ncclMax;
+        return true;
+    }
+    return false;
+}
+
+CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, size_t count,
+                          unsigned code, CUstream stream)
+{
+    ncclDataType_t type;
+    ncclRedOp_t op;
+    if (!nccl.ready || !nccl_reduction(code, &type, &op))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUresult r = fork_from(stream);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUcontext current = NULL;
+    mgpu_drv.cuCtxGetCurrent(&current);
+    mgpu_replicas_quiet_begin(); /* the buffer's new contents are told by the launch */
+    ncclResult_t sent = nccl.group_start();
+    for (int k = 0; k < nccl.ranks && sent == ncclSuccess; k++) {
+        const void *send = (const void *)(uintptr_t)(k == 0 ? buffer : send_of_rank[k]);
+        void *receive = (void *)(uintptr_t)(k == 0 ? buffer : send_of_rank[k]);
+        sent = nccl.reduce(send, receive, count, type, op, 0, nccl.comms[k], nccl.streams[k]);
+    }
+    ncclResult_t ended = nccl.group_end();
+    mgpu_replicas_quiet_end();
+    mgpu_drv.cuCtxSetCurrent(current);
+    r = join_into(stream, r);
+    if (sent != ncclSuccess || ended != ncclSuccess) {
+        mgpu_warn("mirrors: NCCL reduce failed (%s); the launch reports the error",
+                  nccl.error_string(sent != ncclSuccess ? sent : ended));
+        return CUDA_ERROR_UNKNOWN;
+    }
+    if (r == CUDA_SUCCESS) {
+        nccl.collectives++;
+        nccl.bytes += (unsigned long long)count * mgpu_reduction_element_size(code) *
+                      (unsigned long long)nccl.ranks;
     }
     return r;
 }
