@@ -54,11 +54,12 @@ static size_t npending, pending_capacity;
 static struct mgpu_replica_stats gone; /* of replicas already removed */
 
 static atomic_bool mirrors_on;
-static bool mirrors_configured, nccl_allowed;
+static bool mirrors_configured, copy_per_entry, nccl_allowed;
 
-void mgpu_replicas_configure(bool on, bool nccl)
+void mgpu_replicas_configure(bool on, bool per_entry, bool nccl)
 {
     mirrors_configured = on;
+    copy_per_entry = per_entry;
     nccl_allowed = nccl;
     mgpu_nccl_allow(nccl);
     atomic_store(&mirrors_on, on);
@@ -206,7 +207,8 @@ static bool ensure_table(void)
 }
 
 /* Half of what the holder's device has free when it first holds a copy,
- * shared equally by the entries that stand on that device. */
+ * shared equally by the entries that stand on that device where each
+ * keeps copies of its own. */
 static void learn_budget(int gpu, CUcontext ctx)
 {
     if (budget_known[gpu])
@@ -215,7 +217,7 @@ static void learn_budget(int gpu, CUcontext ctx)
     const struct mgpu_gpu_entries *e = mgpu_run_gpus();
     int sharing = 0;
     for (int i = 0; e != NULL && i < e->count; i++)
-        sharing += e->device[i] == e->device[gpu];
+        sharing += e->device[i] == e->device[gpu] && (copy_per_entry || i == gpu);
     size_t free_bytes = 0, total = 0;
     if (push(ctx)) {
         mgpu_drv.cuMemGetInfo(&free_bytes, &total);

@@ -20,9 +20,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Set by the runtime before the program runs: mirrors on
- * (MGPU_MIRROR=always), and whether refreshes may use NCCL (MGPU_NCCL). */
-void mgpu_replicas_configure(bool on, bool nccl);
+/* Set by the runtime before the program runs: mirrors on (MGPU_MIRROR
+ * always or auto), whether each GPU entry keeps its own copies (always)
+ * rather than the first entry of each device for all of them, and whether
+ * refreshes may use NCCL (MGPU_NCCL). */
+void mgpu_replicas_configure(bool on, bool copy_per_entry, bool nccl);
 
 /* Whether mirrors are on now (they go off for good when the program turns
  * out to use NCCL), and whether the run asked for them. */

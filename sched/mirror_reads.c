@@ -2,10 +2,13 @@
  * split launch and the marking of a launch's writes (see mirror_reads.h). */
 #include "mirror_reads.h"
 
+#include "gpu_contexts.h"
+#include "gpu_entries.h"
 #include "launch_params.h"
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
 #include "replicas.h"
+#include "runtime.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -28,6 +31,44 @@ static bool launch_writes_buffer(const struct mgpu_kernel_copies *k, void *const
         CUdeviceptr p;
         struct mgpu_pool_block b;
         if (mgpu_launch_param_buffer(k, j, params, buffer, &p, &b) && b.start == start)
+            return true;
+    }
+    return false;
+}
+
+/* The entry whose copy GPU entry `gpu` uses: its own under
+ * MGPU_MIRROR=always (so that one GPU listed several times exercises
+ * every copy), else the first entry on its device (entries of a device
+ * share its memory, so one copy serves them all). */
+static int holder_of(int gpu)
+{
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS || e == NULL)
+        return gpu;
+    for (int h = 0; h < gpu; h++)
+        if (e->device[h] == e->device[gpu])
+            return h;
+    return gpu;
+}
+
+/* Whether GPU entry `gpu` stands on the home GPU's device. */
+static bool on_home_device(int gpu)
+{
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    return e != NULL && gpu < e->count && e->device[gpu] == e->device[0];
+}
+
+bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *params,
+                            const void *buffer)
+{
+    if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
+        return false;
+    for (unsigned i = 0; i < k->nparams; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        bool reduction = k->param_reduction != NULL && k->param_reduction[i] != 0;
+        if ((reduction || k->param_use[i] == MGPU_PARAM_LOAD) &&
+            mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
             return true;
     }
     return false;
@@ -76,8 +117,13 @@ static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params
     memset(plan->value[j], 0, sizeof plan->value[j]);
     for (int s = 0; s < nslices; s++) {
         int gpu = slices[s].gpu;
-        if (gpu == 0)
-            continue; /* the home slice updates the buffer itself */
+        /* The home slice updates the buffer itself; with copies shared by
+         * a device, so do the home device's other entries, and a device's
+         * later entries, whose copy could not be started in one stream
+         * before all of their slices. */
+        if (gpu == 0 || (mgpu_cfg.mirror != MGPU_MIRROR_ALWAYS &&
+                         (on_home_device(gpu) || holder_of(gpu) != gpu)))
+            continue;
         p->copy[gpu] = mgpu_replicas_private(b.start, b.bytes, b.id, gpu, k->contexts[gpu],
                                              k->contexts[0], stream, from_contents, code);
         if (p->copy[gpu] != 0)
@@ -124,9 +170,9 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
         bool any = false;
         memset(plan->value[j], 0, sizeof plan->value[j]);
         for (int s = 0; s < nslices; s++) {
-            int gpu = slices[s].gpu;
-            plan->value[j][gpu] = mgpu_replicas_read(b.start, b.bytes, b.id, pointer, gpu,
-                                                     k->contexts[gpu], k->contexts[0], stream);
+            int gpu = slices[s].gpu, holder = holder_of(gpu);
+            plan->value[j][gpu] = mgpu_replicas_read(b.start, b.bytes, b.id, pointer, holder,
+                                                     k->contexts[holder], k->contexts[0], stream);
             any |= plan->value[j][gpu] != 0;
         }
         if (any)

@@ -33,6 +33,13 @@ struct mgpu_mirror_plan {
     struct mgpu_private_buffer privates[MGPU_MIRROR_MAX_PARAMS];
 };
 
+/* Whether a launch of k has a parameter a mirror could serve: a pool
+ * pointer it only loads through or privatises a reduction through (the
+ * rest of the rules are the plan's). Cheap: for MGPU_MIRROR=auto, which
+ * times only launches that have one. */
+bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *params,
+                            const void *buffer);
+
 /* Fills plan for a split launch of k (with the copy launch's params or
  * buffer) whose slices are `slices`, queueing in `stream` (the program's,
  * of the home context, which is current) the refreshes its GPUs need.

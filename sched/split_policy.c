@@ -4,9 +4,9 @@
 #include "split_policy.h"
 
 #include "monotonic_clock.h"
-#include "pointer_hash.h"
 #include "real_driver.h"
 #include "runtime.h"
+#include "shape_table.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -20,8 +20,7 @@
 #define PROBE_WAIT_MAX_MS 1000.0
 
 struct shape {
-    const void *kernel; /* NULL: free slot */
-    unsigned grid[3], block[3];
+    struct mgpu_shape_key key;
     double best_us[2]; /* [split]: INFINITY until measured */
     int samples[2];
     bool warmed; /* launched once, untimed */
@@ -33,32 +32,14 @@ struct shape {
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shape table[TABLE_SIZE];
 
-static size_t shape_hash(const void *kernel, const unsigned grid[3], const unsigned block[3])
-{
-    size_t h = mgpu_pointer_hash(kernel);
-    for (int d = 0; d < 3; d++)
-        h = h * 1000003u ^ grid[d] ^ ((size_t)block[d] << 20);
-    return h;
-}
-
 /* Under policy_lock. NULL when the table is full. */
 static struct shape *find_shape(const void *kernel, const unsigned grid[3], const unsigned block[3])
 {
-    size_t i = shape_hash(kernel, grid, block) & (TABLE_SIZE - 1);
-    for (size_t probes = 0; probes < TABLE_SIZE; probes++, i = (i + 1) & (TABLE_SIZE - 1)) {
-        struct shape *s = &table[i];
-        if (s->kernel == NULL) {
-            s->kernel = kernel;
-            memcpy(s->grid, grid, sizeof s->grid);
-            memcpy(s->block, block, sizeof s->block);
-            s->best_us[0] = s->best_us[1] = INFINITY;
-            return s;
-        }
-        if (s->kernel == kernel && memcmp(s->grid, grid, sizeof s->grid) == 0 &&
-            memcmp(s->block, block, sizeof s->block) == 0)
-            return s;
-    }
-    return NULL;
+    bool fresh;
+    struct shape *s = mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
+    if (s != NULL && fresh)
+        s->best_us[0] = s->best_us[1] = INFINITY;
+    return s;
 }
 
 /* Under policy_lock: takes in a finished timing. */

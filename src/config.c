@@ -43,9 +43,11 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_PLACEMENT", "distributed|home|interleave",
      "where a buffer's 2 MiB pages live: one contiguous part per GPU (default), all on the "
      "first GPU, or round-robin"},
-    {"MGPU_MIRROR", "never|always",
+    {"MGPU_MIRROR", "never|always|auto",
      "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
-     "when the program may have written it (for tests; default never)"},
+     "when the program may have written it, and every reduction that can be is privatised "
+     "(for tests); auto: per kernel and grid, timed with and without, kept when faster "
+     "(default never)"},
     {"MGPU_NCCL", "0|1",
      "refresh replicas through NCCL where libnccl.so.2 loads (default 1); 0: device copies "
      "only"},
@@ -272,7 +274,7 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->placement = (enum mgpu_placement_mode)choice;
-    static const char *const mirror_modes[] = {"never", "always", NULL};
+    static const char *const mirror_modes[] = {"never", "always", "auto", NULL};
     if (parse_one_of(get, "MGPU_MIRROR", mirror_modes, &choice, err, errlen) != 0)
         return -1;
     if (choice >= 0)

@@ -16,6 +16,7 @@
 #include "runtime.h"
 #include "slice_plan.h"
 #include "split_launch.h"
+#include "mirror_policy.h"
 #include "split_policy.h"
 
 #include <cuda.h>
@@ -210,9 +211,15 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     /* With a trace, each slice is timed on its GPU's track too. */
     req.trace_kernel = mgpu_stats_enabled && mgpu_cfg.trace_path[0] ? record.kernel : -1;
     mgpu_split_probe_begin(probe, shape->stream);
-    struct mgpu_mirror_plan mirror;
-    mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
-                           shape->stream, &mirror);
+    struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
+    struct mgpu_mirror_probe mirror_probe = {NULL};
+    bool mirrored = mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer) &&
+                    mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block,
+                                              &mirror_probe);
+    mgpu_mirror_probe_begin(&mirror_probe, shape->stream); /* before the refreshes */
+    if (mirrored)
+        mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
+                               shape->stream, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
     if (mgpu_stats_enabled && mirror.count > 0) {
         unsigned long long read = 0, privatised = 0;
@@ -222,6 +229,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         mgpu_kernel_stats_mirrored(record.kernel, read, privatised);
     }
     *result = mgpu_split_launch(&req);
+    mgpu_mirror_probe_end(&mirror_probe, shape->stream, *result);
     mgpu_split_probe_end(probe, shape->stream, *result);
     if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
         /* A GPU with fewer multiprocessors than the home one: run it home. */

@@ -15,6 +15,7 @@
 #include "program_modules.h"
 #include "real_driver.h"
 #include "nccl_collectives.h"
+#include "mirror_policy.h"
 #include "private_reductions.h"
 #include "replicas.h"
 #include "report_format.h"
@@ -154,6 +155,12 @@ void mgpu_report_print(void)
     r.private_combines = reductions.combines;
     r.private_kernel_folds = reductions.kernel_folds;
     r.private_nccl_reduces = reductions.nccl_reduces;
+    r.mirror_auto = mgpu_cfg.mirror == MGPU_MIRROR_AUTO;
+    struct mgpu_mirror_policy_stats policy;
+    mgpu_mirror_policy_stats(&policy);
+    r.mirror_shapes_decided = policy.decided;
+    r.mirror_shapes_mirrored = policy.mirrored;
+    r.mirror_gain_percent = (1.0 - MGPU_MIRROR_GAIN) * 100.0;
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

@@ -335,6 +335,12 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                         r->mirror_nccl_ranks, r->mirror_nccl_ranks == 1 ? "" : "s",
                         r->mirror_nccl_collectives, total);
             }
+            if (r->mirror_auto)
+                fprintf(out,
+                        "  mirrors (auto): %lu kernel shapes timed with and without, %lu "
+                        "mirrored (at least %.0f%% faster)\n",
+                        r->mirror_shapes_decided, r->mirror_shapes_mirrored,
+                        r->mirror_gain_percent);
             if (r->private_combines > 0)
                 fprintf(out,
                         "  reductions privatised: %lu combined after their launches (%lu "

@@ -68,6 +68,10 @@ struct mgpu_report {
     /* privatised reductions: buffers combined after a launch, copies folded
      * by mgpu's kernel, combines ended by one ncclReduce */
     unsigned long private_combines, private_kernel_folds, private_nccl_reduces;
+    /* MGPU_MIRROR=auto: launch shapes timed both ways, and of those mirrored */
+    bool mirror_auto;
+    unsigned long mirror_shapes_decided, mirror_shapes_mirrored;
+    double mirror_gain_percent; /* how much faster mirrored must be to be kept */
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

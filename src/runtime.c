@@ -169,7 +169,8 @@ static void configure_pool(void)
         .started = release_at_exit,
     };
     mgpu_pool_configure(&pool);
-    mgpu_replicas_configure(mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS, mgpu_cfg.nccl);
+    mgpu_replicas_configure(mgpu_cfg.mirror != MGPU_MIRROR_NEVER,
+                            mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS, mgpu_cfg.nccl);
 }
 
 static void start(void)

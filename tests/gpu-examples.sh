@@ -97,5 +97,25 @@ for ex in $examples; do
   else
     pass "$ex under --gpus 0x8, MGPU_MIRROR=always: the plain run's output;$(grep -E '^  (mirrors|reductions privatised): ' "$work/$label.err" | sed 's/^  / /' | tr '\n' ';')"
   fi
+  # MGPU_MIRROR=auto times each kernel shape with and without mirrors (the
+  # copies shared by the entries of one device) and keeps the faster: the
+  # output must not change, and sgemm's kernel (six launches with --quick)
+  # must have been timed both ways.
+  label=$ex.mirror_auto
+  MGPU_SPLIT=always MGPU_MIRROR=auto "$MGPU_RUN" --gpus 0x4 --report "$prog" --quick \
+    > "$work/$label.out" 2> "$work/$label.err"
+  check_run "$label" $? || continue
+  if ! diff "$work/$ex.plain.result" "$work/$label.result" > "$work/$label.diff"; then
+    echo "FAIL: $ex under --gpus 0x4, MGPU_MIRROR=auto differs from the plain run (< plain, > mgpu):" >&2
+    cat "$work/$label.diff" "$work/$label.err" >&2
+    failures=$((failures + 1))
+  elif [ $ex = sgemm ] &&
+    ! grep -Eq '^  mirrors \(auto\): [1-9][0-9]* kernel shapes timed' "$work/$label.err"; then
+    echo "FAIL: $ex under MGPU_MIRROR=auto: no kernel shape was timed both ways:" >&2
+    cat "$work/$label.err" >&2
+    failures=$((failures + 1))
+  else
+    pass "$ex under --gpus 0x4, MGPU_MIRROR=auto: the plain run's output;$(grep -E '^  mirrors \(auto\): ' "$work/$label.err" | sed 's/^  mirrors (auto)://')"
+  fi
 done
 [ "$failures" -eq 0 ] || fail "$failures example runs failed or differ from the plain run (above)"

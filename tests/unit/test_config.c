@@ -78,6 +78,10 @@ int main(void)
     CHECK(cfg.placement == MGPU_PLACEMENT_INTERLEAVE);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_EVENTS);
     CHECK(cfg.mirror == MGPU_MIRROR_ALWAYS && !cfg.nccl);
+    struct mgpu_config automatic_cfg;
+    const char *const automatic[] = {"MGPU_MIRROR", "auto", NULL};
+    CHECK(parse(automatic, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.mirror == MGPU_MIRROR_AUTO);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.topology_path, "node.xml");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
@@ -135,7 +139,7 @@ int main(void)
         {"MGPU_MEMORY", "vmm", "use MGPU_MEMORY=pool or driver"},
         {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home or interleave"},
         {"MGPU_FORK_JOIN", "memops", "use MGPU_FORK_JOIN=flags or events"},
-        {"MGPU_MIRROR", "auto", "use MGPU_MIRROR=never or always"},
+        {"MGPU_MIRROR", "sometimes", "use MGPU_MIRROR=never, always or auto"},
         {"MGPU_NCCL", "maybe", "use MGPU_NCCL=1 or MGPU_NCCL=0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -1,0 +1,42 @@
+/* When to mirror (issue 18, item 5): MGPU_MIRROR=always mirrors every
+ * split launch that has something to mirror, never none; auto decides per
+ * kernel and grid shape from measured GPU times, as MGPU_SPLIT=auto
+ * decides splitting. The first split launch of a shape with something to
+ * mirror runs without mirrors, untimed (it pays one-off costs); the next
+ * are timed with events, one at a time: once without mirrors, then twice
+ * with them (the first of which makes the copies and fills them, the
+ * second shows the steady state: refreshed again only if the program
+ * wrote the buffers between). From then on the shape is mirrored only if
+ * its best mirrored time beats the time without by MGPU_MIRROR_GAIN. A
+ * timing includes the refreshes queued before the launch, so a buffer the
+ * program rewrites before every launch pays for its refresh each time.
+ * Launches made while a timing is out run without mirrors: never waiting,
+ * since without is what a launch would do with mirrors off. */
+#ifndef MGPU_MIRROR_POLICY_H
+#define MGPU_MIRROR_POLICY_H
+
+#include <cuda.h>
+#include <stdbool.h>
+
+/* Mirrored is kept only when at least this much faster (times are noisy). */
+#define MGPU_MIRROR_GAIN 0.95
+
+struct mgpu_mirror_probe {
+    void *shape; /* NULL: not timed */
+};
+
+/* Whether this split launch of `kernel` with this grid and block mirrors.
+ * Fills *probe; when probe->shape is set, call mgpu_mirror_probe_begin
+ * before the launch's refreshes and mgpu_mirror_probe_end after it. */
+bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
+                               struct mgpu_mirror_probe *probe);
+void mgpu_mirror_probe_begin(struct mgpu_mirror_probe *probe, CUstream stream);
+void mgpu_mirror_probe_end(struct mgpu_mirror_probe *probe, CUstream stream, CUresult launched);
+
+/* For the report: shapes timed both ways, and of those, mirrored. */
+struct mgpu_mirror_policy_stats {
+    unsigned long decided, mirrored;
+};
+void mgpu_mirror_policy_stats(struct mgpu_mirror_policy_stats *out);
+
+#endif
