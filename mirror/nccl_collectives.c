@@ -9,6 +9,7 @@
 
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
+#include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
@@ -39,6 +40,7 @@ static struct {
     int ranks;
     int device_of_rank[MGPU_MAX_GPUS];
     int rank_of_entry[MGPU_MAX_GPUS];
+    int entry_of_rank[MGPU_MAX_GPUS]; /* the first entry on the rank's device */
     bool first_on_device[MGPU_MAX_GPUS];
     ncclComm_t comms[MGPU_MAX_GPUS];
     CUcontext primary[MGPU_MAX_GPUS];
@@ -88,6 +90,8 @@ static bool map_ranks(char *why, size_t whylen)
         for (int f = 0; f < g; f++)
             if (e->device[f] == e->device[g])
                 nccl.first_on_device[g] = false;
+        if (nccl.first_on_device[g])
+            nccl.entry_of_rank[nccl.rank_of_entry[g]] = g;
     }
     return nccl.ranks > 0;
 }
@@ -194,22 +198,33 @@ int mgpu_nccl_ranks(void)
     return nccl.ready ? nccl.ranks : 0;
 }
 
-/* Every rank's stream after the work `stream` holds now. */
-static CUresult fork_from(CUstream stream)
+/* Every rank's stream after the work `stream` holds now; with a trace,
+ * each rank's part timed as `label` on its first entry's track. */
+static CUresult fork_from(CUstream stream, const char *label,
+                          struct mgpu_launch_timer timers[MGPU_MAX_GPUS])
 {
     CUresult r = mgpu_drv.cuEventRecord(nccl.fork, stream);
     for (int k = 0; k < nccl.ranks && r == CUDA_SUCCESS; k++)
         r = mgpu_drv.cuStreamWaitEvent(nccl.streams[k], nccl.fork, 0);
+    for (int k = 0; k < nccl.ranks; k++) {
+        timers[k].active = false;
+        if (r == CUDA_SUCCESS && mgpu_timing_traced() && with_context(nccl.primary[k])) {
+            mgpu_timing_begin_own(&timers[k], label, nccl.streams[k], nccl.entry_of_rank[k]);
+            back();
+        }
+    }
     return r;
 }
 
 /* `stream` after every rank's stream, whatever happened before, so that
  * nothing they hold is left behind the program's back; r is the answer
  * so far. */
-static CUresult join_into(CUstream stream, CUresult r)
+static CUresult join_into(CUstream stream, CUresult r, struct mgpu_launch_timer *timers)
 {
     for (int k = 0; k < nccl.ranks; k++) {
         bool pushed = with_context(nccl.primary[k]);
+        if (timers[k].active)
+            mgpu_timing_end(&timers[k], nccl.streams[k], CUDA_SUCCESS);
         CUresult joined = mgpu_drv.cuEventRecord(nccl.joins[k], nccl.streams[k]);
         if (pushed)
             back();
@@ -230,7 +245,8 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
     size_t nruns = mgpu_pool_runs(start, bytes, runs, MAX_RUNS);
     if (nruns == 0 || nruns > MAX_RUNS)
         return CUDA_ERROR_NOT_SUPPORTED;
-    CUresult r = fork_from(stream);
+    struct mgpu_launch_timer timers[MGPU_MAX_GPUS];
+    CUresult r = fork_from(stream, "mirror: ncclBroadcast", timers);
     if (r != CUDA_SUCCESS)
         return r;
     CUcontext current = NULL;
@@ -247,7 +263,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
     ncclResult_t ended = nccl.group_end();
     mgpu_replicas_quiet_end();
     mgpu_drv.cuCtxSetCurrent(current);
-    r = join_into(stream, r);
+    r = join_into(stream, r, timers);
     if (sent != ncclSuccess || ended != ncclSuccess) {
         mgpu_warn("mirrors: NCCL broadcast failed (%s); refreshing by device copies",
                   nccl.error_string(sent != ncclSuccess ? sent : ended));
@@ -306,7 +322,8 @@ CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, s
     ncclRedOp_t op;
     if (!nccl.ready || !nccl_reduction(code, &type, &op))
         return CUDA_ERROR_NOT_SUPPORTED;
-    CUresult r = fork_from(stream);
+    struct mgpu_launch_timer timers[MGPU_MAX_GPUS];
+    CUresult r = fork_from(stream, "mirror: ncclReduce", timers);
     if (r != CUDA_SUCCESS)
         return r;
     CUcontext current = NULL;
@@ -321,7 +338,7 @@ CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, s
     ncclResult_t ended = nccl.group_end();
     mgpu_replicas_quiet_end();
     mgpu_drv.cuCtxSetCurrent(current);
-    r = join_into(stream, r);
+    r = join_into(stream, r, timers);
     if (sent != ncclSuccess || ended != ncclSuccess) {
         mgpu_warn("mirrors: NCCL reduce failed (%s); the launch reports the error",
                   nccl.error_string(sent != ncclSuccess ? sent : ended));

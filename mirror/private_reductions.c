@@ -7,6 +7,7 @@
 
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
+#include "kernel_timing.h"
 #include "log.h"
 #include "nccl_collectives.h"
 #include "ptx/ptx_analysis.h"
@@ -138,7 +139,13 @@ CUresult mgpu_private_reduction_start(const struct mgpu_private_buffer *b, int g
     if (b->copy[gpu] == 0 || MGPU_REDUCTION_OP(b->reduction) != MGPU_REDUCE_ADD)
         return CUDA_SUCCESS; /* min and max copies were refreshed before the fork */
     /* 0 is the identity of an integer sum and, all bits clear, of a float one. */
-    return mgpu_drv.cuMemsetD8Async(b->copy[gpu], 0, b->bytes, stream);
+    struct mgpu_launch_timer timer = {.active = false};
+    if (mgpu_timing_traced())
+        mgpu_timing_begin_own(&timer, "mirror: private copy set to 0", stream, gpu);
+    CUresult set = mgpu_drv.cuMemsetD8Async(b->copy[gpu], 0, b->bytes, stream);
+    if (timer.active)
+        mgpu_timing_end(&timer, stream, set);
+    return set;
 }
 
 /* dst op= src over the buffer's elements, in `stream` of the home context. */
@@ -157,8 +164,14 @@ static CUresult fold(const struct mgpu_private_buffer *b, CUdeviceptr dst, CUdev
         return CUDA_SUCCESS;
     void *params[] = {&dst, &src, &n};
     kernels.stats.kernel_folds++;
-    return mgpu_drv.cuLaunchKernel(kernels.combine[op][type], (unsigned)blocks, 1, 1,
-                                   COMBINE_THREADS, 1, 1, 0, stream, params, NULL);
+    struct mgpu_launch_timer timer = {.active = false};
+    if (mgpu_timing_traced())
+        mgpu_timing_begin_own(&timer, "mirror: combine by mgpu's kernel", stream, 0);
+    CUresult launched = mgpu_drv.cuLaunchKernel(kernels.combine[op][type], (unsigned)blocks, 1, 1,
+                                                COMBINE_THREADS, 1, 1, 0, stream, params, NULL);
+    if (timer.active)
+        mgpu_timing_end(&timer, stream, launched);
+    return launched;
 }
 
 CUresult mgpu_private_reduction_combine(const struct mgpu_private_buffer *b, CUstream stream)

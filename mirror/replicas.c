@@ -7,6 +7,7 @@
 
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
+#include "kernel_timing.h"
 #include "log.h"
 #include "nccl_collectives.h"
 #include "ptx/ptx_analysis.h"
@@ -55,14 +56,19 @@ static struct mgpu_replica_stats gone; /* of replicas already removed */
 
 static atomic_bool mirrors_on;
 static bool mirrors_configured, copy_per_entry, nccl_allowed;
+static size_t budget_bytes;
+static double budget_fraction = 0.5;
+static unsigned long evictions;
 
-void mgpu_replicas_configure(bool on, bool per_entry, bool nccl)
+void mgpu_replicas_configure(const struct mgpu_replica_settings *s)
 {
-    mirrors_configured = on;
-    copy_per_entry = per_entry;
-    nccl_allowed = nccl;
-    mgpu_nccl_allow(nccl);
-    atomic_store(&mirrors_on, on);
+    mirrors_configured = s->on;
+    copy_per_entry = s->copy_per_entry;
+    nccl_allowed = s->nccl;
+    budget_bytes = s->budget_bytes;
+    budget_fraction = s->budget_fraction;
+    mgpu_nccl_allow(s->nccl);
+    atomic_store(&mirrors_on, s->on);
 }
 
 bool mgpu_replicas_configured(void)
@@ -206,9 +212,10 @@ static bool ensure_table(void)
     return true;
 }
 
-/* Half of what the holder's device has free when it first holds a copy,
- * shared equally by the entries that stand on that device where each
- * keeps copies of its own. */
+/* The budget of the holder's device (MGPU_MIRROR_BUDGET: bytes, or a
+ * fraction of what it has free when it first holds a copy), shared equally
+ * by the entries that stand on that device where each keeps copies of its
+ * own. */
 static void learn_budget(int gpu, CUcontext ctx)
 {
     if (budget_known[gpu])
@@ -218,12 +225,16 @@ static void learn_budget(int gpu, CUcontext ctx)
     int sharing = 0;
     for (int i = 0; e != NULL && i < e->count; i++)
         sharing += e->device[i] == e->device[gpu] && (copy_per_entry || i == gpu);
-    size_t free_bytes = 0, total = 0;
-    if (push(ctx)) {
-        mgpu_drv.cuMemGetInfo(&free_bytes, &total);
-        pop();
+    size_t device_budget = budget_bytes;
+    if (device_budget == 0) {
+        size_t free_bytes = 0, total = 0;
+        if (push(ctx)) {
+            mgpu_drv.cuMemGetInfo(&free_bytes, &total);
+            pop();
+        }
+        device_budget = (size_t)((double)free_bytes * budget_fraction);
     }
-    table.budget[gpu] = free_bytes / 2 / (size_t)(sharing > 0 ? sharing : 1);
+    table.budget[gpu] = device_budget / (size_t)(sharing > 0 ? sharing : 1);
 }
 
 void mgpu_replicas_begin(void)
@@ -271,15 +282,60 @@ static struct mgpu_replica *replica_of(CUdeviceptr start, size_t bytes, unsigned
     return r;
 }
 
-/* GPU gpu's copy of r, made when it has none. */
+/* Every context that may still use replica r's copies: the home one
+ * (refreshes and combines are queued in the program's streams) and each
+ * holder's (its slices, NCCL's streams), each waited for once. */
+static void wait_for_users(const struct mgpu_replica *r)
+{
+    const struct replica_extra *x = extra_of(r);
+    CUcontext waited[MGPU_MAX_GPUS + 1];
+    int nwaited = 0;
+    for (int h = -1; h < table.nholders && h < MGPU_MAX_GPUS; h++) {
+        CUcontext ctx = h < 0 ? x->home : x->holder_context[h];
+        bool seen = ctx == NULL;
+        for (int i = 0; i < nwaited && !seen; i++)
+            seen = waited[i] == ctx;
+        if (seen)
+            continue;
+        waited[nwaited++] = ctx;
+        if (push(ctx)) {
+            mgpu_drv.cuCtxSynchronize();
+            pop();
+        }
+    }
+}
+
+/* Holder gpu's copies given up to make room (the replicas read least
+ * recently, never one the launch being prepared reads), freed once the
+ * GPU work queued before now, which may still read them, is done. An
+ * eviction waits for the GPUs: within the budget none happens. */
+static void evict(struct mgpu_replica_victim *victims, int n)
+{
+    for (int v = 0; v < n; v++) {
+        const struct replica_extra *x = extra_of(victims[v].replica);
+        wait_for_users(victims[v].replica);
+        free_copy(victims[v].copy, x->holder_context[victims[v].holder]);
+        mgpu_debug("mirror: the copy of the %zu-byte buffer at 0x%llx on GPU %d evicted",
+                   victims[v].replica->bytes, (unsigned long long)victims[v].replica->start,
+                   victims[v].holder);
+        evictions++;
+    }
+}
+
+#define VICTIMS_MAX 16
+
+/* GPU gpu's copy of r, made when it has none, evicting others to make
+ * room within the budget. */
 static bool copy_on(struct mgpu_replica *r, int gpu, CUcontext ctx)
 {
     if (r->copy[gpu] != 0)
         return true;
     learn_budget(gpu, ctx);
-    struct mgpu_replica_victim victims[1];
-    if (mgpu_replica_table_make_room(&table, gpu, r->bytes, victims, 0) != 0)
-        return false; /* no eviction yet: the launch reads the buffer itself */
+    struct mgpu_replica_victim victims[VICTIMS_MAX];
+    int nvictims = mgpu_replica_table_make_room(&table, gpu, r->bytes, victims, VICTIMS_MAX);
+    if (nvictims < 0)
+        return false; /* even so it does not fit: the launch reads the buffer itself */
+    evict(victims, nvictims);
     CUdeviceptr copy = 0;
     if (!push(ctx))
         return false;
@@ -303,9 +359,17 @@ static CUresult device_copy(const struct mgpu_replica *r, int gpu, CUstream stre
     CUcontext ctx = x->holder_context[gpu];
     /* Across devices through the peer copy where the driver has it; in one
      * address space a plain device copy reaches the other GPU too. */
+    struct mgpu_launch_timer timer = {.active = false};
+    if (mgpu_timing_traced())
+        mgpu_timing_begin_own(&timer, "mirror: refresh by device copy", stream, gpu);
+    CUresult copied;
     if (ctx == x->home || mgpu_drv.cuMemcpyPeerAsync == NULL)
-        return mgpu_drv.cuMemcpyDtoDAsync(r->copy[gpu], r->start, r->bytes, stream);
-    return mgpu_drv.cuMemcpyPeerAsync(r->copy[gpu], ctx, r->start, x->home, r->bytes, stream);
+        copied = mgpu_drv.cuMemcpyDtoDAsync(r->copy[gpu], r->start, r->bytes, stream);
+    else
+        copied = mgpu_drv.cuMemcpyPeerAsync(r->copy[gpu], ctx, r->start, x->home, r->bytes, stream);
+    if (timer.active)
+        mgpu_timing_end(&timer, stream, copied);
+    return copied;
 }
 
 /* Replica r listed as used by the launch being prepared, and ordered
@@ -545,5 +609,6 @@ void mgpu_replicas_stats(struct mgpu_replica_stats *out)
     *out = gone;
     for (size_t i = 0; i < table.count; i++)
         add_figures(out, table.by_start[i]);
+    out->evictions = evictions;
     pthread_mutex_unlock(&lock);
 }

@@ -20,11 +20,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Set by the runtime before the program runs: mirrors on (MGPU_MIRROR
- * always or auto), whether each GPU entry keeps its own copies (always)
- * rather than the first entry of each device for all of them, and whether
- * refreshes may use NCCL (MGPU_NCCL). */
-void mgpu_replicas_configure(bool on, bool copy_per_entry, bool nccl);
+/* Set by the runtime before the program runs. */
+struct mgpu_replica_settings {
+    bool on;             /* MGPU_MIRROR always or auto */
+    bool copy_per_entry; /* always: each GPU entry keeps its own copies; else the
+                          * first entry of each device keeps them for all */
+    bool nccl;           /* refreshes and combines may use NCCL (MGPU_NCCL) */
+    /* The memory copies may take on each device (MGPU_MIRROR_BUDGET): these
+     * bytes, or with 0 this fraction of what the device has free when it
+     * first holds a copy; shared by the entries on it that keep copies. */
+    size_t budget_bytes;
+    double budget_fraction;
+};
+void mgpu_replicas_configure(const struct mgpu_replica_settings *settings);
 
 /* Whether mirrors are on now (they go off for good when the program turns
  * out to use NCCL), and whether the run asked for them. */
@@ -78,6 +86,7 @@ void mgpu_replicas_release_all(void);
 /* For the report: replicas made, refreshes and their bytes. */
 struct mgpu_replica_stats {
     unsigned long buffers, copies, refreshes, stale_marks, privatised;
+    unsigned long evictions; /* copies given up to make room within the budget */
     unsigned long long refreshed_bytes;
 };
 void mgpu_replicas_stats(struct mgpu_replica_stats *out);

@@ -48,6 +48,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "when the program may have written it, and every reduction that can be is privatised "
      "(for tests); auto: per kernel and grid, timed with and without, kept when faster "
      "(default never)"},
+    {"MGPU_MIRROR_BUDGET", "N%|BYTES[K|M|G]",
+     "the memory mirrors' copies may take on each GPU: a share of what it has free when it "
+     "first holds one, or a size (default 50%); past it, the copies read least recently go"},
     {"MGPU_NCCL", "0|1",
      "refresh replicas through NCCL where libnccl.so.2 loads (default 1); 0: device copies "
      "only"},
@@ -147,6 +150,35 @@ int mgpu_parse_bool(const char *text, const char *what, bool *out, char *err, si
     return fail(err, errlen, "%s=%s is not valid; use %s=1 or %s=0", what, text, what, what);
 }
 
+/* MGPU_MIRROR_BUDGET: "N%" (1 to 100) of a GPU's free memory, or a size
+ * in bytes with an optional K, M or G (powers of 1024). */
+static int parse_budget(const char *v, struct mgpu_config *cfg, char *err, size_t errlen)
+{
+    if (v == NULL || *v == '\0')
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    bool number = isdigit((unsigned char)v[0]) && errno == 0 && end != v;
+    if (number && strcmp(end, "%") == 0 && n >= 1 && n <= 100) {
+        cfg->mirror_budget_percent = (int)n;
+        cfg->mirror_budget_bytes = 0;
+        return 0;
+    }
+    unsigned shift = 0;
+    if (number && (*end == 'K' || *end == 'M' || *end == 'G') && end[1] == '\0')
+        shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+    else if (!number || *end != '\0')
+        n = 0;
+    if (n == 0 || n > (~0ull >> shift))
+        return fail(err, errlen,
+                    "MGPU_MIRROR_BUDGET=%s is not valid; use a share of free memory such as 50%% "
+                    "or a size such as 512M",
+                    v);
+    cfg->mirror_budget_bytes = (size_t)(n << shift);
+    return 0;
+}
+
 static int parse_bool_var(mgpu_getenv_fn get, const char *name, bool *out, char *err, size_t errlen)
 {
     const char *v = get(name);
@@ -200,6 +232,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->sm_count = MGPU_SM_COUNT_SUM;
     cfg->audit = true;
     cfg->nccl = true;
+    cfg->mirror_budget_percent = 50;
 }
 
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
@@ -228,6 +261,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (parse_bool_var(get, "MGPU_CALL_LOG", &cfg->call_log, err, errlen) != 0)
         return -1;
     if (parse_bool_var(get, "MGPU_NCCL", &cfg->nccl, err, errlen) != 0)
+        return -1;
+    if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0)
         return -1;
 
     if (parse_path_var(get, "MGPU_TRACE", cfg->trace_path, err, errlen) != 0 ||

@@ -47,6 +47,8 @@ struct mgpu_config {
     enum mgpu_placement_mode placement;       /* MGPU_PLACEMENT */
     enum mgpu_mirror_mode mirror;             /* MGPU_MIRROR */
     bool nccl;                                /* MGPU_NCCL: refresh replicas through NCCL */
+    size_t mirror_budget_bytes; /* MGPU_MIRROR_BUDGET as a size; 0: as a share */
+    int mirror_budget_percent;  /* MGPU_MIRROR_BUDGET as a share of free memory */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -130,12 +130,25 @@ void mgpu_timing_begin_slice(struct mgpu_launch_timer *t, int kernel, CUstream s
     t->lane = gpu;
 }
 
+bool mgpu_timing_traced(void)
+{
+    return mgpu_cfg.trace_path[0] != '\0';
+}
+
+void mgpu_timing_begin_own(struct mgpu_launch_timer *t, const char *label, CUstream stream,
+                           int gpu)
+{
+    mgpu_timing_begin(t, -1, stream);
+    t->lane = gpu;
+    t->label = label;
+}
+
 static void record_completed(const struct mgpu_launch_timer *t)
 {
     struct context_events *c = &contexts[t->context];
     float ms = 0;
     if (mgpu_drv.cuEventElapsedTime(&ms, t->start, t->end) == CUDA_SUCCESS) {
-        if (t->lane < 0)
+        if (t->lane < 0 && t->kernel >= 0)
             mgpu_kernel_stats_add_time(t->kernel, ms);
         float since_base = 0;
         if (mgpu_cfg.trace_path[0] && c->base &&
@@ -151,6 +164,7 @@ static void record_completed(const struct mgpu_launch_timer *t)
             if (span_len < span_cap)
                 spans[span_len++] = (struct mgpu_trace_span){
                     .kernel = t->kernel,
+                    .label = t->label,
                     .context = t->context,
                     .lane = t->lane,
                     .start_us = c->base_host_us + since_base * 1e3,

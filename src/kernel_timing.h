@@ -9,7 +9,8 @@
 
 struct mgpu_launch_timer {
     bool active;
-    int kernel;
+    int kernel;        /* -1 for mgpu's own work */
+    const char *label; /* mgpu's own work: a static name; NULL for a kernel */
     int context;
     int lane; /* the run's GPU of a slice; -1 for a launch as the program made it */
     CUevent start, end;
@@ -23,6 +24,13 @@ void mgpu_timing_begin(struct mgpu_launch_timer *t, int kernel, CUstream stream)
  * (its context current), for the trace only: the launch as a whole is
  * timed on the program's stream and counted there. */
 void mgpu_timing_begin_slice(struct mgpu_launch_timer *t, int kernel, CUstream stream, int gpu);
+/* Whether a trace is being kept: mgpu's own GPU work is timed only then. */
+bool mgpu_timing_traced(void);
+/* The same for mgpu's own GPU work on GPU `gpu`'s track (a collective, a
+ * refresh, a combine), named `label` (a static string), in `stream` (its
+ * context current). */
+void mgpu_timing_begin_own(struct mgpu_launch_timer *t, const char *label, CUstream stream,
+                           int gpu);
 /* Records the end event when the launch succeeded, else gives the events back. */
 void mgpu_timing_end(struct mgpu_launch_timer *t, CUstream stream, CUresult launch_result);
 
@@ -32,7 +40,8 @@ void mgpu_timing_flush_all(void);
 /* One timed launch on the timeline, in microseconds of the host's monotonic
  * clock. */
 struct mgpu_trace_span {
-    int kernel;
+    int kernel;        /* -1 for mgpu's own work */
+    const char *label; /* its name, or NULL */
     int context;
     int lane; /* the run's GPU of a slice, or -1 */
     double start_us;

@@ -141,6 +141,7 @@ void mgpu_report_print(void)
     r.mirror_copies = mirrors.copies;
     r.mirror_refreshes = mirrors.refreshes;
     r.mirror_stale_marks = mirrors.stale_marks;
+    r.mirror_evictions = mirrors.evictions;
     r.mirror_refreshed_bytes = mirrors.refreshed_bytes;
     static char mirror_lines[16][160];
     r.mirror_lines = (const char(*)[160])mirror_lines;

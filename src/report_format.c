@@ -322,9 +322,13 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
             mgpu_format_bytes(total, sizeof total, r->mirror_refreshed_bytes);
             fprintf(out,
                     "  mirrors: %lu buffers replicated, %lu copies on the GPUs, %lu refreshes "
-                    "(%s), made stale %lu times by writes\n",
+                    "(%s), made stale %lu times by writes",
                     r->mirror_buffers, r->mirror_copies, r->mirror_refreshes, total,
                     r->mirror_stale_marks);
+            if (r->mirror_evictions > 0)
+                fprintf(out, ", %lu copies evicted to stay within the budget",
+                        r->mirror_evictions);
+            fprintf(out, "\n");
             for (size_t i = 0; i < r->mirror_line_count; i++)
                 fprintf(out, "    %s\n", r->mirror_lines[i]);
             if (r->mirror_nccl_ranks > 0) {

@@ -59,6 +59,7 @@ struct mgpu_report {
     /* Replicas (MGPU_MIRROR=always): buffers, copies, refreshes, stale marks. */
     bool mirrors_on;
     unsigned long mirror_buffers, mirror_copies, mirror_refreshes, mirror_stale_marks;
+    unsigned long mirror_evictions;
     unsigned long long mirror_refreshed_bytes;
     const char (*mirror_lines)[160]; /* one per buffer replicated at exit */
     size_t mirror_line_count;

@@ -169,8 +169,14 @@ static void configure_pool(void)
         .started = release_at_exit,
     };
     mgpu_pool_configure(&pool);
-    mgpu_replicas_configure(mgpu_cfg.mirror != MGPU_MIRROR_NEVER,
-                            mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS, mgpu_cfg.nccl);
+    struct mgpu_replica_settings mirrors = {
+        .on = mgpu_cfg.mirror != MGPU_MIRROR_NEVER,
+        .copy_per_entry = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS,
+        .nccl = mgpu_cfg.nccl,
+        .budget_bytes = mgpu_cfg.mirror_budget_bytes,
+        .budget_fraction = mgpu_cfg.mirror_budget_percent / 100.0,
+    };
+    mgpu_replicas_configure(&mirrors);
 }
 
 static void start(void)

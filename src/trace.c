@@ -1,7 +1,8 @@
 /* Owns the trace file: one complete event per timed launch, on a track per
  * context (the launches as the program made them), and, for split
  * launches, one per slice on a track per GPU of the run ("GPU 3 (device
- * 0)"); names demangled and escaped for JSON. */
+ * 0)"), with mirrors' collectives, refreshes and combines there too
+ * (category "mirror"); names demangled and escaped for JSON. */
 #include "trace.h"
 
 #include "kernel_stats.h"
@@ -83,8 +84,8 @@ int mgpu_trace_write(const char *path)
     write_track_names(f, spans, count);
     for (size_t i = 0; i < count; i++) {
         const struct mgpu_trace_span *s = &spans[i];
-        const char *name = "?";
-        if (names != NULL && s->kernel >= 0 && (size_t)s->kernel < kernels) {
+        const char *name = s->label != NULL ? s->label : "?";
+        if (s->label == NULL && names != NULL && s->kernel >= 0 && (size_t)s->kernel < kernels) {
             if (names[s->kernel] == NULL)
                 names[s->kernel] = mgpu_demangle(mgpu_kernel_stats_get((size_t)s->kernel)->name);
             if (names[s->kernel] != NULL)
@@ -94,7 +95,8 @@ int mgpu_trace_write(const char *path)
         write_json_string(f, name);
         fprintf(f,
                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
-                s->lane < 0 ? "kernel" : "slice", track_of(s), s->start_us, s->duration_us);
+                s->label != NULL ? "mirror" : s->lane < 0 ? "kernel" : "slice", track_of(s),
+                s->start_us, s->duration_us);
     }
     fprintf(f, "\n],\"otherData\":{\"dropped_spans\":%zu}}\n", dropped);
     int rc = fclose(f) == 0 ? 0 : -1;

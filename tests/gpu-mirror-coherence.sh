@@ -15,7 +15,7 @@ require_gpu
 prog=tests/gpu/mirror_coherence
 modes="htod htod_async dtod dtod_async peer peer_async memset memset_async memset2d
   memset2d_async copy2d copy2d_async copy3d kernel_store kernel_atomic kernel_unknown graph
-  write_value batch_mem_op free_realloc free_async_realloc other_stream"
+  write_value batch_mem_op free_realloc free_async_realloc other_stream evict"
 # The program's own NCCL where it is installed.
 ldconfig -p 2> /dev/null | grep -q 'libnccl\.so\.2' && modes="$modes nccl_program"
 # Where NCCL is installed, the first entry's copy is filled through it (a
@@ -31,8 +31,12 @@ for mode in $modes; do
     failures=$((failures + 1)) failed="$failed $mode(plain)"
     continue
   fi
-  timeout 60 env MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x4 --report -v \
-    $prog "$mode" > "$work/$mode.out" 2> "$work/$mode.err"
+  # evict: room for two 16 MiB copies per entry (4 entries share the budget).
+  budget=
+  [ "$mode" = evict ] && budget=160M
+  timeout 60 env MGPU_SPLIT=always MGPU_MIRROR=always ${budget:+MGPU_MIRROR_BUDGET=$budget} \
+    "$MGPU_RUN" --gpus 0x4 --report -v --trace "$work/$mode.json" $prog "$mode" \
+    > "$work/$mode.out" 2> "$work/$mode.err"
   status=$?
   want_refreshes=8
   [ "$mode" = other_stream ] && want_refreshes=4
@@ -46,6 +50,18 @@ for mode in $modes; do
       echo "FAIL: $mode under mgpu exited $status, or mirrored a program that has NCCL:" >&2
       cat "$work/$mode.out" >&2
       grep -E "mirror" "$work/$mode.err" >&2
+      failures=$((failures + 1)) failed="$failed $mode"
+    fi
+    continue
+  fi
+  if [ "$mode" = evict ]; then
+    if [ $status -eq 0 ] && grep -q "^mirror_coherence: $mode PASS" "$work/$mode.out" &&
+      grep -Eq "^  mirrors: 3 buffers replicated, .* [1-9][0-9]* copies evicted to stay within the budget" "$work/$mode.err"; then
+      echo "ok: $mode:$(grep -E '^  mirrors: ' "$work/$mode.err" | sed 's/^  mirrors://')"
+    else
+      echo "FAIL: $mode under mgpu exited $status, or evicted nothing:" >&2
+      cat "$work/$mode.out" >&2
+      grep -E "mirror|FAIL" "$work/$mode.err" >&2
       failures=$((failures + 1)) failed="$failed $mode"
     fi
     continue
@@ -69,6 +85,10 @@ for mode in $modes; do
     echo "FAIL: $mode under mgpu: NCCL is installed but the report shows no collective through it:" >&2
     grep -E "mirrors|NCCL" "$work/$mode.err" >&2
     failures=$((failures + 1)) failed="$failed $mode(nccl)"
+  elif ! grep -q '"name":"mirror: refresh by device copy","cat":"mirror"' "$work/$mode.json" ||
+    { [ $want_nccl = yes ] && ! grep -q '"name":"mirror: ncclBroadcast","cat":"mirror"' "$work/$mode.json"; }; then
+    echo "FAIL: $mode under mgpu: the trace shows no refresh (by device copy, and through NCCL where installed)" >&2
+    failures=$((failures + 1)) failed="$failed $mode(trace)"
   else
     echo "ok: $mode:$(echo "$line" | sed 's/^  mirrors://');$(grep -E '^  mirrors through NCCL' "$work/$mode.err" | sed 's/^  mirrors through NCCL://')"
   fi

@@ -8,7 +8,10 @@
 // kernel_atomic kernel_unknown graph write_value batch_mem_op free_realloc
 // free_async_realloc other_stream nccl_program (the program has NCCL loaded
 // before its first read and broadcasts into the table with it: NCCL's
-// calls bypass mgpu's hooks, so mgpu must not mirror at all).
+// calls bypass mgpu's hooks, so mgpu must not mirror at all); evict (three
+// tables read in turn behind a slow kernel, twice, with room for two
+// copies per GPU: each read makes a copy by evicting one whose read may
+// still be queued, and must see its own table).
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -163,6 +166,30 @@ int main(int argc, char **argv)
         gather_into(table, source, other);
         expect(out, before, "read on the first stream");
         expect(source, before, "read on another stream at once");
+        printf("mirror_coherence: %s PASS\n", mode);
+        return 0;
+    }
+
+    if (is("evict")) {
+        std::vector<unsigned> third_values(N);
+        for (unsigned j = 0; j < N; j++)
+            third_values[j] = 7u * j + 2;
+        CUdeviceptr third, outs[3] = {out, 0, 0};
+        CU(cuMemAlloc(&third, bytes));
+        CU(cuMemAlloc(&outs[1], bytes));
+        CU(cuMemAlloc(&outs[2], bytes));
+        CU(cuMemcpyHtoD(third, third_values.data(), bytes));
+        const CUdeviceptr tables[3] = {table, source, third};
+        const std::vector<unsigned> *values[3] = {&before, &after, &third_values};
+        for (int round = 0; round < 2; round++) {
+            unsigned long long cycles = 100000000ull;
+            void *spin_args[] = {&cycles};
+            CU(cuLaunchKernel(fn((const void *)spin), 1, 1, 1, 1, 1, 1, 0, s, spin_args, NULL));
+            for (int t = 0; t < 3; t++)
+                gather_into(tables[t], outs[t], s);
+            for (int t = 0; t < 3; t++)
+                expect(outs[t], *values[t], round == 0 ? "first reads" : "second reads");
+        }
         printf("mirror_coherence: %s PASS\n", mode);
         return 0;
     }

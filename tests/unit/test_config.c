@@ -82,6 +82,16 @@ int main(void)
     const char *const automatic[] = {"MGPU_MIRROR", "auto", NULL};
     CHECK(parse(automatic, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror == MGPU_MIRROR_AUTO);
+    CHECK(automatic_cfg.mirror_budget_percent == 50 && automatic_cfg.mirror_budget_bytes == 0);
+    const char *const share[] = {"MGPU_MIRROR_BUDGET", "25%", NULL};
+    CHECK(parse(share, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.mirror_budget_percent == 25 && automatic_cfg.mirror_budget_bytes == 0);
+    const char *const size[] = {"MGPU_MIRROR_BUDGET", "40M", NULL};
+    CHECK(parse(size, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.mirror_budget_bytes == 40u << 20);
+    const char *const plain[] = {"MGPU_MIRROR_BUDGET", "4096", NULL};
+    CHECK(parse(plain, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.mirror_budget_bytes == 4096);
     CHECK_STR(cfg.trace_path, "/tmp/t.json");
     CHECK_STR(cfg.topology_path, "node.xml");
     CHECK_STR(cfg.passthrough, "libfoo,libbar");
@@ -141,6 +151,11 @@ int main(void)
         {"MGPU_FORK_JOIN", "memops", "use MGPU_FORK_JOIN=flags or events"},
         {"MGPU_MIRROR", "sometimes", "use MGPU_MIRROR=never, always or auto"},
         {"MGPU_NCCL", "maybe", "use MGPU_NCCL=1 or MGPU_NCCL=0"},
+        {"MGPU_MIRROR_BUDGET", "0%", "use a share of free memory such as 50% or a size"},
+        {"MGPU_MIRROR_BUDGET", "101%", "use a share of free memory such as 50% or a size"},
+        {"MGPU_MIRROR_BUDGET", "12X", "use a share of free memory such as 50% or a size"},
+        {"MGPU_MIRROR_BUDGET", "99999999999G", "use a share of free memory such as 50% or a size"},
+        {"MGPU_MIRROR_BUDGET", "-5M", "use a share of free memory such as 50% or a size"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};
