@@ -729,25 +729,24 @@ static CUresult rebuild_chunk(struct mgpu_allocation *a, size_t index, uint64_t 
     return r;
 }
 
-CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu)
+/* Under pool.lock: the home context idle, so that no kernel uses what
+ * moves (split launches join back into its streams). */
+static CUresult wait_for_home(void)
 {
-    if (!mgpu_pool_holds(address) || bytes == 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&pool.lock);
-    CUresult r = CUDA_ERROR_INVALID_VALUE;
-    struct mgpu_allocation *a = holding(address);
-    if (a == NULL || a->small || gpu < 0 || gpu >= pool.ngpus ||
-        address + bytes > a->start + a->span)
-        goto out;
-    r = CUDA_SUCCESS;
-    if (mgpu_drv.cuCtxPushCurrent(pool.contexts[0]) == CUDA_SUCCESS) {
-        r = mgpu_drv.cuCtxSynchronize();
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
-    }
-    uint64_t from = (address - a->start) / MGPU_GRANULE_SIZE * MGPU_GRANULE_SIZE;
-    uint64_t to = (address - a->start + bytes + MGPU_GRANULE_SIZE - 1) / MGPU_GRANULE_SIZE *
-                  MGPU_GRANULE_SIZE;
+    CUresult r = mgpu_drv.cuCtxPushCurrent(pool.contexts[0]);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuCtxSynchronize();
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
+/* Under pool.lock, the GPUs idle: the granules of [from, to) (offsets in
+ * a, granule-aligned) onto `gpu`. */
+static CUresult migrate_range(struct mgpu_allocation *a, uint64_t from, uint64_t to, int gpu)
+{
+    CUresult r = CUDA_SUCCESS;
     for (size_t i = 0; r == CUDA_SUCCESS && i < a->nchunks; i++) {
         struct mgpu_chunk c = a->chunks[i];
         uint64_t lo = c.offset > from ? c.offset : from;
@@ -758,11 +757,83 @@ CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu)
         r = rebuild_chunk(a, i, lo, hi, gpu);
         i += a->nchunks - before; /* skip the parts just made */
     }
+    return r;
+}
+
+CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu)
+{
+    if (!mgpu_pool_holds(address) || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&pool.lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    struct mgpu_allocation *a = holding(address);
+    if (a == NULL || a->small || gpu < 0 || gpu >= pool.ngpus ||
+        address + bytes > a->start + a->span)
+        goto out;
+    r = wait_for_home();
+    uint64_t from = (address - a->start) / MGPU_GRANULE_SIZE * MGPU_GRANULE_SIZE;
+    uint64_t to = (address - a->start + bytes + MGPU_GRANULE_SIZE - 1) / MGPU_GRANULE_SIZE *
+                  MGPU_GRANULE_SIZE;
+    if (r == CUDA_SUCCESS)
+        r = migrate_range(a, from, to, gpu);
     if (r == CUDA_SUCCESS)
         pool.migrations++;
 out:
     pthread_mutex_unlock(&pool.lock);
     return r;
+}
+
+CUresult mgpu_pool_spread(CUdeviceptr start)
+{
+    if (!mgpu_pool_holds(start))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&pool.lock);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    struct mgpu_allocation *a = mgpu_allocation_table_at(&pool.table, start);
+    if (a == NULL || a->small)
+        goto out;
+    r = wait_for_home();
+    size_t ngranules = a->span / MGPU_GRANULE_SIZE;
+    for (size_t i = 0; r == CUDA_SUCCESS && i < ngranules;) {
+        int owner = mgpu_placement_owner(pool.placement, i, ngranules, pool.ngpus, NULL);
+        size_t j = i + 1;
+        while (j < ngranules &&
+               mgpu_placement_owner(pool.placement, j, ngranules, pool.ngpus, NULL) == owner)
+            j++;
+        r = migrate_range(a, i * MGPU_GRANULE_SIZE, j * MGPU_GRANULE_SIZE, owner);
+        i = j;
+    }
+    if (r == CUDA_SUCCESS)
+        pool.migrations++;
+out:
+    pthread_mutex_unlock(&pool.lock);
+    return r;
+}
+
+struct large_list {
+    struct mgpu_pool_block *out;
+    size_t max, count;
+};
+
+static void list_large(struct mgpu_allocation *a, void *ctx)
+{
+    struct large_list *l = ctx;
+    if (a->small)
+        return;
+    if (l->count < l->max)
+        l->out[l->count] = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool,
+                                                    a->id};
+    l->count++;
+}
+
+size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max)
+{
+    struct large_list l = {out, max, 0};
+    pthread_mutex_lock(&pool.lock);
+    if (pool.active)
+        mgpu_allocation_table_each(&pool.table, list_large, &l);
+    pthread_mutex_unlock(&pool.lock);
+    return l.count;
 }
 
 /* --- figures and the end ------------------------------------------------------- */

@@ -79,6 +79,15 @@ int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);
  * Returns CUDA_ERROR_INVALID_VALUE for a range outside one allocation. */
 CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu);
 
+/* Lays the large allocation that starts at `start` out again as the
+ * pool's placement has it (after migrations moved its granules), in the
+ * same way. */
+CUresult mgpu_pool_spread(CUdeviceptr start);
+
+/* The program's large allocations (at most `max` into out); returns how
+ * many there are. */
+size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max);
+
 /* The owner of the byte at `address`, or -1 outside the pool. */
 int mgpu_pool_owner(CUdeviceptr address);
 

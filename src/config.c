@@ -40,9 +40,11 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_MEMORY", "pool|driver",
      "pool: device allocations get one address on every GPU, pages spread over them "
      "(default); driver: plain allocations on the home GPU"},
-    {"MGPU_PLACEMENT", "distributed|home|interleave",
-     "where a buffer's 2 MiB pages live: one contiguous part per GPU (default), all on the "
-     "first GPU, or round-robin"},
+    {"MGPU_PLACEMENT", "auto|distributed|home|interleave",
+     "where a buffer's 2 MiB pages live: auto (default): one contiguous part per GPU at "
+     "first, then moved after the kernels that use it (a buffer that whole launches on one "
+     "GPU use goes to that GPU); or always one part per GPU, all on the first GPU, or "
+     "round-robin"},
     {"MGPU_MIRROR", "never|always|auto",
      "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
      "when the program may have written it, and every reduction that can be is privatised "
@@ -229,6 +231,7 @@ static int parse_one_of(mgpu_getenv_fn get, const char *name, const char *const 
 void mgpu_config_defaults(struct mgpu_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->placement = MGPU_PLACEMENT_AUTO;
     cfg->sm_count = MGPU_SM_COUNT_SUM;
     cfg->audit = true;
     cfg->nccl = true;
@@ -304,7 +307,7 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->memory = (enum mgpu_memory_mode)choice;
-    static const char *const placements[] = {"distributed", "home", "interleave", NULL};
+    static const char *const placements[] = {"distributed", "home", "interleave", "auto", NULL};
     if (parse_one_of(get, "MGPU_PLACEMENT", placements, &choice, err, errlen) != 0)
         return -1;
     if (choice >= 0)

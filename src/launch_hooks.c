@@ -17,6 +17,7 @@
 #include "slice_plan.h"
 #include "split_launch.h"
 #include "mirror_policy.h"
+#include "placement_follow.h"
 #include "split_policy.h"
 
 #include <cuda.h>
@@ -164,7 +165,7 @@ static void count_split(int kernel, const struct launch_shape *shape,
  * the cost model asks for that. */
 static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_launch *copy,
                          unsigned shared, const CUlaunchConfig *config,
-                         struct mgpu_split_probe *probe, CUresult *result)
+                         struct mgpu_split_probe *probe, CUresult *result, int *ran_whole_on)
 {
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
     int nslices = 0;
@@ -229,6 +230,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         mgpu_kernel_stats_mirrored(record.kernel, read, privatised);
     }
     *result = mgpu_split_launch(&req);
+    *ran_whole_on = moved_to > 0 ? moved_to : -1;
     mgpu_mirror_probe_end(&mirror_probe, shape->stream, *result);
     mgpu_split_probe_end(probe, shape->stream, *result);
     if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
@@ -236,6 +238,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         if (mgpu_stats_enabled)
             mgpu_timing_end(&record.timer, shape->stream, *result);
         probe->shape = NULL;
+        *ran_whole_on = 0;
         shape->why = why;
         return false;
     }
@@ -267,8 +270,9 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         void **ext = from_copy ? copy.extra : (extra_);                                            \
         CUresult launch_result;                                                                    \
         struct mgpu_split_probe probe = {NULL, false};                                             \
-        if (from_copy &&                                                                           \
-            split_launch(&(shape), &copy, (shared_), (config_), &probe, &launch_result)) {         \
+        int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */               \
+        if (from_copy && split_launch(&(shape), &copy, (shared_), (config_), &probe,              \
+                                      &launch_result, &ran_whole_on)) {                            \
         } else if (!mgpu_stats_enabled && probe.shape == NULL) {                                   \
             launch_result = call;                                                                  \
         } else {                                                                                   \
@@ -283,6 +287,9 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         }                                                                                          \
         mgpu_mirror_launch_writes(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL, \
                                   from_copy ? copy.buffer : NULL);                                 \
+        if (launch_result == CUDA_SUCCESS && mgpu_follow_on())                                     \
+            mgpu_follow_launch(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL,    \
+                               from_copy ? copy.buffer : NULL, ran_whole_on);                      \
         if (from_copy)                                                                             \
             mgpu_copy_launch_done(&copy, launch_result);                                           \
         (void)ext;                                                                                 \

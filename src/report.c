@@ -16,6 +16,7 @@
 #include "real_driver.h"
 #include "nccl_collectives.h"
 #include "mirror_policy.h"
+#include "placement_follow.h"
 #include "private_reductions.h"
 #include "replicas.h"
 #include "report_format.h"
@@ -123,7 +124,9 @@ void mgpu_report_print(void)
         pool_now[g] = pool.now[g];
         pool_peak[g] = pool.peak[g];
     }
-    r.pool_placement = pool.active ? pool.placement : NULL;
+    r.pool_placement = !pool.active                                  ? NULL
+                       : mgpu_cfg.placement == MGPU_PLACEMENT_AUTO ? "auto"
+                                                                   : pool.placement;
     r.pool_off_reason = pool.why_off;
     r.pool_gpus = pool.gpus;
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
@@ -133,6 +136,16 @@ void mgpu_report_print(void)
     r.pool_peak = pool_peak;
     r.copies_split = mgpu_copy_router_splits();
     r.migrations = pool.migrations;
+    r.follow_on = mgpu_cfg.placement == MGPU_PLACEMENT_AUTO;
+    struct mgpu_follow_stats follow;
+    mgpu_follow_stats(&follow);
+    r.follow_stopped = follow.stopped;
+    r.follow_moves = follow.moves;
+    r.follow_bytes = follow.bytes_moved;
+    r.follow_ms = follow.move_ms;
+    static char follow_lines[16][160];
+    r.follow_lines = (const char(*)[160])follow_lines;
+    r.follow_line_count = mgpu_follow_describe(follow_lines, 16);
     r.staged_bytes = mgpu_staged_bytes();
     r.mirrors_on = mgpu_replicas_configured();
     struct mgpu_replica_stats mirrors;

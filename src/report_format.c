@@ -311,6 +311,14 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                 "  one address range on %d GPUs, %s placement; %lu copies and sets split by "
                 "owner, %lu migrations\n",
                 r->pool_gpus, r->pool_placement, r->copies_split, r->migrations);
+        if (r->follow_on) {
+            mgpu_format_bytes(total, sizeof total, r->follow_bytes);
+            fprintf(out, "  placement after the kernels (auto): %lu moves (%s, %.1f ms)%s\n",
+                    r->follow_moves, total, r->follow_ms,
+                    r->follow_stopped ? "; stopped: a second thread launched kernels" : "");
+            for (size_t i = 0; i < r->follow_line_count; i++)
+                fprintf(out, "    %s\n", r->follow_lines[i]);
+        }
         if (r->staged_bytes > 0) {
             mgpu_format_bytes(total, sizeof total, r->staged_bytes);
             fprintf(out,

@@ -55,6 +55,14 @@ struct mgpu_report {
     int pool_gpus;
     const unsigned long long *pool_now, *pool_peak;
     unsigned long copies_split, migrations;
+    /* MGPU_PLACEMENT=auto: moves made after the kernels, and per large buffer
+     * alive at exit where it is and why */
+    bool follow_on, follow_stopped;
+    unsigned long follow_moves;
+    unsigned long long follow_bytes;
+    double follow_ms;
+    const char (*follow_lines)[160];
+    size_t follow_line_count;
     unsigned long long staged_bytes; /* pageable host memory sent through mgpu's pinned buffers */
     /* Replicas (MGPU_MIRROR=always): buffers, copies, refreshes, stale marks. */
     bool mirrors_on;

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "memory_pool.h"
 #include "host_functions.h"
+#include "placement_follow.h"
 #include "process_state.h"
 #include "real_driver.h"
 #include "replicas.h"
@@ -165,10 +166,13 @@ static void configure_pool(void)
     struct mgpu_pool_settings pool = {
         .off = mgpu_cfg.memory == MGPU_MEMORY_DRIVER,
         .why_off = "MGPU_MEMORY=driver",
-        .placement = (enum mgpu_placement)mgpu_cfg.placement,
+        .placement = mgpu_cfg.placement == MGPU_PLACEMENT_AUTO
+                         ? MGPU_PLACE_DISTRIBUTED
+                         : (enum mgpu_placement)mgpu_cfg.placement,
         .started = release_at_exit,
     };
     mgpu_pool_configure(&pool);
+    mgpu_follow_configure(mgpu_cfg.placement == MGPU_PLACEMENT_AUTO);
     struct mgpu_replica_settings mirrors = {
         .on = mgpu_cfg.mirror != MGPU_MIRROR_NEVER,
         .copy_per_entry = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS,

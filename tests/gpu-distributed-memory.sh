@@ -150,7 +150,9 @@ for gpus in $entry_sets; do
   expect_match "$work/$label.copies.err" "^  [0-9.]+ (MiB|GiB) of pageable host memory copied to the GPUs through mgpu's pinned buffers\$"
   pass "copies under --gpus $gpus place a part of their buffers on each of the $n GPUs, are split by owner, pageable ones staged"
 
+  extra_env=MGPU_PLACEMENT=distributed # the program's own migrations, none of auto's
   expect_pass "$label" migrate
+  extra_env=
   expect_match "$work/$label.migrate.err" 'split by owner, 2 migrations$'
   pass "mgpu_memory_migrate moves pages between GPUs under --gpus $gpus, the data and address unchanged"
 

@@ -33,7 +33,7 @@ int main(void)
     CHECK(cfg.topology_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
-    CHECK(cfg.placement == MGPU_PLACEMENT_DISTRIBUTED);
+    CHECK(cfg.placement == MGPU_PLACEMENT_AUTO);
     CHECK(cfg.mirror == MGPU_MIRROR_NEVER && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
 
@@ -89,6 +89,9 @@ int main(void)
     const char *const size[] = {"MGPU_MIRROR_BUDGET", "40M", NULL};
     CHECK(parse(size, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror_budget_bytes == 40u << 20);
+    const char *const follow[] = {"MGPU_PLACEMENT", "auto", NULL};
+    CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.placement == MGPU_PLACEMENT_AUTO);
     const char *const plain[] = {"MGPU_MIRROR_BUDGET", "4096", NULL};
     CHECK(parse(plain, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror_budget_bytes == 4096);
@@ -147,7 +150,7 @@ int main(void)
         {"MGPU_CALL_LOG", "lots", "use MGPU_CALL_LOG=1"},
         {"MGPU_SPLIT", "off", "use MGPU_SPLIT=auto, always or never"},
         {"MGPU_MEMORY", "vmm", "use MGPU_MEMORY=pool or driver"},
-        {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home or interleave"},
+        {"MGPU_PLACEMENT", "spread", "use MGPU_PLACEMENT=distributed, home, interleave or auto"},
         {"MGPU_FORK_JOIN", "memops", "use MGPU_FORK_JOIN=flags or events"},
         {"MGPU_MIRROR", "sometimes", "use MGPU_MIRROR=never, always or auto"},
         {"MGPU_NCCL", "maybe", "use MGPU_NCCL=1 or MGPU_NCCL=0"},

@@ -1,0 +1,235 @@
+/* Owns the decisions of MGPU_PLACEMENT=auto (see placement_follow.h): per
+ * large pool buffer, the streak of launches that used it the same way, the
+ * moves made, and why it is where it is. */
+#include "placement_follow.h"
+
+#include "launch_params.h"
+#include "log.h"
+#include "memory_pool.h"
+#include "monotonic_clock.h"
+#include "ptx/ptx_analysis.h"
+#include "real_driver.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { SPLIT = -1, NONE = -2 };
+
+struct buffer_use {
+    CUdeviceptr start;
+    size_t bytes;
+    unsigned long long id; /* the pool's: a new buffer at a freed one's address differs */
+    int streak_kind;       /* SPLIT, a GPU for whole launches on it, or NONE */
+    int streak;
+    int on_gpu; /* where mgpu moved it last; SPLIT: spread again; NONE: never moved */
+    int moves;
+    unsigned long whole_launches, split_launches;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct buffer_use *uses;
+static size_t nuses, capacity;
+static bool follow_on;
+static atomic_bool stopped;
+static atomic_int launching_threads;
+static _Thread_local bool launched_here;
+static struct mgpu_follow_stats stats;
+
+void mgpu_follow_configure(bool on)
+{
+    follow_on = on;
+}
+
+bool mgpu_follow_on(void)
+{
+    return follow_on && !atomic_load_explicit(&stopped, memory_order_relaxed);
+}
+
+/* Under lock: the records of buffers freed since, dropped. */
+static void forget_freed(void)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < nuses; i++) {
+        struct mgpu_pool_block b;
+        if (mgpu_pool_find(uses[i].start, &b) && b.start == uses[i].start && b.id == uses[i].id)
+            uses[kept++] = uses[i];
+    }
+    nuses = kept;
+}
+
+/* Under lock: the record of pool buffer b, made or reset as needed; NULL
+ * when memory runs out. */
+static struct buffer_use *use_of(const struct mgpu_pool_block *b)
+{
+    struct buffer_use *free_slot = NULL;
+    for (size_t i = 0; i < nuses && free_slot == NULL; i++) {
+        if (uses[i].start != b->start)
+            continue;
+        if (uses[i].id == b->id)
+            return &uses[i];
+        free_slot = &uses[i]; /* freed, and another buffer at its address */
+    }
+    if (free_slot == NULL && nuses == capacity)
+        forget_freed();
+    if (free_slot == NULL) {
+        if (nuses == capacity) {
+            size_t grown_capacity = capacity ? 2 * capacity : 32;
+            struct buffer_use *grown = realloc(uses, grown_capacity * sizeof *grown);
+            if (grown == NULL)
+                return NULL;
+            uses = grown;
+            capacity = grown_capacity;
+        }
+        free_slot = &uses[nuses++];
+    }
+    *free_slot = (struct buffer_use){b->start, b->bytes, b->id, NONE, 0, NONE, 0, 0, 0};
+    return free_slot;
+}
+
+/* Under lock: whether the buffer lies wholly on `gpu`. */
+static bool all_on(const struct buffer_use *u, int gpu)
+{
+    struct mgpu_owner_run runs[2];
+    return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1 && runs[0].gpu == gpu;
+}
+
+/* Under lock: u moved onto `gpu`, or spread again with SPLIT. */
+static void move(struct buffer_use *u, int gpu)
+{
+    long long began = mgpu_monotonic_ns();
+    CUresult r = gpu == SPLIT ? mgpu_pool_spread(u->start) : mgpu_pool_migrate(u->start, u->bytes, gpu);
+    double ms = (double)(mgpu_monotonic_ns() - began) / 1e6;
+    u->moves++; /* a failed move counts too: it is not tried for ever */
+    if (r != CUDA_SUCCESS) {
+        mgpu_debug("placement: moving the %zu-byte buffer at 0x%llx failed (%s)", u->bytes,
+                   (unsigned long long)u->start, mgpu_cu_error_name(r));
+        return;
+    }
+    u->on_gpu = gpu;
+    stats.moves++;
+    stats.bytes_moved += u->bytes;
+    stats.move_ms += ms;
+    if (gpu == SPLIT)
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs again after %d "
+                  "split launches (%.2f ms)",
+                  u->bytes, (unsigned long long)u->start, u->streak, ms);
+    else
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d after %d whole "
+                  "launches there (%.2f ms)",
+                  u->bytes, (unsigned long long)u->start, gpu, u->streak, ms);
+}
+
+/* Under lock: one more launch used u, whole on `gpu` or split (SPLIT). */
+static void count(struct buffer_use *u, int gpu)
+{
+    if (gpu == SPLIT)
+        u->split_launches++;
+    else
+        u->whole_launches++;
+    if (u->streak_kind == gpu) {
+        u->streak++;
+    } else {
+        u->streak_kind = gpu;
+        u->streak = 1;
+    }
+    if (u->streak < MGPU_FOLLOW_STREAK || u->moves >= MGPU_FOLLOW_MOVES_MAX)
+        return;
+    if (gpu == SPLIT ? u->on_gpu >= 0 : !all_on(u, gpu))
+        move(u, gpu);
+}
+
+/* The launch's pool buffers, each once, into out (at most max); all the
+ * large ones when it may reach any. Returns how many. */
+static size_t buffers_used(const struct mgpu_kernel_copies *k, void *const *params,
+                           const void *buffer, struct mgpu_pool_block *out, size_t max)
+{
+    if (k == NULL || k->param_use == NULL ||
+        (k->notes & (MGPU_NOTE_UNKNOWN_LOAD | MGPU_NOTE_UNKNOWN_STORE))) {
+        size_t n = mgpu_pool_large_buffers(out, max);
+        return n < max ? n : max;
+    }
+    size_t n = 0;
+    for (unsigned i = 0; i < k->nparams && n < max; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        if (k->param_use[i] == 0 || !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = out[j].start == b.start;
+        if (!seen)
+            out[n++] = b;
+    }
+    return n;
+}
+
+/* Moves are safe only with one launching thread: another could queue a
+ * kernel on a buffer while its pages are remapped. */
+static bool one_launching_thread(void)
+{
+    if (!launched_here) {
+        launched_here = true;
+        if (atomic_fetch_add(&launching_threads, 1) >= 1 && !atomic_exchange(&stopped, true))
+            mgpu_info("placement: a second thread launches kernels; buffers stay where they are "
+                      "from now on");
+    }
+    return !atomic_load_explicit(&stopped, memory_order_relaxed);
+}
+
+#define BUFFERS_PER_LAUNCH 64
+
+void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
+                        const void *buffer, int whole_gpu)
+{
+    if (!follow_on || !one_launching_thread())
+        return;
+    struct mgpu_pool_block used[BUFFERS_PER_LAUNCH];
+    size_t n = buffers_used(k, params, buffer, used, BUFFERS_PER_LAUNCH);
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < n; i++) {
+        if (used[i].bytes < MGPU_FOLLOW_MIN_BYTES)
+            continue;
+        struct buffer_use *u = use_of(&used[i]);
+        if (u != NULL)
+            count(u, whole_gpu < 0 ? SPLIT : whole_gpu);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_follow_stats(struct mgpu_follow_stats *out)
+{
+    pthread_mutex_lock(&lock);
+    *out = stats;
+    out->stopped = atomic_load(&stopped);
+    pthread_mutex_unlock(&lock);
+}
+
+size_t mgpu_follow_describe(char (*lines)[160], size_t max)
+{
+    pthread_mutex_lock(&lock);
+    size_t n = 0;
+    for (size_t i = 0; i < nuses && n < max; i++) {
+        const struct buffer_use *u = &uses[i];
+        struct mgpu_pool_block b;
+        if (!mgpu_pool_find(u->start, &b) || b.id != u->id || b.start != u->start)
+            continue; /* freed */
+        char where[64];
+        if (u->on_gpu >= 0)
+            snprintf(where, sizeof where, "on GPU %d, moved there after whole launches on it",
+                     u->on_gpu);
+        else if (u->on_gpu == SPLIT)
+            snprintf(where, sizeof where, "spread again after split launches");
+        else
+            snprintf(where, sizeof where, "where it was made (no streak of %d launches)",
+                     MGPU_FOLLOW_STREAK);
+        snprintf(lines[n++], 160,
+                 "buffer of %.2f MiB: %.60s; %lu whole and %lu split launches, %d move%s%s",
+                 (double)u->bytes / (1024.0 * 1024.0), where, u->whole_launches,
+                 u->split_launches, u->moves, u->moves == 1 ? "" : "s",
+                 u->moves >= MGPU_FOLLOW_MOVES_MAX ? " (the most allowed: it stays)" : "");
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
+}

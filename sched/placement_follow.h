@@ -1,0 +1,53 @@
+/* Placement that follows the kernels (issue 19, MGPU_PLACEMENT=auto): a
+ * large buffer starts distributed (the layout a kernel split along it
+ * wants) and moves after the launches that use it. Each launch from a
+ * module copy counts for the pool buffers its parameters point into (the
+ * analysis's uses); a kernel mgpu knows nothing of, or one that loads or
+ * stores through pointers of unknown origin, counts for every large
+ * buffer. A buffer that MGPU_FOLLOW_STREAK launches in a row used whole on
+ * one GPU moves there; one on a single GPU that as many split launches in
+ * a row used is spread again. A buffer moves at most MGPU_FOLLOW_MOVES_MAX
+ * times, then stays: one used both ways in turn never gathers a streak,
+ * so it does not move at all.
+ *
+ * A move waits for the home GPU's work and copies the buffer (memory_pool.h,
+ * mgpu_pool_migrate), between the launch that completed the streak and
+ * the next. It is safe only while no other host thread launches
+ * meanwhile: once a second thread has launched kernels, nothing moves
+ * again (said once with -v). Thread-safe. */
+#ifndef MGPU_PLACEMENT_FOLLOW_H
+#define MGPU_PLACEMENT_FOLLOW_H
+
+#include "program_modules.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define MGPU_FOLLOW_MIN_BYTES ((size_t)16 << 20)
+#define MGPU_FOLLOW_STREAK 4
+#define MGPU_FOLLOW_MOVES_MAX 3
+
+/* Set by the runtime before the program runs (MGPU_PLACEMENT=auto). */
+void mgpu_follow_configure(bool on);
+bool mgpu_follow_on(void);
+
+/* After a launch that succeeded: k the kernel's copies (NULL for a kernel
+ * mgpu has no analysis of), with the launch's params or buffer; `whole_gpu`
+ * the GPU it ran on whole, or -1 when it was split. May move buffers. */
+void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
+                        const void *buffer, int whole_gpu);
+
+/* For the report. */
+struct mgpu_follow_stats {
+    unsigned long moves;
+    unsigned long long bytes_moved;
+    double move_ms;
+    bool stopped; /* a second launching thread turned moves off */
+};
+void mgpu_follow_stats(struct mgpu_follow_stats *out);
+
+/* One line per large buffer alive (where it is and why), at most `max`;
+ * returns how many. */
+size_t mgpu_follow_describe(char (*lines)[160], size_t max);
+
+#endif

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Placement that follows the kernels (issue 19, MGPU_PLACEMENT=auto):
+# tests/gpu/placement_follow uses large buffers one way per mode and checks
+# them against the CPU. Each mode runs plainly, then under
+# mgpu-run --gpus 0x4 (one GPU standing for four: decisions, not speed)
+# with MGPU_SPLIT=always (a one-block kernel still runs whole) and
+# MGPU_PLACEMENT=auto: the output must be the plain run's, and the report
+# must say where each buffer ended and how many times it moved.
+. "$(dirname "$0")/common.sh"
+require_gpu
+prog=tests/gpu/placement_follow
+cubin=tests/ptx/kernels.cubin
+[ -f "$cubin" ] || fail "no $cubin (made by make check)"
+
+# check MODE PATTERN...: the mode passes both ways, and every PATTERN (an
+# extended regex) matches a line of the report.
+check() {
+  m=$1
+  shift
+  args=$m
+  [ "$m" = no_ptx ] && args="$m $cubin"
+  timeout 120 $prog $args > "$work/$m.plain" 2>&1 ||
+    { cat "$work/$m.plain" >&2; fail "$m without mgpu"; }
+  timeout 120 env MGPU_SPLIT=always MGPU_PLACEMENT=auto "$MGPU_RUN" --gpus 0x4 --report -v \
+    $prog $args > "$work/$m.out" 2> "$work/$m.err" ||
+    { cat "$work/$m.out" >&2; grep -E "placement|FAIL|error" "$work/$m.err" >&2; fail "$m under mgpu"; }
+  cmp -s "$work/$m.plain" "$work/$m.out" ||
+    { diff "$work/$m.plain" "$work/$m.out" >&2; fail "$m: output differs from the plain run"; }
+  for pattern in "$@"; do
+    grep -Eq -- "$pattern" "$work/$m.err" || {
+      sed -n '/placement after the kernels/,/^[a-z]/p' "$work/$m.err" >&2
+      fail "$m: no report line matches '$pattern'"
+    }
+  done
+  pass "$m: $(grep -E '^  placement after the kernels' "$work/$m.err" | sed 's/^  //')"
+}
+
+check small_loop \
+  '^  placement after the kernels \(auto\): 1 moves' \
+  '^    buffer of 1024\.00 MiB: on GPU 0, moved there after whole launches on it; 12 whole and 0 split launches, 1 move$'
+check vector_add \
+  '^  placement after the kernels \(auto\): 0 moves' \
+  '^    buffer of 256\.00 MiB: where it was made .*; 0 whole and 6 split launches, 0 moves$'
+check alternate \
+  '^  placement after the kernels \(auto\): 0 moves' \
+  '^    buffer of 256\.00 MiB: where it was made .*; 12 whole and 12 split launches, 0 moves$'
+check streaks \
+  '^  placement after the kernels \(auto\): 3 moves' \
+  '^    buffer of 256\.00 MiB: on GPU 0, .*; 20 whole and 20 split launches, 3 moves \(the most allowed: it stays\)$'
+check unknown \
+  '^  placement after the kernels \(auto\): 1 moves' \
+  '^    buffer of 256\.00 MiB: on GPU 0, .*; 6 whole and 0 split launches, 1 move$'
+check no_ptx \
+  '^  placement after the kernels \(auto\): 2 moves'
+[ "$(grep -Ec '^    buffer of 256\.00 MiB: on GPU 0, .*; 5 whole and 0 split launches, 1 move$' "$work/no_ptx.err")" -eq 2 ] ||
+  fail "no_ptx: not both buffers moved to GPU 0 after 5 whole launches"
