@@ -3,11 +3,9 @@
  * times without and with mirrors and at most one timing in flight. */
 #include "mirror_policy.h"
 
-#include "real_driver.h"
 #include "runtime.h"
-#include "shape_table.h"
+#include "shape_timings.h"
 
-#include <math.h>
 #include <pthread.h>
 
 #define TABLE_SIZE 4096 /* a power of two */
@@ -15,11 +13,8 @@
 
 struct shape {
     struct mgpu_shape_key key;
-    double best_us[2]; /* [mirrored]: INFINITY until measured */
-    int samples[2];
-    bool warmed; /* launched once, untimed */
-    bool in_flight, in_flight_mirrored, counted;
-    CUevent start, stop;
+    struct mgpu_shape_timings t; /* the ways: [0] without mirrors, [1] with */
+    bool counted;                /* in the stats, once decided */
 };
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,30 +23,18 @@ static struct mgpu_mirror_policy_stats stats;
 
 static bool decided(const struct shape *s)
 {
-    return s->samples[0] >= 1 && s->samples[1] >= MIRRORED_SAMPLES;
+    return s->t.samples[0] >= 1 && s->t.samples[1] >= MIRRORED_SAMPLES;
 }
 
 static bool faster_mirrored(const struct shape *s)
 {
-    return s->best_us[1] < s->best_us[0] * MGPU_MIRROR_GAIN;
+    return s->t.best_us[1] < s->t.best_us[0] * MGPU_MIRROR_GAIN;
 }
 
 /* Under policy_lock: takes in a finished timing. */
 static void collect(struct shape *s)
 {
-    if (!s->in_flight)
-        return;
-    CUresult q = mgpu_drv.cuEventQuery(s->stop);
-    if (q == CUDA_ERROR_NOT_READY)
-        return;
-    float ms;
-    if (q == CUDA_SUCCESS && mgpu_drv.cuEventElapsedTime(&ms, s->start, s->stop) == CUDA_SUCCESS) {
-        double us = ms * 1000.0;
-        if (us < s->best_us[s->in_flight_mirrored])
-            s->best_us[s->in_flight_mirrored] = us;
-        s->samples[s->in_flight_mirrored]++;
-    }
-    s->in_flight = false;
+    mgpu_shape_timings_collect(&s->t);
     if (decided(s) && !s->counted) {
         s->counted = true;
         stats.decided++;
@@ -59,24 +42,18 @@ static void collect(struct shape *s)
     }
 }
 
-
 /* Under policy_lock, for a shape launched before: whether this launch
- * mirrors, and whether it is timed. */
+ * mirrors, and whether it is timed: without once, then with. */
 static bool decide(struct shape *s, struct mgpu_mirror_probe *probe)
 {
     if (decided(s))
         return faster_mirrored(s);
-    if (s->in_flight)
+    if (s->t.in_flight)
         return false;
-    if (s->start == NULL && (mgpu_drv.cuEventCreate(&s->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-                             mgpu_drv.cuEventCreate(&s->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS))
-        s->start = s->stop = NULL;
-    if (s->stop == NULL)
+    bool mirrored = s->t.samples[0] >= 1;
+    if (!mgpu_shape_timings_arm(&s->t, mirrored))
         return false;
-    bool mirrored = s->samples[0] >= 1;
     probe->shape = s;
-    s->in_flight = true;
-    s->in_flight_mirrored = mirrored;
     return mirrored;
 }
 
@@ -91,9 +68,9 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
     struct shape *s =
         mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh)
-        s->best_us[0] = s->best_us[1] = INFINITY;
-    if (s != NULL && !s->warmed) {
-        s->warmed = true;
+        mgpu_shape_timings_reset(&s->t);
+    if (s != NULL && !s->t.warmed) {
+        s->t.warmed = true;
     } else if (s != NULL) {
         collect(s);
         mirrored = decide(s, probe);
@@ -105,31 +82,22 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
 void mgpu_mirror_probe_begin(struct mgpu_mirror_probe *probe, CUstream stream)
 {
     struct shape *s = probe->shape;
-    if (s != NULL && mgpu_drv.cuEventRecord(s->start, stream) != CUDA_SUCCESS) {
-        pthread_mutex_lock(&policy_lock);
-        s->in_flight = false;
-        pthread_mutex_unlock(&policy_lock);
+    if (s != NULL && !mgpu_shape_timings_begin(&s->t, &policy_lock, stream))
         probe->shape = NULL;
-    }
 }
 
 void mgpu_mirror_probe_end(struct mgpu_mirror_probe *probe, CUstream stream, CUresult launched)
 {
     struct shape *s = probe->shape;
-    if (s == NULL)
-        return;
-    if (launched != CUDA_SUCCESS || mgpu_drv.cuEventRecord(s->stop, stream) != CUDA_SUCCESS) {
-        pthread_mutex_lock(&policy_lock);
-        s->in_flight = false;
-        pthread_mutex_unlock(&policy_lock);
-    }
+    if (s != NULL)
+        mgpu_shape_timings_end(&s->t, &policy_lock, stream, launched);
 }
 
 void mgpu_mirror_policy_stats(struct mgpu_mirror_policy_stats *out)
 {
     pthread_mutex_lock(&policy_lock);
     for (size_t i = 0; i < TABLE_SIZE; i++)
-        if (table[i].in_flight && table[i].key.kernel != NULL)
+        if (table[i].t.in_flight && table[i].key.kernel != NULL)
             collect(&table[i]); /* a timing the last launches left out */
     *out = stats;
     pthread_mutex_unlock(&policy_lock);

@@ -6,7 +6,7 @@
 #include "monotonic_clock.h"
 #include "real_driver.h"
 #include "runtime.h"
-#include "shape_table.h"
+#include "shape_timings.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -21,12 +21,7 @@
 
 struct shape {
     struct mgpu_shape_key key;
-    double best_us[2]; /* [split]: INFINITY until measured */
-    int samples[2];
-    bool warmed; /* launched once, untimed */
-    bool in_flight;
-    bool in_flight_split;
-    CUevent start, stop;
+    struct mgpu_shape_timings t; /* the ways: [0] whole, [1] split */
 };
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -38,26 +33,8 @@ static struct shape *find_shape(const void *kernel, const unsigned grid[3], cons
     bool fresh;
     struct shape *s = mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh)
-        s->best_us[0] = s->best_us[1] = INFINITY;
+        mgpu_shape_timings_reset(&s->t);
     return s;
-}
-
-/* Under policy_lock: takes in a finished timing. */
-static void collect(struct shape *s)
-{
-    if (!s->in_flight)
-        return;
-    CUresult q = mgpu_drv.cuEventQuery(s->stop);
-    if (q == CUDA_ERROR_NOT_READY)
-        return;
-    float ms;
-    if (q == CUDA_SUCCESS && mgpu_drv.cuEventElapsedTime(&ms, s->start, s->stop) == CUDA_SUCCESS) {
-        double us = ms * 1000.0;
-        if (us < s->best_us[s->in_flight_split])
-            s->best_us[s->in_flight_split] = us;
-        s->samples[s->in_flight_split]++;
-    }
-    s->in_flight = false;
 }
 
 static bool prior_guess(const unsigned grid[3], const unsigned block[3])
@@ -70,8 +47,8 @@ static bool prior_guess(const unsigned grid[3], const unsigned block[3])
  * to split, or both ways have their samples. */
 static bool decided(const struct shape *s)
 {
-    return s->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
-           (s->samples[0] >= 1 && s->samples[1] >= SPLIT_SAMPLES);
+    return s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
+           (s->t.samples[0] >= 1 && s->t.samples[1] >= SPLIT_SAMPLES);
 }
 
 /* Without policy_lock: until the timing recorded with `stop` is in, or
@@ -92,23 +69,18 @@ static void wait_for_timing(CUevent stop)
  * goes, and whether it is to be timed. */
 static bool decide(struct shape *s, bool prior, struct mgpu_split_probe *probe)
 {
-    double whole = s->best_us[0], sliced = s->best_us[1];
+    double whole = s->t.best_us[0], sliced = s->t.best_us[1];
     if (whole < MGPU_SPLIT_MIN_MICROSECONDS)
         return false;
     if (decided(s))
         return sliced < whole;
     /* The timing waited for is not back yet: the guess, untimed. */
-    if (s->in_flight)
+    if (s->t.in_flight)
         return prior;
     bool split = isfinite(whole) ? true : isfinite(sliced) ? false : prior;
-    if (s->start == NULL && (mgpu_drv.cuEventCreate(&s->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-                             mgpu_drv.cuEventCreate(&s->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS))
-        s->start = s->stop = NULL;
-    if (s->stop == NULL)
+    if (!mgpu_shape_timings_arm(&s->t, split))
         return prior;
     probe->shape = s;
-    s->in_flight = true;
-    s->in_flight_split = split;
     return split;
 }
 
@@ -126,12 +98,12 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
      * module's function at its first launch, caches and page tables are
      * cold) that can make a kernel of microseconds time as milliseconds:
      * it follows the prior untimed. */
-    if (s != NULL && !s->warmed) {
-        s->warmed = true;
+    if (s != NULL && !s->t.warmed) {
+        s->t.warmed = true;
         s = NULL;
     }
     if (s != NULL) {
-        collect(s);
+        mgpu_shape_timings_collect(&s->t);
         /* A timing is still out: wait for it rather than guess. The host
          * is often far ahead of the GPUs (a loop queues all its launches
          * before the first one ends), so the launches queued meanwhile
@@ -140,12 +112,12 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
          * would run slower than on one GPU throughout, and one that splits
          * well would stay whole. A few waits per shape, each until the
          * work already queued ends. */
-        if (s->in_flight && !decided(s)) {
-            CUevent stop = s->stop;
+        if (s->t.in_flight && !decided(s)) {
+            CUevent stop = s->t.stop;
             pthread_mutex_unlock(&policy_lock);
             wait_for_timing(stop);
             pthread_mutex_lock(&policy_lock);
-            collect(s);
+            mgpu_shape_timings_collect(&s->t);
         }
         split = decide(s, prior, probe);
     }
@@ -157,22 +129,13 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
 void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream)
 {
     struct shape *s = probe->shape;
-    if (s != NULL && mgpu_drv.cuEventRecord(s->start, stream) != CUDA_SUCCESS) {
-        pthread_mutex_lock(&policy_lock);
-        s->in_flight = false;
-        pthread_mutex_unlock(&policy_lock);
+    if (s != NULL && !mgpu_shape_timings_begin(&s->t, &policy_lock, stream))
         probe->shape = NULL;
-    }
 }
 
 void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched)
 {
     struct shape *s = probe->shape;
-    if (s == NULL)
-        return;
-    if (launched != CUDA_SUCCESS || mgpu_drv.cuEventRecord(s->stop, stream) != CUDA_SUCCESS) {
-        pthread_mutex_lock(&policy_lock);
-        s->in_flight = false;
-        pthread_mutex_unlock(&policy_lock);
-    }
+    if (s != NULL)
+        mgpu_shape_timings_end(&s->t, &policy_lock, stream, launched);
 }

@@ -193,11 +193,14 @@ static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_
     }
 }
 
-/* The pointer parameters MGPU_MIRROR may redirect to replicas: 8-byte
- * pointers the kernel only loads through, in a kernel that stores through
- * no pointer of unknown origin (as sched/mirror_reads.c decides, less the
- * check at launch that no other parameter writes the same buffer). */
-static void describe_mirrorable(const struct mgpu_kernel_info *k, char *out, size_t len)
+/* The pointer parameters MGPU_MIRROR may serve, as sched/mirror_reads.c
+ * decides less the checks at launch (that no other parameter writes, or
+ * reaches, the same buffer), in a kernel that stores through no pointer of
+ * unknown origin: 8-byte pointers the kernel only loads through ("0, 1",
+ * replicas), or, with `reductions`, those it only updates with a
+ * privatisable reduction ("2 (add.u32)"). */
+static void describe_mirror_params(const struct mgpu_kernel_info *k, bool reductions, char *out,
+                                   size_t len)
 {
     out[0] = '\0';
     if (k->notes & MGPU_NOTE_UNKNOWN_STORE)
@@ -205,32 +208,15 @@ static void describe_mirrorable(const struct mgpu_kernel_info *k, char *out, siz
     size_t used = 0;
     for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
         const struct mgpu_kernel_param *p = &k->params[i];
-        if (p->size != 8 || p->floating || p->aggregate || p->use != MGPU_PARAM_LOAD ||
-            strcmp(p->name, MGPU_PTX_GRID_PARAM) == 0)
+        bool served = p->size == 8 && !p->aggregate &&
+                      (reductions ? p->reduction != 0
+                                  : !p->floating && p->use == MGPU_PARAM_LOAD &&
+                                        strcmp(p->name, MGPU_PTX_GRID_PARAM) != 0);
+        if (!served)
             continue;
-        int n = snprintf(out + used, len - used, "%s%zu", used ? ", " : "", i);
-        if (n < 0 || (size_t)n >= len - used)
-            break;
-        used += (size_t)n;
-    }
-}
-
-/* The pointer parameters MGPU_MIRROR may privatise: reductions the
- * analysis found (ptx_analysis.h), in a kernel that stores through no
- * pointer of unknown origin (as sched/mirror_reads.c decides, less the
- * check at launch that no other parameter reaches the same buffer). */
-static void describe_privatisable(const struct mgpu_kernel_info *k, char *out, size_t len)
-{
-    out[0] = '\0';
-    if (k->notes & MGPU_NOTE_UNKNOWN_STORE)
-        return;
-    size_t used = 0;
-    for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
-        const struct mgpu_kernel_param *p = &k->params[i];
-        if (p->size != 8 || p->aggregate || p->reduction == 0)
-            continue;
-        int n = snprintf(out + used, len - used, "%s%zu (%s)", used ? ", " : "", i,
-                         mgpu_reduction_text(p->reduction));
+        int n = reductions ? snprintf(out + used, len - used, "%s%zu (%s)", used ? ", " : "", i,
+                                      mgpu_reduction_text(p->reduction))
+                           : snprintf(out + used, len - used, "%s%zu", used ? ", " : "", i);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;
@@ -280,8 +266,8 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
         row->stride_bound_param = k->stride_bound_param;
         snprintf(row->detail, sizeof row->detail, "%s", k->why ? k->detail : rewrites ? "" : err);
         describe_pointers(k, row->pointers, sizeof row->pointers);
-        describe_mirrorable(k, row->mirrorable, sizeof row->mirrorable);
-        describe_privatisable(k, row->privatisable, sizeof row->privatisable);
+        describe_mirror_params(k, false, row->mirrorable, sizeof row->mirrorable);
+        describe_mirror_params(k, true, row->privatisable, sizeof row->privatisable);
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&module);

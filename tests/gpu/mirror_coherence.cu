@@ -22,21 +22,12 @@
 #include <cstring>
 #include <vector>
 
+#include "cu_check.h"
+
 static const unsigned N = 1u << 22; // table entries and gather outputs: 16 MiB each
 static const unsigned STRIDE = 7919u; // odd: i * STRIDE mod N visits every entry
 static const unsigned THREADS = 256;
 static const char *mode = "";
-
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            const char *name_ = "?";                                                               \
-            cuGetErrorName(r_, &name_);                                                            \
-            printf("mirror_coherence: %s FAIL: %s returned %s\n", mode, #call, name_);           \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 extern "C" __global__ void gather(const unsigned *table, unsigned *out, unsigned n)
 {
@@ -131,6 +122,8 @@ int main(int argc, char **argv)
         return 2;
     }
     mode = argv[1];
+    cu_check_program = "mirror_coherence";
+    cu_check_mode = mode;
     cudaFree(0);
     CUcontext ctx;
     CU(cuCtxGetCurrent(&ctx));

@@ -18,22 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cu_check.h"
+
 #define N 10000u
 #define BLOCK 256u
 #define BLOCKS ((N + BLOCK - 1) / BLOCK)
 
 static int failures;
-
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            const char *name_ = "?";                                                               \
-            cuGetErrorName(r_, &name_);                                                            \
-            printf("FAIL: %s:%d: %s: %s\n", __FILE__, __LINE__, #call, name_);                     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void check(int ok, const char *what)
 {

@@ -23,20 +23,11 @@
 #include <cstring>
 #include <vector>
 
+#include "cu_check.h"
+
 static const char *mode = "";
 static const unsigned THREADS = 256;
 static const size_t QUARTER_GIB = (size_t)1 << 28;
-
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            const char *name_ = "?";                                                               \
-            cuGetErrorName(r_, &name_);                                                            \
-            printf("placement_follow: %s FAIL: %s returned %s\n", mode, #call, name_);           \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 // p[offset + i] += 1 for the block's threads: a small kernel, run whole.
 extern "C" __global__ void touch(unsigned *p, unsigned long long offset)
@@ -125,6 +116,8 @@ int main(int argc, char **argv)
         return 2;
     }
     mode = argv[1];
+    cu_check_program = "placement_follow";
+    cu_check_mode = mode;
     cudaFree(0);
     if (is("small_loop")) {
         size_t count = 4 * QUARTER_GIB / 4; // 1 GiB of unsigned

@@ -21,20 +21,11 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cu_check.h"
+
 static const unsigned N = 1u << 22;
 static const unsigned THREADS = 256;
 static const unsigned BINS = 256;
-
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            const char *name_ = "?";                                                               \
-            cuGetErrorName(r_, &name_);                                                            \
-            printf("private_reductions: FAIL: %s returned %s\n", #call, name_);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 extern "C" __global__ void histogram(const unsigned char *data, unsigned *bins, unsigned n)
 {
@@ -117,6 +108,7 @@ template <typename T> static void expect(const char *what, size_t i, T got, T wa
 
 int main()
 {
+    cu_check_program = "private_reductions";
     cudaFree(0);
     CUstream s;
     CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));

@@ -1,0 +1,51 @@
+/* What the MGPU_SPLIT=auto and MGPU_MIRROR=auto policies share: launch
+ * shapes (kernel, grid, block) as keys of fixed open-addressing tables,
+ * and per shape the timings of a launch two ways (whole or split; without
+ * or with mirrors), the best of each, with at most one timing in flight,
+ * measured with a pair of events on the launch's stream. Not thread-safe
+ * unless said: the policy holds its lock. */
+#ifndef MGPU_SHAPE_TIMINGS_H
+#define MGPU_SHAPE_TIMINGS_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct mgpu_shape_key {
+    const void *kernel; /* NULL: free slot */
+    unsigned grid[3], block[3];
+};
+
+/* The record of the shape in `records` (`count` of them, a power of two,
+ * `stride` bytes apart, each starting with its key), claimed for it if it
+ * had none (*fresh then true, the key set, the rest as it was: zero);
+ * NULL when the table is full. */
+void *mgpu_shape_record(void *records, size_t count, size_t stride, const void *kernel,
+                        const unsigned grid[3], const unsigned block[3], bool *fresh);
+
+struct mgpu_shape_timings {
+    double best_us[2]; /* per way: INFINITY until measured */
+    int samples[2];
+    bool warmed; /* launched once, untimed */
+    bool in_flight;
+    bool in_flight_way;
+    CUevent start, stop;
+};
+
+/* A fresh record's timings: nothing measured. */
+void mgpu_shape_timings_reset(struct mgpu_shape_timings *t);
+/* Takes in the timing in flight if it is done. */
+void mgpu_shape_timings_collect(struct mgpu_shape_timings *t);
+/* A timing of `way` in flight from now; false (nothing in flight) when its
+ * events cannot be made. */
+bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way);
+/* Without the lock (`lock` is the policy's): the events around the launch
+ * in `stream`. begin returns false when the timing is given up (its start
+ * could not be recorded); end gives it up when the launch failed. */
+bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock,
+                              CUstream stream);
+void mgpu_shape_timings_end(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream,
+                            CUresult launched);
+
+#endif
