@@ -783,31 +783,79 @@ out:
     return r;
 }
 
-CUresult mgpu_pool_spread(CUdeviceptr start)
+/* Under pool.lock: fn on each run of one owner of large allocation a as
+ * the pool's placement lays it out, in order, while it returns true. */
+static void each_placed_run(const struct mgpu_allocation *a,
+                            bool (*fn)(const struct mgpu_owner_run *run, void *ctx), void *ctx)
 {
-    if (!mgpu_pool_holds(start))
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&pool.lock);
-    CUresult r = CUDA_ERROR_INVALID_VALUE;
-    struct mgpu_allocation *a = mgpu_allocation_table_at(&pool.table, start);
-    if (a == NULL || a->small)
-        goto out;
-    r = wait_for_home();
     size_t ngranules = a->span / MGPU_GRANULE_SIZE;
-    for (size_t i = 0; r == CUDA_SUCCESS && i < ngranules;) {
+    for (size_t i = 0; i < ngranules;) {
         int owner = mgpu_placement_owner(pool.placement, i, ngranules, pool.ngpus, NULL);
         size_t j = i + 1;
         while (j < ngranules &&
                mgpu_placement_owner(pool.placement, j, ngranules, pool.ngpus, NULL) == owner)
             j++;
-        r = migrate_range(a, i * MGPU_GRANULE_SIZE, j * MGPU_GRANULE_SIZE, owner);
+        struct mgpu_owner_run run = {i * MGPU_GRANULE_SIZE, (j - i) * MGPU_GRANULE_SIZE, owner};
+        if (!fn(&run, ctx))
+            return;
         i = j;
     }
-    if (r == CUDA_SUCCESS)
-        pool.migrations++;
-out:
+}
+
+struct spreading {
+    struct mgpu_allocation *a;
+    CUresult r;
+};
+
+static bool migrate_run(const struct mgpu_owner_run *run, void *ctx)
+{
+    struct spreading *s = ctx;
+    s->r = migrate_range(s->a, run->offset, run->offset + run->bytes, run->gpu);
+    return s->r == CUDA_SUCCESS;
+}
+
+CUresult mgpu_pool_spread(CUdeviceptr start)
+{
+    if (!mgpu_pool_holds(start))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&pool.lock);
+    struct spreading s = {mgpu_allocation_table_at(&pool.table, start), CUDA_ERROR_INVALID_VALUE};
+    if (s.a != NULL && !s.a->small) {
+        s.r = wait_for_home();
+        if (s.r == CUDA_SUCCESS)
+            each_placed_run(s.a, migrate_run, &s);
+        if (s.r == CUDA_SUCCESS)
+            pool.migrations++;
+    }
     pthread_mutex_unlock(&pool.lock);
-    return r;
+    return s.r;
+}
+
+struct run_list {
+    struct mgpu_owner_run *runs;
+    size_t max, count;
+};
+
+static bool list_run(const struct mgpu_owner_run *run, void *ctx)
+{
+    struct run_list *l = ctx;
+    if (l->count < l->max)
+        l->runs[l->count] = *run;
+    l->count++;
+    return true;
+}
+
+size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, size_t max)
+{
+    if (!mgpu_pool_holds(start))
+        return 0;
+    pthread_mutex_lock(&pool.lock);
+    struct run_list l = {runs, max, 0};
+    struct mgpu_allocation *a = mgpu_allocation_table_at(&pool.table, start);
+    if (a != NULL && !a->small)
+        each_placed_run(a, list_run, &l);
+    pthread_mutex_unlock(&pool.lock);
+    return l.count;
 }
 
 struct large_list {

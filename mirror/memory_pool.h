@@ -84,6 +84,11 @@ CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu);
  * same way. */
 CUresult mgpu_pool_spread(CUdeviceptr start);
 
+/* The runs of one owner the large allocation that starts at `start` would
+ * have as the pool's placement lays it out (what mgpu_pool_spread makes),
+ * at most `max`; returns how many there are, 0 for no such allocation. */
+size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, size_t max);
+
 /* The program's large allocations (at most `max` into out); returns how
  * many there are. */
 size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max);

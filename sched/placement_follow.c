@@ -3,7 +3,11 @@
  * moves made, and why it is where it is. */
 #include "placement_follow.h"
 
+#include "gpu_contexts.h"
+#include "gpu_entries.h"
 #include "launch_params.h"
+#include "link_measure.h"
+#include "link_model.h"
 #include "log.h"
 #include "memory_pool.h"
 #include "monotonic_clock.h"
@@ -25,6 +29,7 @@ struct buffer_use {
     int streak;
     int on_gpu; /* where mgpu moved it last; SPLIT: spread again; NONE: never moved */
     int moves;
+    bool declined; /* the cost model said the last move would not pay */
     unsigned long whole_launches, split_launches;
 };
 
@@ -36,6 +41,8 @@ static atomic_bool stopped;
 static atomic_int launching_threads;
 static _Thread_local bool launched_here;
 static struct mgpu_follow_stats stats;
+static struct mgpu_link_model model;
+static int model_state; /* 0: not tried; 1: built; -1: could not be */
 
 void mgpu_follow_configure(bool on)
 {
@@ -84,8 +91,91 @@ static struct buffer_use *use_of(const struct mgpu_pool_block *b)
         }
         free_slot = &uses[nuses++];
     }
-    *free_slot = (struct buffer_use){b->start, b->bytes, b->id, NONE, 0, NONE, 0, 0, 0};
+    *free_slot = (struct buffer_use){b->start, b->bytes, b->id, NONE, 0, NONE, 0, false, 0, 0};
     return free_slot;
+}
+
+/* Under lock: the cost model, measured the first time a move is weighed
+ * (link_measure.h: a few milliseconds per pair of devices) and shown with
+ * -v. Without it, the streak alone decides. */
+static bool have_model(void)
+{
+    if (model_state != 0)
+        return model_state > 0;
+    model_state = -1;
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    int devices[MGPU_MAX_GPUS];
+    static double device_gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
+    char err[200];
+    if (e == NULL)
+        return false;
+    int ndevices = mgpu_gpu_entries_distinct(e, devices);
+    if (mgpu_link_measure(devices, ndevices, device_gbps, err, sizeof err) != 0 ||
+        mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
+        mgpu_info("placement: no cost model, the streaks alone decide: %s", err);
+        return false;
+    }
+    model_state = 1;
+    char lines[MGPU_MAX_GPUS][512];
+    int n = mgpu_link_model_describe(&model, lines, MGPU_MAX_GPUS);
+    mgpu_info("placement: copy bandwidths (* modelled: entries of one device, a twelfth of local):");
+    for (int i = 0; i < n; i++)
+        mgpu_info("  %s", lines[i]);
+    return true;
+}
+
+#define MOVES_MAX 64
+
+/* Under lock: what moving u onto `gpu` (SPLIT: spreading it) would copy,
+ * as moves of its current runs; false when there are too many to say. */
+static bool planned_moves(const struct buffer_use *u, int gpu, struct mgpu_link_move *moves,
+                          size_t *n)
+{
+    struct mgpu_owner_run target[MOVES_MAX];
+    size_t ntarget = 1;
+    if (gpu == SPLIT)
+        ntarget = mgpu_pool_spread_runs(u->start, target, MOVES_MAX);
+    else
+        target[0] = (struct mgpu_owner_run){0, u->bytes, gpu};
+    if (ntarget == 0 || ntarget > MOVES_MAX)
+        return false;
+    *n = 0;
+    for (size_t t = 0; t < ntarget; t++) {
+        size_t bytes = target[t].offset + target[t].bytes > u->bytes
+                           ? (target[t].offset < u->bytes ? u->bytes - target[t].offset : 0)
+                           : target[t].bytes;
+        if (bytes == 0)
+            continue;
+        struct mgpu_owner_run now[MOVES_MAX];
+        size_t nnow = mgpu_pool_runs(u->start + target[t].offset, bytes, now, MOVES_MAX);
+        if (nnow == 0 || nnow > MOVES_MAX || *n + nnow > MOVES_MAX)
+            return false;
+        for (size_t k = 0; k < nnow; k++)
+            if (now[k].gpu != target[t].gpu)
+                moves[(*n)++] = (struct mgpu_link_move){now[k].bytes, now[k].gpu, target[t].gpu};
+    }
+    return true;
+}
+
+/* Under lock: whether moving u onto `gpu` (or spreading it) pays for
+ * itself within as many launches as the streak that asks for it, each
+ * taken to read the whole buffer once (the bytes a kernel touches are not
+ * known: an upper bound of the saving). */
+static bool move_pays(struct buffer_use *u, int gpu)
+{
+    struct mgpu_link_move moves[MOVES_MAX];
+    size_t n = 0;
+    if (!have_model() || !planned_moves(u, gpu, moves, &n))
+        return true;
+    bool pays = mgpu_link_move_pays(&model, moves, n, u->streak);
+    if (!pays && !u->declined)
+        mgpu_info("placement: moving the %zu-byte buffer at 0x%llx would not pay: %.3f ms to copy, "
+                  "%.3f ms saved per launch",
+                  u->bytes, (unsigned long long)u->start,
+                  mgpu_link_copy_seconds(&model, moves, n) * 1e3,
+                  mgpu_link_read_saving(&model, moves, n) * 1e3);
+    u->declined = !pays;
+    return pays;
 }
 
 /* Under lock: whether the buffer lies wholly on `gpu`. */
@@ -136,7 +226,7 @@ static void count(struct buffer_use *u, int gpu)
     }
     if (u->streak < MGPU_FOLLOW_STREAK || u->moves >= MGPU_FOLLOW_MOVES_MAX)
         return;
-    if (gpu == SPLIT ? u->on_gpu >= 0 : !all_on(u, gpu))
+    if ((gpu == SPLIT ? u->on_gpu >= 0 : !all_on(u, gpu)) && move_pays(u, gpu))
         move(u, gpu);
 }
 
@@ -221,6 +311,8 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
                      u->on_gpu);
         else if (u->on_gpu == SPLIT)
             snprintf(where, sizeof where, "spread again after split launches");
+        else if (u->declined)
+            snprintf(where, sizeof where, "where it was made (a move would not pay)");
         else
             snprintf(where, sizeof where, "where it was made (no streak of %d launches)",
                      MGPU_FOLLOW_STREAK);

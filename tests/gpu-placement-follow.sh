@@ -5,7 +5,8 @@
 # mgpu-run --gpus 0x4 (one GPU standing for four: decisions, not speed)
 # with MGPU_SPLIT=always (a one-block kernel still runs whole) and
 # MGPU_PLACEMENT=auto: the output must be the plain run's, and the report
-# must say where each buffer ended and how many times it moved.
+# must say where each buffer ended and how many times it moved, and -v
+# the cost model's bandwidths; mgpu-info --bandwidth measures them too.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/placement_follow
@@ -37,6 +38,8 @@ check() {
 
 check small_loop \
   '^  placement after the kernels \(auto\): 1 moves' \
+  'placement: copy bandwidths \(\* modelled: entries of one device, a twelfth of local\):' \
+  'to GPU 0: from 0 [0-9]+ GB/s, from 1 [0-9]+ GB/s\*, from 2 [0-9]+ GB/s\*, from 3 [0-9]+ GB/s\*' \
   '^    buffer of 1024\.00 MiB: on GPU 0, moved there after whole launches on it; 12 whole and 0 split launches, 1 move$'
 check vector_add \
   '^  placement after the kernels \(auto\): 0 moves' \
@@ -54,3 +57,10 @@ check no_ptx \
   '^  placement after the kernels \(auto\): 2 moves'
 [ "$(grep -Ec '^    buffer of 256\.00 MiB: on GPU 0, .*; 5 whole and 0 split launches, 1 move$' "$work/no_ptx.err")" -eq 2 ] ||
   fail "no_ptx: not both buffers moved to GPU 0 after 5 whole launches"
+
+# The cost model's inputs, as mgpu-info measures them: GPU 0 twice, its
+# second entry modelled.
+"$top_builddir/src/mgpu-info" --bandwidth --gpus 0,0 > "$work/bandwidth" 2>&1 ||
+  { cat "$work/bandwidth" >&2; fail "mgpu-info --bandwidth"; }
+expect_match "$work/bandwidth" '^  to GPU 1: from 0 [0-9]+ GB/s\*, from 1 [0-9]+ GB/s$'
+pass "mgpu-info --bandwidth: $(sed -n 2p "$work/bandwidth" | sed 's/^  //')"

@@ -11,6 +11,9 @@ expect_in "$work/out" "Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIS
 expect_status 0 "$MGPU_INFO" --version
 expect_in "$work/out" "mgpu-info "
 pass "--help and --version"
+# --bandwidth measures this machine's GPUs: not another machine's XML.
+expect_status 2 "$MGPU_INFO" --bandwidth --topology "$machines/nvswitch-8gpu.xml"
+expect_in "$work/err" "--bandwidth measures this machine's GPUs; leave out --topology"
 
 expect_status 0 "$MGPU_INFO" --topology "$machines/two-socket-pcie.xml"
 expect_in "$work/out" "topology: $machines/two-socket-pcie.xml; 8 GPUs, 2 sockets, 2 NUMA nodes"

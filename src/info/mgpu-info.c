@@ -7,6 +7,8 @@
 #include "config.h"
 #include "driver_locate.h"
 #include "gpu_choice.h"
+#include "link_measure.h"
+#include "link_model.h"
 #include "real_driver.h"
 #include "topology.h"
 
@@ -26,6 +28,7 @@ struct info_options {
     int ngpus;            /* 0: every count */
     int gpus[MGPU_MAX_GPUS]; /* --gpus: the decision for this list only */
     int gpus_len;
+    bool bandwidth; /* --bandwidth: measure the copy bandwidths */
     bool help, version;
 };
 
@@ -41,7 +44,7 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 
 static void usage(void)
 {
-    printf("Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIST]\n"
+    printf("Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIST] [--bandwidth]\n"
            "\n"
            "Shows the GPUs of this machine (or of an hwloc XML topology), the links\n"
            "between them, their NUMA placement, and which GPUs mgpu-run -n N takes, in\n"
@@ -52,6 +55,9 @@ static void usage(void)
            "  -n, --ngpus N    show only the decision for N GPUs\n"
            "      --gpus LIST  show only the decision for these GPUs, e.g. --gpus 0,0,0,0\n"
            "                   or 0x4 (GPU 0 four times: four slices on one GPU)\n"
+           "      --bandwidth  measure the copy bandwidth between this machine's GPUs (of\n"
+           "                   --gpus LIST, or all), as MGPU_PLACEMENT=auto's cost model\n"
+           "                   does: 64 MiB copies, the best of three\n"
            "  -h, --help       show this help\n"
            "  -V, --version    show the version\n");
 }
@@ -93,6 +99,8 @@ static void parse_options(int argc, char **argv, const struct mgpu_config *env,
             o->help = true;
         } else if (strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0) {
             o->version = true;
+        } else if (strcmp(arg, "--bandwidth") == 0) {
+            o->bandwidth = true;
         } else if ((value = option_value(argc, argv, &i, "--topology")) != NULL) {
             if (*value == '\0') {
                 say("--topology needs a file name, e.g. --topology node.xml");
@@ -243,6 +251,38 @@ static void print_decision(const struct mgpu_topology *t, int k, int width)
     print_choice(what, &c, width, 6 * t->gpu_count - 1);
 }
 
+/* --bandwidth: the cost model's links between the listed GPUs (all when
+ * none are), measured on this machine. */
+static int print_bandwidths(const struct mgpu_topology *t, const int *list, int len)
+{
+    int entries[MGPU_MAX_GPUS], devices[MGPU_MAX_GPUS], ndevices = 0;
+    int n = len > 0 ? len : t->gpu_count < MGPU_MAX_GPUS ? t->gpu_count : MGPU_MAX_GPUS;
+    for (int i = 0; i < n; i++) {
+        entries[i] = len > 0 ? list[i] : t->gpus[i].cuda_index;
+        bool seen = false;
+        for (int d = 0; d < ndevices && !seen; d++)
+            seen = devices[d] == entries[i];
+        if (!seen)
+            devices[ndevices++] = entries[i];
+    }
+    static double gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
+    static struct mgpu_link_model m;
+    char err[256];
+    if (mgpu_link_measure(devices, ndevices, gbps, err, sizeof err) != 0 ||
+        mgpu_link_model_build(&m, entries, n, devices, ndevices, gbps) != 0) {
+        say("%s", err[0] ? err : "no bandwidth model for these GPUs");
+        return EXIT_FAILURE;
+    }
+    printf("copy bandwidth between the GPUs (%zu MiB copies, the best of three; * modelled: "
+           "entries of one device, a twelfth of local):\n",
+           MGPU_LINK_MEASURE_BYTES >> 20);
+    char lines[MGPU_MAX_GPUS][512];
+    int nlines = mgpu_link_model_describe(&m, lines, MGPU_MAX_GPUS);
+    for (int i = 0; i < nlines; i++)
+        printf("  %s\n", lines[i]);
+    return 0;
+}
+
 /* --gpus: the GPUs as listed; where one stands for several of the run's
  * GPUs, which device each slice runs on. */
 static void print_listed(const struct mgpu_topology *t, const int *list, int len)
@@ -302,6 +342,13 @@ int main(int argc, char **argv)
     if (opt.ngpus > 0 && opt.gpus_len > 0) {
         say("-n and --gpus both choose GPUs; give one of them");
         return EXIT_USAGE;
+    }
+    if (opt.bandwidth) {
+        if (!t.this_machine || opt.topology != NULL) {
+            say("--bandwidth measures this machine's GPUs; leave out --topology");
+            return EXIT_USAGE;
+        }
+        return print_bandwidths(&t, opt.gpus, opt.gpus_len);
     }
     if (opt.gpus_len > 0) {
         print_listed(&t, opt.gpus, opt.gpus_len);

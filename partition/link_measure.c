@@ -1,0 +1,134 @@
+/* Owns the measurement of copy bandwidth between devices (see
+ * link_measure.h). All driver calls go to the real driver; the caller's
+ * current context is left as it was. */
+#include "link_measure.h"
+
+#include "real_driver.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct device_side {
+    CUdevice dev;
+    CUcontext ctx;
+    CUdeviceptr src, dst;
+    CUstream stream;
+    CUevent start, stop;
+};
+
+static void release(struct device_side *d)
+{
+    if (d->ctx == NULL)
+        return;
+    if (mgpu_drv.cuCtxPushCurrent(d->ctx) == CUDA_SUCCESS) {
+        if (d->src)
+            mgpu_drv.cuMemFree(d->src);
+        if (d->dst)
+            mgpu_drv.cuMemFree(d->dst);
+        if (d->start)
+            mgpu_drv.cuEventDestroy(d->start);
+        if (d->stop)
+            mgpu_drv.cuEventDestroy(d->stop);
+        if (d->stream)
+            mgpu_drv.cuStreamDestroy(d->stream);
+        CUcontext popped;
+        mgpu_drv.cuCtxPopCurrent(&popped);
+    }
+    mgpu_drv.cuDevicePrimaryCtxRelease(d->dev);
+}
+
+static CUresult prepare(struct device_side *d, int device)
+{
+    memset(d, 0, sizeof *d);
+    CUresult r = mgpu_drv.cuDeviceGet(&d->dev, device);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (r != CUDA_SUCCESS) {
+        d->ctx = NULL;
+        return r;
+    }
+    r = mgpu_drv.cuCtxPushCurrent(d->ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuMemAlloc(&d->src, MGPU_LINK_MEASURE_BYTES);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuMemAlloc(&d->dst, MGPU_LINK_MEASURE_BYTES);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS) /* never time on zeros */
+        r = mgpu_drv.cuMemsetD8Async(d->src, 1, MGPU_LINK_MEASURE_BYTES, d->stream);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuStreamSynchronize(d->stream);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuEventCreate(&d->start, CU_EVENT_DEFAULT);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuEventCreate(&d->stop, CU_EVENT_DEFAULT);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
+/* The best of three copies from `from`'s memory into `to`'s, in GB/s. */
+static CUresult time_copies(struct device_side *from, struct device_side *to, double *gbps)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(to->ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    float best_ms = 0;
+    for (int rep = 0; rep < 3 && r == CUDA_SUCCESS; rep++) {
+        r = mgpu_drv.cuEventRecord(to->start, to->stream);
+        if (r == CUDA_SUCCESS)
+            r = from == to ? mgpu_drv.cuMemcpyDtoDAsync(to->dst, from->src,
+                                                         MGPU_LINK_MEASURE_BYTES, to->stream)
+                           : mgpu_drv.cuMemcpyPeerAsync(to->dst, to->ctx, from->src, from->ctx,
+                                                        MGPU_LINK_MEASURE_BYTES, to->stream);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuEventRecord(to->stop, to->stream);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuEventSynchronize(to->stop);
+        float ms = 0;
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuEventElapsedTime(&ms, to->start, to->stop);
+        if (r == CUDA_SUCCESS && ms > 0 && (best_ms == 0 || ms < best_ms))
+            best_ms = ms;
+    }
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    if (r == CUDA_SUCCESS && best_ms <= 0)
+        r = CUDA_ERROR_UNKNOWN;
+    if (r == CUDA_SUCCESS)
+        *gbps = (double)MGPU_LINK_MEASURE_BYTES / (best_ms * 1e-3) / 1e9;
+    return r;
+}
+
+int mgpu_link_measure(const int *devices, int n, double gbps[][MGPU_MAX_GPUS], char *err,
+                      size_t errlen)
+{
+    if (n < 1 || n > MGPU_MAX_GPUS) {
+        snprintf(err, errlen, "no devices to measure");
+        return -1;
+    }
+    struct device_side sides[MGPU_MAX_GPUS];
+    memset(sides, 0, sizeof sides);
+    CUresult r = CUDA_SUCCESS;
+    int prepared = 0, failed_at = -1;
+    for (; prepared < n && r == CUDA_SUCCESS; prepared++) {
+        r = prepare(&sides[prepared], devices[prepared]);
+        if (r != CUDA_SUCCESS)
+            failed_at = devices[prepared];
+    }
+    for (int a = 0; a < n && r == CUDA_SUCCESS; a++)
+        for (int b = 0; b < n && r == CUDA_SUCCESS; b++) {
+            r = time_copies(&sides[a], &sides[b], &gbps[a][b]);
+            if (r != CUDA_SUCCESS)
+                failed_at = devices[b];
+        }
+    for (int i = 0; i < prepared; i++)
+        release(&sides[i]);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "measuring copies to device %d failed (%s)", failed_at,
+                 mgpu_cu_error_name(r));
+        return -1;
+    }
+    return 0;
+}

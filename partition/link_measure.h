@@ -1,0 +1,21 @@
+/* The copy bandwidth between the run's devices, measured once with the
+ * driver (issue 19's cost model: link_model.h): for each ordered pair, the
+ * best of three 64 MiB copies from the first device's memory into the
+ * second's, timed with events in the second's primary context; for a
+ * device with itself, a copy within it. */
+#ifndef MGPU_LINK_MEASURE_H
+#define MGPU_LINK_MEASURE_H
+
+#include "config.h"
+
+#include <stddef.h>
+
+#define MGPU_LINK_MEASURE_BYTES ((size_t)64 << 20)
+
+/* gbps[a][b] for devices[a] to devices[b] (n of them; CUDA device
+ * indices). mgpu_drv must be loaded and initialised. Returns 0, or -1
+ * with a one-line message. */
+int mgpu_link_measure(const int *devices, int n, double gbps[][MGPU_MAX_GPUS], char *err,
+                      size_t errlen);
+
+#endif
