@@ -5,6 +5,7 @@
 
 #include "gpu_contexts.h"
 #include "gpu_entries.h"
+#include "kernel_timing.h"
 #include "launch_params.h"
 #include "link_measure.h"
 #include "link_model.h"
@@ -190,7 +191,12 @@ static void move(struct buffer_use *u, int gpu)
 {
     long long began = mgpu_monotonic_ns();
     CUresult r = gpu == SPLIT ? mgpu_pool_spread(u->start) : mgpu_pool_migrate(u->start, u->bytes, gpu);
-    double ms = (double)(mgpu_monotonic_ns() - began) / 1e6;
+    long long ended = mgpu_monotonic_ns();
+    double ms = (double)(ended - began) / 1e6;
+    if (r == CUDA_SUCCESS) /* on the track of the GPU it went to; a spread on the home GPU's */
+        mgpu_timing_host_span(gpu == SPLIT ? "placement: buffer spread over the GPUs"
+                                           : "placement: buffer moved here",
+                              gpu == SPLIT ? 0 : gpu, began, ended);
     u->moves++; /* a failed move counts too: it is not tried for ever */
     if (r != CUDA_SUCCESS) {
         mgpu_debug("placement: moving the %zu-byte buffer at 0x%llx failed (%s)", u->bytes,

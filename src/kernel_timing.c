@@ -143,6 +143,40 @@ void mgpu_timing_begin_own(struct mgpu_launch_timer *t, const char *label, CUstr
     t->label = label;
 }
 
+/* Under timing_lock: room for one more span; false when the trace is full. */
+static bool span_room(void)
+{
+    if (span_len == span_cap && span_cap < MAX_SPANS) {
+        size_t cap = span_cap ? span_cap * 2 : 1024;
+        struct mgpu_trace_span *p = realloc(spans, cap * sizeof *p);
+        if (p) {
+            spans = p;
+            span_cap = cap;
+        }
+    }
+    if (span_len < span_cap)
+        return true;
+    spans_dropped++;
+    return false;
+}
+
+void mgpu_timing_host_span(const char *label, int gpu, long long start_ns, long long end_ns)
+{
+    if (!mgpu_timing_traced())
+        return;
+    pthread_mutex_lock(&timing_lock);
+    if (span_room())
+        spans[span_len++] = (struct mgpu_trace_span){
+            .kernel = -1,
+            .label = label,
+            .context = 0,
+            .lane = gpu,
+            .start_us = (double)start_ns / 1e3,
+            .duration_us = (double)(end_ns - start_ns) / 1e3,
+        };
+    pthread_mutex_unlock(&timing_lock);
+}
+
 static void record_completed(const struct mgpu_launch_timer *t)
 {
     struct context_events *c = &contexts[t->context];
@@ -153,15 +187,7 @@ static void record_completed(const struct mgpu_launch_timer *t)
         float since_base = 0;
         if (mgpu_cfg.trace_path[0] && c->base &&
             mgpu_drv.cuEventElapsedTime(&since_base, c->base, t->start) == CUDA_SUCCESS) {
-            if (span_len == span_cap && span_cap < MAX_SPANS) {
-                size_t cap = span_cap ? span_cap * 2 : 1024;
-                struct mgpu_trace_span *p = realloc(spans, cap * sizeof *p);
-                if (p) {
-                    spans = p;
-                    span_cap = cap;
-                }
-            }
-            if (span_len < span_cap)
+            if (span_room())
                 spans[span_len++] = (struct mgpu_trace_span){
                     .kernel = t->kernel,
                     .label = t->label,
@@ -170,8 +196,6 @@ static void record_completed(const struct mgpu_launch_timer *t)
                     .start_us = c->base_host_us + since_base * 1e3,
                     .duration_us = ms * 1e3,
                 };
-            else
-                spans_dropped++;
         }
     }
     give_event(c, t->start);

@@ -31,6 +31,10 @@ bool mgpu_timing_traced(void);
  * context current). */
 void mgpu_timing_begin_own(struct mgpu_launch_timer *t, const char *label, CUstream stream,
                            int gpu);
+/* mgpu's own work timed on the host (a buffer's move, which waits for the
+ * GPUs): a span named `label` (a static string) on GPU `gpu`'s track from
+ * start_ns to end_ns of the monotonic clock; kept only with a trace. */
+void mgpu_timing_host_span(const char *label, int gpu, long long start_ns, long long end_ns);
 /* Records the end event when the launch succeeded, else gives the events back. */
 void mgpu_timing_end(struct mgpu_launch_timer *t, CUstream stream, CUresult launch_result);
 

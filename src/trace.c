@@ -1,8 +1,9 @@
 /* Owns the trace file: one complete event per timed launch, on a track per
  * context (the launches as the program made them), and, for split
  * launches, one per slice on a track per GPU of the run ("GPU 3 (device
- * 0)"), with mirrors' collectives, refreshes and combines there too
- * (category "mirror"); names demangled and escaped for JSON. */
+ * 0)"), with mgpu's own work there too: mirrors' collectives, refreshes
+ * and combines (category "mirror"), buffers' moves (category
+ * "placement"); names demangled and escaped for JSON. */
 #include "trace.h"
 
 #include "kernel_stats.h"
@@ -91,12 +92,17 @@ int mgpu_trace_write(const char *path)
             if (names[s->kernel] != NULL)
                 name = names[s->kernel];
         }
+        /* mgpu's own work: its label's first word ("mirror: ...") */
+        char category[16] = "kernel";
+        if (s->label != NULL)
+            snprintf(category, sizeof category, "%.*s", (int)strcspn(s->label, ":"), s->label);
+        else if (s->lane >= 0)
+            snprintf(category, sizeof category, "slice");
         fprintf(f, ",\n{\"name\":");
         write_json_string(f, name);
         fprintf(f,
                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
-                s->label != NULL ? "mirror" : s->lane < 0 ? "kernel" : "slice", track_of(s),
-                s->start_us, s->duration_us);
+                category, track_of(s), s->start_us, s->duration_us);
     }
     fprintf(f, "\n],\"otherData\":{\"dropped_spans\":%zu}}\n", dropped);
     int rc = fclose(f) == 0 ? 0 : -1;

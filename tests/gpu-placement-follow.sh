@@ -23,7 +23,7 @@ check() {
   timeout 120 $prog $args > "$work/$m.plain" 2>&1 ||
     { cat "$work/$m.plain" >&2; fail "$m without mgpu"; }
   timeout 120 env MGPU_SPLIT=always MGPU_PLACEMENT=auto "$MGPU_RUN" --gpus 0x4 --report -v \
-    $prog $args > "$work/$m.out" 2> "$work/$m.err" ||
+    --trace "$work/$m.json" $prog $args > "$work/$m.out" 2> "$work/$m.err" ||
     { cat "$work/$m.out" >&2; grep -E "placement|FAIL|error" "$work/$m.err" >&2; fail "$m under mgpu"; }
   cmp -s "$work/$m.plain" "$work/$m.out" ||
     { diff "$work/$m.plain" "$work/$m.out" >&2; fail "$m: output differs from the plain run"; }
@@ -33,6 +33,10 @@ check() {
       fail "$m: no report line matches '$pattern'"
     }
   done
+  # Every move is on the trace, on the track of the GPU it went to.
+  moves=$(sed -n 's/^  placement after the kernels (auto): \([0-9]*\) moves.*/\1/p' "$work/$m.err")
+  traced=$(grep -o '"cat":"placement"' "$work/$m.json" | wc -l)
+  [ "$traced" -eq "${moves:-0}" ] || fail "$m: $moves moves, $traced of them on the trace"
   pass "$m: $(grep -E '^  placement after the kernels' "$work/$m.err" | sed 's/^  //')"
 }
 
