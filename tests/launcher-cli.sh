@@ -128,6 +128,31 @@ if taskset -c 1 true 2> /dev/null; then
 fi
 pass "--topology and MGPU_TOPOLOGY: GPUs from an hwloc XML file, which the program is told of"
 
+# Under MPI, the ranks on a node share its GPUs by topology: Open MPI's
+# variables, two ranks on an 8-GPU node of two sockets.
+for r in 0 1; do
+  FAKE_CUDA_GPUS=8 OMPI_COMM_WORLD_LOCAL_RANK=$r OMPI_COMM_WORLD_LOCAL_SIZE=2 \
+    OMPI_COMM_WORLD_RANK=$((r + 6)) expect_status 0 "$MGPU_RUN" -v \
+    --topology "$machines/two-socket-pcie.xml" sh -c 'echo "$MGPU_RANK $CUDA_VISIBLE_DEVICES"'
+  if [ $r = 0 ]; then first=0; else first=4; fi
+  expect_in "$work/out" "$((r + 6)) $(uuid $first),$(uuid $((first + 1))),$(uuid $((first + 2))),$(uuid $((first + 3)))"
+  expect_in "$work/err" "mgpu-run: rank $((r + 6)), local rank $r of 2 on this node (Open MPI): GPUs $first,"
+done
+FAKE_CUDA_GPUS=8 SLURM_LOCALID=3 SLURM_TASKS_PER_NODE="4(x2)" SLURM_NODEID=1 \
+  expect_status 0 "$MGPU_RUN" -n 1 --topology "$machines/two-socket-pcie.xml" \
+  sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "$(uuid 6)"
+FAKE_CUDA_GPUS=8 MPI_LOCALRANKID=0 MPI_LOCALNRANKS=2 one_line_error 2 \
+  "-n 5 asks for more than this rank's share: 8 GPUs on this node among 2 ranks, 4 each; give -n 4 or fewer" \
+  "$MGPU_RUN" -n 5 --topology "$machines/two-socket-pcie.xml" true
+FAKE_CUDA_GPUS=8 PMIX_LOCAL_RANK=x PMIX_LOCAL_SIZE=2 one_line_error 2 \
+  "PMIX_LOCAL_RANK=x is not a rank or count" "$MGPU_RUN" true
+FAKE_CUDA_GPUS=8 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 \
+  expect_status 0 "$MGPU_RUN" --gpus 0,1 --topology "$machines/two-socket-pcie.xml" \
+  sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "$(uuid 0),$(uuid 1)"
+pass "under MPI (Open MPI, Slurm, Hydra, PMIx): each rank its share of the node's GPUs by topology; -n past it refused; --gpus as given"
+
 expect_status 0 "$MGPU_RUN" -n 2 --topology /nonexistent/node.xml sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
 expect_in "$work/out" "$(uuid 0),$(uuid 1)"
 expect_in "$work/err" "mgpu-run: cannot read the topology /nonexistent/node.xml"

@@ -11,6 +11,16 @@ expect_in "$work/out" "Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIS
 expect_status 0 "$MGPU_INFO" --version
 expect_in "$work/out" "mgpu-info "
 pass "--help and --version"
+# --ranks L: the groups of L MPI ranks on a node, by topology.
+expect_status 0 "$MGPU_INFO" --ranks 4 --topology "$machines/two-socket-pcie.xml"
+expect_in "$work/out" "4 MPI ranks on this node ($machines/two-socket-pcie.xml): 2 GPUs each, in local-rank order"
+expect_in "$work/out" "  local rank 1: GPUs 2,3"
+expect_in "$work/out" "  local rank 3: GPUs 6,7"
+expect_status 0 "$MGPU_INFO" --ranks 3 --topology "$machines/two-socket-pcie.xml"
+expect_in "$work/out" "  left out: 6,7 (8 GPUs do not divide among 3 ranks)"
+expect_status 2 "$MGPU_INFO" --ranks 9 --topology "$machines/two-socket-pcie.xml"
+expect_in "$work/err" "9 ranks on a node of 8 GPUs: each rank needs one; run at most 8 ranks per node"
+pass "--ranks: each local rank's GPUs, a socket or a switch together; more ranks than GPUs refused"
 # --bandwidth measures this machine's GPUs: not another machine's XML.
 expect_status 2 "$MGPU_INFO" --bandwidth --topology "$machines/nvswitch-8gpu.xml"
 expect_in "$work/err" "--bandwidth measures this machine's GPUs; leave out --topology"

@@ -9,6 +9,7 @@
 #include "gpu_choice.h"
 #include "link_measure.h"
 #include "link_model.h"
+#include "rank_groups.h"
 #include "real_driver.h"
 #include "topology.h"
 
@@ -29,6 +30,7 @@ struct info_options {
     int gpus[MGPU_MAX_GPUS]; /* --gpus: the decision for this list only */
     int gpus_len;
     bool bandwidth; /* --bandwidth: measure the copy bandwidths */
+    int ranks;      /* --ranks L: the GPUs of L MPI ranks on this node; 0: not asked */
     bool help, version;
 };
 
@@ -44,7 +46,8 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 
 static void usage(void)
 {
-    printf("Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIST] [--bandwidth]\n"
+    printf("Usage: mgpu-info [--topology FILE.xml] [-n N | --gpus LIST] [--bandwidth] "
+           "[--ranks L]\n"
            "\n"
            "Shows the GPUs of this machine (or of an hwloc XML topology), the links\n"
            "between them, their NUMA placement, and which GPUs mgpu-run -n N takes, in\n"
@@ -58,6 +61,8 @@ static void usage(void)
            "      --bandwidth  measure the copy bandwidth between this machine's GPUs (of\n"
            "                   --gpus LIST, or all), as MGPU_PLACEMENT=auto's cost model\n"
            "                   does: 64 MiB copies, the best of three\n"
+           "      --ranks L    the GPUs each of L MPI ranks on this node takes under\n"
+           "                   mpirun ... mgpu-run: disjoint groups by topology\n"
            "  -h, --help       show this help\n"
            "  -V, --version    show the version\n");
 }
@@ -101,6 +106,11 @@ static void parse_options(int argc, char **argv, const struct mgpu_config *env,
             o->version = true;
         } else if (strcmp(arg, "--bandwidth") == 0) {
             o->bandwidth = true;
+        } else if ((value = option_value(argc, argv, &i, "--ranks")) != NULL) {
+            if (mgpu_parse_gpu_count(value, "--ranks ", &o->ranks, err, sizeof err) != 0) {
+                say("%s", err);
+                exit(EXIT_USAGE);
+            }
         } else if ((value = option_value(argc, argv, &i, "--topology")) != NULL) {
             if (*value == '\0') {
                 say("--topology needs a file name, e.g. --topology node.xml");
@@ -283,6 +293,32 @@ static int print_bandwidths(const struct mgpu_topology *t, const int *list, int 
     return 0;
 }
 
+/* --ranks L: each local rank's group, as mgpu-run takes it under MPI. */
+static int print_ranks(const struct mgpu_topology *t, int ranks)
+{
+    struct mgpu_rank_groups g;
+    char err[256];
+    if (mgpu_rank_groups(t, ranks, &g, err, sizeof err) != 0) {
+        say("%s", err);
+        return EXIT_USAGE;
+    }
+    printf("%d MPI ranks on this node (%s): %d GPU%s each, in local-rank order\n", ranks,
+           t->source, g.share, g.share == 1 ? "" : "s");
+    for (int r = 0; r < ranks; r++) {
+        printf("  local rank %d: GPUs", r);
+        for (int i = 0; i < g.share; i++)
+            printf("%s%d", i ? "," : " ", g.order[r * g.share + i]);
+        printf("\n");
+    }
+    if (g.left_out > 0) {
+        printf("  left out:");
+        for (int i = ranks * g.share; i < t->gpu_count; i++)
+            printf("%s%d", i > ranks * g.share ? "," : " ", g.order[i]);
+        printf(" (%d GPUs do not divide among %d ranks)\n", t->gpu_count, ranks);
+    }
+    return 0;
+}
+
 /* --gpus: the GPUs as listed; where one stands for several of the run's
  * GPUs, which device each slice runs on. */
 static void print_listed(const struct mgpu_topology *t, const int *list, int len)
@@ -343,6 +379,8 @@ int main(int argc, char **argv)
         say("-n and --gpus both choose GPUs; give one of them");
         return EXIT_USAGE;
     }
+    if (opt.ranks > 0)
+        return print_ranks(&t, opt.ranks);
     if (opt.bandwidth) {
         if (!t.this_machine || opt.topology != NULL) {
             say("--bandwidth measures this machine's GPUs; leave out --topology");

@@ -4,6 +4,7 @@
 #include "run/gpu_selection.h"
 
 #include "gpu_choice.h"
+#include "rank_groups.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -44,9 +45,10 @@ int gpu_select(int device_count, int ngpus, const char *count_source, const int 
     return 0;
 }
 
-int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
-                           const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
-                           char *why, size_t whylen)
+/* Whether t describes the driver's GPUs. */
+static int topology_matches(const struct mgpu_topology *t, int device_count,
+                            const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], char *why,
+                            size_t whylen)
 {
     if (t->gpu_count != device_count) {
         snprintf(why, whylen, "the topology (%s) has %d GPUs but the driver sees %d", t->source,
@@ -70,11 +72,42 @@ int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
             return -1;
         }
     }
+    return 0;
+}
+
+int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
+                           const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
+                           char *why, size_t whylen)
+{
     struct mgpu_gpu_choice choice;
-    if (mgpu_choose_gpus(t, n, &choice, why, whylen) != 0)
+    if (topology_matches(t, device_count, driver_bus_ids, why, whylen) != 0 ||
+        mgpu_choose_gpus(t, n, &choice, why, whylen) != 0)
         return -1;
     for (int i = 0; i < n; i++)
         out[i] = choice.gpus[i];
+    return 0;
+}
+
+int gpu_select_for_rank(const struct mgpu_topology *t, int device_count,
+                        const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int local_rank,
+                        int local_size, int ngpus, const char *count_source, int *out,
+                        int *out_len, char *err, size_t errlen)
+{
+    struct mgpu_rank_groups groups;
+    if (topology_matches(t, device_count, driver_bus_ids, err, errlen) != 0 ||
+        mgpu_rank_groups(t, local_size, &groups, err, errlen) != 0)
+        return -1;
+    if (ngpus > groups.share) {
+        snprintf(err, errlen,
+                 "%s%d asks for more than this rank's share: %d GPU%s on this node among %d "
+                 "ranks, %d each; give %s%d or fewer, or the GPUs themselves with --gpus",
+                 count_source, ngpus, t->gpu_count, t->gpu_count == 1 ? "" : "s", local_size,
+                 groups.share, count_source, groups.share);
+        return -1;
+    }
+    *out_len = ngpus > 0 ? ngpus : groups.share;
+    for (int i = 0; i < *out_len; i++)
+        out[i] = groups.order[local_rank * groups.share + i];
     return 0;
 }
 

@@ -25,6 +25,16 @@ int gpu_select_by_topology(const struct mgpu_topology *t, int device_count,
                            const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int n, int *out,
                            char *why, size_t whylen);
 
+/* For MPI rank `local_rank` of `local_size` on this node (mpi_ranks.h),
+ * without a --gpus list: its group of the node's GPUs (rank_groups.h),
+ * all of it, or its first `ngpus` when given. Asking for more than the
+ * group is a one-line error naming the fix; so is a topology that does not
+ * describe the driver's GPUs, or more ranks than GPUs. Returns 0 or -1. */
+int gpu_select_for_rank(const struct mgpu_topology *t, int device_count,
+                        const char (*driver_bus_ids)[MGPU_BUS_ID_LEN], int local_rank,
+                        int local_size, int ngpus, const char *count_source, int *out,
+                        int *out_len, char *err, size_t errlen);
+
 /* The distinct devices of `chosen` in the order they first appear, and
  * for each chosen GPU its device's place among them (what MGPU_ENTRIES
  * tells the program, whose driver sees only those devices). Returns how

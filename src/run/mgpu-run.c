@@ -9,6 +9,7 @@
 #include "driver_locate.h"
 #include "real_driver.h"
 #include "run/gpu_selection.h"
+#include "run/mpi_ranks.h"
 #include "run/launcher_options.h"
 #include "run/nvml_devices.h"
 #include "topology.h"
@@ -131,20 +132,19 @@ static void absolute_path(const char *path, const char *option, char *out, size_
     }
 }
 
-/* Replaces index order with the topology's choice; a topology that cannot
- * be loaded or does not match the driver's GPUs leaves index order, said in
- * one line (the run goes on). */
-static void choose_by_topology(const struct launcher_options *opt, int device_count, int *chosen,
-                               int chosen_len)
+/* The model of --topology or of this machine. */
+static struct mgpu_topology topology;
+/* The driver's bus id of each GPU, "" where it does not say: an XML file
+ * must be of this machine, and the bus ids tell. */
+static char bus_ids[MGPU_MAX_GPUS][MGPU_BUS_ID_LEN];
+
+/* The topology of --topology or of this machine, into `topology`, with
+ * the driver's bus ids. Returns 0, or -1 with why. */
+static int load_topology(const struct launcher_options *opt, int device_count, char *why,
+                         size_t whylen)
 {
-    static struct mgpu_topology topology;
-    char why[512];
-    int r = opt->topology != NULL
-                ? mgpu_topology_load_xml(&topology, opt->topology, why, sizeof why)
-                : mgpu_topology_load_machine(&topology, why, sizeof why);
-    /* An XML file must be of this machine: the bus ids tell, where the
-     * driver gives them. */
-    static char bus_ids[MGPU_MAX_GPUS][MGPU_BUS_ID_LEN];
+    int r = opt->topology != NULL ? mgpu_topology_load_xml(&topology, opt->topology, why, whylen)
+                                  : mgpu_topology_load_machine(&topology, why, whylen);
     for (int i = 0; i < device_count && i < MGPU_MAX_GPUS; i++) {
         char text[32];
         CUdevice dev;
@@ -154,6 +154,17 @@ static void choose_by_topology(const struct launcher_options *opt, int device_co
             mgpu_bus_id_normalise(text, bus_ids[i]) != 0)
             bus_ids[i][0] = '\0';
     }
+    return r;
+}
+
+/* Replaces index order with the topology's choice; a topology that cannot
+ * be loaded or does not match the driver's GPUs leaves index order, said in
+ * one line (the run goes on). */
+static void choose_by_topology(const struct launcher_options *opt, int device_count, int *chosen,
+                               int chosen_len)
+{
+    char why[512];
+    int r = load_topology(opt, device_count, why, sizeof why);
     if (r == 0)
         r = gpu_select_by_topology(&topology, device_count, bus_ids, chosen_len, chosen, why,
                                    sizeof why);
@@ -170,6 +181,37 @@ static void choose_by_topology(const struct launcher_options *opt, int device_co
             len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? "," : "", chosen[i]);
         say("GPUs %s, chosen and ordered from the topology of %s (see mgpu-info)", list,
             topology.source);
+    }
+}
+
+/* Under MPI with several ranks on this node and no --gpus list: this
+ * rank's group of the node's GPUs (rank_groups.h), or its first -n of it;
+ * exits with a one-line error naming the fix when that cannot be. The
+ * rank and its GPUs go to the program's environment (MGPU_RANK) and, with
+ * -v, to stderr. */
+static void choose_for_rank(const struct launcher_options *opt, const struct mgpu_mpi_rank *mpi,
+                            int device_count, int *chosen, int *chosen_len)
+{
+    char err[512];
+    if (load_topology(opt, device_count, err, sizeof err) != 0 ||
+        gpu_select_for_rank(&topology, device_count, bus_ids, mpi->local_rank, mpi->local_size,
+                            opt->ngpus, opt->count_source, chosen, chosen_len, err,
+                            sizeof err) != 0) {
+        say("%s", err);
+        exit(EXIT_USAGE);
+    }
+    if (opt->verbose) {
+        char list[MGPU_MAX_GPUS * 4] = "";
+        size_t len = 0;
+        for (int i = 0; i < *chosen_len; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? "," : "", chosen[i]);
+        char rank[32] = "";
+        if (mpi->rank >= 0)
+            snprintf(rank, sizeof rank, "rank %d, ", mpi->rank);
+        say("%slocal rank %d of %d on this node (%s): GPUs %s, its share of the node's %d "
+            "(see mgpu-info --ranks %d)",
+            rank, mpi->local_rank, mpi->local_size, mpi->launcher, list, topology.gpu_count,
+            mpi->local_size);
     }
 }
 
@@ -276,7 +318,14 @@ int main(int argc, char **argv)
     /* The driver initialised here costs what the program's own start does
      * again (cuInit: 185 ms on one H100): a request that needs no topology
      * is checked against NVML's count instead. */
-    int device_count = quick_device_count(&opt);
+    struct mgpu_mpi_rank mpi;
+    if (mgpu_mpi_rank_detect(env_get, &mpi, err, sizeof err) != 0) {
+        say("%s", err);
+        return EXIT_USAGE;
+    }
+    /* Several ranks on this node share its GPUs out by topology. */
+    bool per_rank = mpi.found && mpi.local_size > 1 && opt.gpus_len == 0;
+    int device_count = per_rank ? -1 : quick_device_count(&opt);
     bool quick = device_count > 0;
     if (!quick) {
         CUresult r = CUDA_ERROR_NOT_INITIALIZED;
@@ -295,13 +344,22 @@ int main(int argc, char **argv)
     }
 
     int chosen[MGPU_MAX_GPUS], chosen_len = 0;
-    if (gpu_select(device_count, opt.ngpus, opt.count_source, opt.gpus, opt.gpus_len,
-                   opt.list_source, chosen, &chosen_len, err, sizeof err) != 0) {
-        say("%s", err);
-        return EXIT_USAGE;
+    if (per_rank) {
+        choose_for_rank(&opt, &mpi, device_count, chosen, &chosen_len);
+    } else {
+        if (gpu_select(device_count, opt.ngpus, opt.count_source, opt.gpus, opt.gpus_len,
+                       opt.list_source, chosen, &chosen_len, err, sizeof err) != 0) {
+            say("%s", err);
+            return EXIT_USAGE;
+        }
+        if (!quick && opt.gpus_len == 0 && device_count > 1)
+            choose_by_topology(&opt, device_count, chosen, chosen_len);
     }
-    if (!quick && opt.gpus_len == 0 && device_count > 1)
-        choose_by_topology(&opt, device_count, chosen, chosen_len);
+    if (mpi.found) {
+        char rank[16];
+        snprintf(rank, sizeof rank, "%d", mpi.rank >= 0 ? mpi.rank : mpi.local_rank);
+        setenv("MGPU_RANK", rank, 1);
+    }
 
     /* The driver's devices inside the program are then exactly the chosen
      * devices, each once, in the order they first appear; MGPU_ENTRIES
@@ -350,9 +408,9 @@ int main(int argc, char **argv)
         setenv("MGPU_TRACE", trace, 1);
     }
     if (opt.topology) {
-        char topology[PATH_MAX];
-        absolute_path(opt.topology, "--topology", topology, sizeof topology);
-        setenv("MGPU_TOPOLOGY", topology, 1);
+        char topology_path[PATH_MAX];
+        absolute_path(opt.topology, "--topology", topology_path, sizeof topology_path);
+        setenv("MGPU_TOPOLOGY", topology_path, 1);
     }
     run_program(argv, opt.program_index, program_path);
     return EXIT_FAILURE;

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "gpu_choice.h"
 #include "hwloc_open.h"
+#include "rank_groups.h"
 #include "thread_binding.h"
 #include "topology.h"
 #include "topology_models.h"
@@ -135,6 +136,46 @@ static void test_two_sockets_of_pcie_switches(void)
     c = choose(1);
     CHECK_STR(gpus_of(&c), "4");
     CHECK(c.worst_link.link_class == MGPU_LINK_SELF && near(c.weights[0], 1));
+}
+
+/* The GPUs of rank r of L, as "a,b,c". */
+static const char *group_of(const struct mgpu_rank_groups *g, int r)
+{
+    static char text[MGPU_TOPOLOGY_MAX_GPUS * 4];
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < g->share; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%d", i ? "," : "",
+                                 g->order[r * g->share + i]);
+    return text;
+}
+
+/* MPI ranks on one node: disjoint groups by topology, the same in every
+ * rank wherever it runs; a rank per GPU at most. */
+static void test_rank_groups(void)
+{
+    char err[256];
+    struct mgpu_rank_groups g;
+    load("two-socket-pcie.xml");
+    topo.process_numa = topo.process_package = 1; /* a rank bound to socket 1 */
+    CHECK(mgpu_rank_groups(&topo, 2, &g, err, sizeof err) == 0);
+    CHECK(g.share == 4 && g.left_out == 0);
+    CHECK_STR(group_of(&g, 0), "0,1,2,3"); /* a socket each, rank 0 first */
+    CHECK_STR(group_of(&g, 1), "4,5,6,7");
+    CHECK(mgpu_rank_groups(&topo, 4, &g, err, sizeof err) == 0);
+    CHECK_STR(group_of(&g, 1), "2,3"); /* a PCIe switch each */
+    CHECK_STR(group_of(&g, 3), "6,7");
+    CHECK(mgpu_rank_groups(&topo, 3, &g, err, sizeof err) == 0);
+    CHECK(g.share == 2 && g.left_out == 2);
+    CHECK(mgpu_rank_groups(&topo, 8, &g, err, sizeof err) == 0 && g.share == 1);
+    CHECK(mgpu_rank_groups(&topo, 9, &g, err, sizeof err) == -1);
+    CHECK_CONTAINS(err, "9 ranks on a node of 8 GPUs: each rank needs one");
+    CHECK(mgpu_rank_groups(&topo, 0, &g, err, sizeof err) == -1);
+
+    load("nvlink-pairs.xml");
+    CHECK(mgpu_rank_groups(&topo, 2, &g, err, sizeof err) == 0);
+    CHECK_STR(group_of(&g, 0), "0,1"); /* an NVLink pair each */
+    CHECK_STR(group_of(&g, 1), "2,3");
 }
 
 static void test_nvswitch_box(void)
@@ -420,6 +461,7 @@ int main(void)
     test_two_sockets_of_pcie_switches();
     test_nvswitch_box();
     test_nvlink_pairs();
+    test_rank_groups();
     test_hybrid_cube_mesh();
     test_many_gpus();
     test_weights();
