@@ -53,6 +53,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_MIRROR_BUDGET", "N%|BYTES[K|M|G]",
      "the memory mirrors' copies may take on each GPU: a share of what it has free when it "
      "first holds one, or a size (default 50%); past it, the copies read least recently go"},
+    {"MGPU_RANK", "N",
+     "set by mgpu-run under MPI: the rank, named in mgpu's messages, its report and its "
+     "trace file (FILE.rankN.json)"},
     {"MGPU_NCCL", "0|1",
      "refresh replicas through NCCL where libnccl.so.2 loads (default 1); 0: device copies "
      "only"},
@@ -236,6 +239,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->audit = true;
     cfg->nccl = true;
     cfg->mirror_budget_percent = 50;
+    cfg->rank = -1;
 }
 
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
@@ -267,6 +271,14 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0)
         return -1;
+    v = get("MGPU_RANK");
+    if (v && *v) {
+        long rank;
+        if (parse_small_int(v, 0, (1L << 24) - 1, &rank) != 0)
+            return fail(err, errlen, "MGPU_RANK=%s is not a rank; mgpu-run sets it under MPI, "
+                        "unset it otherwise", v);
+        cfg->rank = (int)rank;
+    }
 
     if (parse_path_var(get, "MGPU_TRACE", cfg->trace_path, err, errlen) != 0 ||
         parse_path_var(get, "MGPU_TOPOLOGY", cfg->topology_path, err, errlen) != 0)

@@ -51,6 +51,7 @@ struct mgpu_config {
     bool nccl;                                /* MGPU_NCCL: refresh replicas through NCCL */
     size_t mirror_budget_bytes; /* MGPU_MIRROR_BUDGET as a size; 0: as a share */
     int mirror_budget_percent;  /* MGPU_MIRROR_BUDGET as a share of free memory */
+    int rank;                   /* MGPU_RANK: the MPI rank mgpu-run found; -1: none */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -1,4 +1,5 @@
-/* Owns mgpu's diagnostic output: level filtering and the "mgpu: " prefix.
+/* Owns mgpu's diagnostic output: level filtering and the "mgpu: " prefix
+ * ("mgpu[rank N]: " under MPI).
  * Each message is formatted into one buffer and written with one write(2) so
  * that lines from several threads or processes do not interleave. */
 #include "log.h"
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 static int current_level = MGPU_LOG_QUIET;
+static char prefix[32] = "mgpu: ";
 
 void mgpu_log_set_level(int level)
 {
@@ -18,10 +20,16 @@ int mgpu_log_level(void)
     return current_level;
 }
 
+void mgpu_log_set_rank(int rank)
+{
+    if (rank >= 0)
+        snprintf(prefix, sizeof prefix, "mgpu[rank %d]: ", rank);
+}
+
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
     char line[1024];
-    int n = snprintf(line, sizeof line, "mgpu: %s", kind);
+    int n = snprintf(line, sizeof line, "%s%s", prefix, kind);
     if (n < 0)
         return;
     int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);

@@ -5,6 +5,8 @@
 enum mgpu_log_level { MGPU_LOG_QUIET = 0, MGPU_LOG_INFO = 1, MGPU_LOG_DEBUG = 2 };
 
 void mgpu_log_set_level(int level);
+/* Under MPI (MGPU_RANK): every line says "mgpu[rank N]: ". */
+void mgpu_log_set_rank(int rank);
 int mgpu_log_level(void);
 
 /* Errors and warnings always print; info and debug follow MGPU_VERBOSE. */

@@ -25,6 +25,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct call_list {
     const char *names[64];
@@ -53,6 +54,15 @@ void mgpu_report_print(void)
 {
     struct mgpu_report r;
     memset(&r, 0, sizeof r);
+    static char host[64];
+    if (mgpu_cfg.rank >= 0) {
+        if (gethostname(host, sizeof host) != 0)
+            snprintf(host, sizeof host, "?");
+        host[sizeof host - 1] = '\0';
+        r.ranked = true;
+        r.rank = mgpu_cfg.rank;
+        r.host = host;
+    }
 
     struct mgpu_gpu_summary gpus;
     if (mgpu_virtual_device_summary(&gpus) == 0) {

@@ -251,7 +251,10 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
 {
     char mem[32], peak[32], live[32], total[32];
     fprintf(out, "%s\n", HRULE);
-    fprintf(out, "mgpu report\n");
+    if (r->ranked)
+        fprintf(out, "mgpu report: rank %d on %s\n", r->rank, r->host ? r->host : "?");
+    else
+        fprintf(out, "mgpu report\n");
     mgpu_format_bytes(mem, sizeof mem, r->mem_seen);
     char on_devices[48] = "";
     if (r->device_count > 0 && r->device_count < r->gpu_count)

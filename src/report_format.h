@@ -34,6 +34,9 @@ struct mgpu_report {
      * otherwise. */
     const int *gpu_devices;
     const char *home_name;
+    bool ranked;      /* under MPI: the rank and node it ran as */
+    int rank;
+    const char *host;
     int devices_seen; /* devices the program saw */
     int sm_seen;      /* multiprocessors of device 0 */
     unsigned long long mem_seen;

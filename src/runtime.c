@@ -55,7 +55,7 @@ static void report_and_trace(void)
     if (mgpu_cfg.report)
         mgpu_report_print();
     if (mgpu_cfg.trace_path[0])
-        mgpu_trace_write(mgpu_cfg.trace_path);
+        mgpu_trace_write(mgpu_cfg.trace_path, mgpu_cfg.rank);
 }
 
 static struct {
@@ -193,6 +193,7 @@ static void start(void)
         mgpu_config_defaults(&mgpu_cfg);
     }
     mgpu_log_set_level(mgpu_cfg.verbose);
+    mgpu_log_set_rank(mgpu_cfg.rank);
     mgpu_process_state_start();
     configure_pool();
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void write_json_string(FILE *f, const char *s)
 {
@@ -42,7 +43,7 @@ static int track_of(const struct mgpu_trace_span *s)
 }
 
 /* A name for every track that has spans. */
-static void write_track_names(FILE *f, const struct mgpu_trace_span *spans, size_t count)
+static void write_track_names(FILE *f, const struct mgpu_trace_span *spans, size_t count, int pid)
 {
     bool named[GPU_TRACKS + MGPU_MAX_GPUS] = {false};
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
@@ -59,16 +60,37 @@ static void write_track_names(FILE *f, const struct mgpu_trace_span *spans, size
         else
             snprintf(name, sizeof name, "GPU %d", spans[i].lane);
         fprintf(f,
-                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%d,\"args\":{"
+                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
                 "\"name\":",
-                track);
+                pid, track);
         write_json_string(f, name);
         fprintf(f, "}}");
     }
 }
 
-int mgpu_trace_write(const char *path)
+int mgpu_trace_rank_path(const char *path, int rank, char *out, size_t outlen)
 {
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (dot == NULL || (slash != NULL && dot < slash) || dot == path ||
+        (slash != NULL && dot == slash + 1))
+        dot = path + strlen(path); /* no extension */
+    int n = snprintf(out, outlen, "%.*s.rank%d%s", (int)(dot - path), path, rank, dot);
+    return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+int mgpu_trace_write(const char *path, int rank)
+{
+    char ranked[4096];
+    if (rank >= 0) {
+        if (mgpu_trace_rank_path(path, rank, ranked, sizeof ranked) != 0) {
+            mgpu_error("the trace path %s is too long for its rank's name; give a shorter one",
+                       path);
+            return -1;
+        }
+        path = ranked;
+    }
+    int pid = rank >= 0 ? rank : 0;
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         mgpu_error("cannot write the trace %s (%s); give a writable path to --trace", path,
@@ -81,8 +103,18 @@ int mgpu_trace_write(const char *path)
     char **names = calloc(kernels ? kernels : 1, sizeof *names);
 
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"mgpu\"}}");
-    write_track_names(f, spans, count);
+    char process[96] = "mgpu";
+    if (rank >= 0) {
+        char host[64] = "?";
+        if (gethostname(host, sizeof host) != 0)
+            snprintf(host, sizeof host, "?");
+        host[sizeof host - 1] = '\0';
+        snprintf(process, sizeof process, "mgpu rank %d on %s", rank, host);
+    }
+    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", pid);
+    write_json_string(f, process);
+    fprintf(f, "}}");
+    write_track_names(f, spans, count, pid);
     for (size_t i = 0; i < count; i++) {
         const struct mgpu_trace_span *s = &spans[i];
         const char *name = s->label != NULL ? s->label : "?";
@@ -101,8 +133,8 @@ int mgpu_trace_write(const char *path)
         fprintf(f, ",\n{\"name\":");
         write_json_string(f, name);
         fprintf(f,
-                ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
-                category, track_of(s), s->start_us, s->duration_us);
+                ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
+                category, pid, track_of(s), s->start_us, s->duration_us);
     }
     fprintf(f, "\n],\"otherData\":{\"dropped_spans\":%zu}}\n", dropped);
     int rc = fclose(f) == 0 ? 0 : -1;

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "driver_locate.h"
 #include "gpu_choice.h"
+#include "info/trace_merge.h"
 #include "link_measure.h"
 #include "link_model.h"
 #include "rank_groups.h"
@@ -31,6 +32,9 @@ struct info_options {
     int gpus_len;
     bool bandwidth; /* --bandwidth: measure the copy bandwidths */
     int ranks;      /* --ranks L: the GPUs of L MPI ranks on this node; 0: not asked */
+    const char *merge_out; /* --merge-traces OUT IN...: the ranks' traces into one */
+    const char *const *merge_inputs;
+    int nmerge;
     bool help, version;
 };
 
@@ -63,6 +67,9 @@ static void usage(void)
            "                   does: 64 MiB copies, the best of three\n"
            "      --ranks L    the GPUs each of L MPI ranks on this node takes under\n"
            "                   mpirun ... mgpu-run: disjoint groups by topology\n"
+           "      --merge-traces OUT.json IN.json...\n"
+           "                   the per-rank traces of an MPI run (--trace t.json wrote\n"
+           "                   t.rank0.json, t.rank1.json, ...) as one file, a process per rank\n"
            "  -h, --help       show this help\n"
            "  -V, --version    show the version\n");
 }
@@ -106,6 +113,15 @@ static void parse_options(int argc, char **argv, const struct mgpu_config *env,
             o->version = true;
         } else if (strcmp(arg, "--bandwidth") == 0) {
             o->bandwidth = true;
+        } else if (strcmp(arg, "--merge-traces") == 0) {
+            if (i + 2 >= argc) {
+                say("--merge-traces needs OUT.json and the ranks' files; see mgpu-info --help");
+                exit(EXIT_USAGE);
+            }
+            o->merge_out = argv[i + 1];
+            o->merge_inputs = (const char *const *)&argv[i + 2];
+            o->nmerge = argc - i - 2;
+            break;
         } else if ((value = option_value(argc, argv, &i, "--ranks")) != NULL) {
             if (mgpu_parse_gpu_count(value, "--ranks ", &o->ranks, err, sizeof err) != 0) {
                 say("%s", err);
@@ -360,6 +376,15 @@ int main(int argc, char **argv)
     }
     if (opt.version) {
         printf("mgpu-info %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    if (opt.merge_out != NULL) {
+        if (mgpu_trace_merge(opt.merge_out, opt.merge_inputs, opt.nmerge, err, sizeof err) != 0) {
+            say("%s", err);
+            return EXIT_FAILURE;
+        }
+        printf("merged %d trace%s into %s\n", opt.nmerge, opt.nmerge == 1 ? "" : "s",
+               opt.merge_out);
         return 0;
     }
     static struct mgpu_topology t;

@@ -92,6 +92,9 @@ int main(void)
     const char *const follow[] = {"MGPU_PLACEMENT", "auto", NULL};
     CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.placement == MGPU_PLACEMENT_AUTO);
+    const char *const ranked[] = {"MGPU_RANK", "12", NULL};
+    CHECK(parse(ranked, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == 12);
+    CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == -1);
     const char *const plain[] = {"MGPU_MIRROR_BUDGET", "4096", NULL};
     CHECK(parse(plain, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror_budget_bytes == 4096);
@@ -159,6 +162,7 @@ int main(void)
         {"MGPU_MIRROR_BUDGET", "12X", "use a share of free memory such as 50% or a size"},
         {"MGPU_MIRROR_BUDGET", "99999999999G", "use a share of free memory such as 50% or a size"},
         {"MGPU_MIRROR_BUDGET", "-5M", "use a share of free memory such as 50% or a size"},
+        {"MGPU_RANK", "two", "MGPU_RANK=two is not a rank; mgpu-run sets it under MPI"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};
