@@ -10,6 +10,7 @@
 #include "real_driver.h"
 #include "run/gpu_selection.h"
 #include "run/mpi_ranks.h"
+#include "run/rank_binding.h"
 #include "run/launcher_options.h"
 #include "run/nvml_devices.h"
 #include "topology.h"
@@ -213,6 +214,15 @@ static void choose_for_rank(const struct launcher_options *opt, const struct mgp
             rank, mpi->local_rank, mpi->local_size, mpi->launcher, list, topology.gpu_count,
             mpi->local_size);
     }
+    /* Near its GPUs, where the model is of this machine. */
+    if (!topology.this_machine)
+        return;
+    char cpus[512];
+    int bound = mgpu_bind_rank_near_gpus(&topology, chosen, *chosen_len, cpus, sizeof cpus);
+    if (bound < 0)
+        say("%s; the rank runs where the launcher put it", cpus);
+    else if (opt->verbose)
+        say(bound ? "the rank runs on CPUs %s, near its GPUs" : "the rank is not bound: %s", cpus);
 }
 
 /* The machine's device count from NVML, or -1 where the driver must be
