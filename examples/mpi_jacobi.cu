@@ -96,9 +96,9 @@ int main(int argc, char **argv)
             sweeps = parse_size(argv[++i], "--sweeps");
         } else {
             if (rank == 0)
-                std::fprintf(stderr,
-                             "usage: mpi_jacobi [--side N] [--sweeps S] [--quick]\n"
-                             "  the grid is N x N floats (default 4096; --quick: 512, 20 sweeps)\n");
+                std::fprintf(
+                    stderr, "usage: mpi_jacobi [--side N] [--sweeps S] [--quick]\n"
+                            "  the grid is N x N floats (default 4096; --quick: 512, 20 sweeps)\n");
             MPI_Finalize();
             return 2;
         }
@@ -128,7 +128,8 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMemcpy(in, band.data(), bytes, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(out, band.data(), bytes, cudaMemcpyHostToDevice));
 
-    int up = rank > 0 ? rank - 1 : MPI_PROC_NULL, down = rank + 1 < ranks ? rank + 1 : MPI_PROC_NULL;
+    int up = rank > 0 ? rank - 1 : MPI_PROC_NULL,
+        down = rank + 1 < ranks ? rank + 1 : MPI_PROC_NULL;
     std::vector<float> send_up(side), send_down(side), from_up(side), from_down(side);
     dim3 block(32, 8), grid((unsigned)((side + 31) / 32), (unsigned)((rows + 7) / 8));
     std::vector<double> sweep_ms;
@@ -138,8 +139,8 @@ int main(int argc, char **argv)
         jacobi_band<<<grid, block>>>(in, out, side, rows);
         CHECK_CUDA(cudaGetLastError());
         // The band's edge rows to the neighbours, theirs into the halos.
-        CHECK_CUDA(cudaMemcpy(send_up.data(), out + side, side * sizeof(float),
-                              cudaMemcpyDeviceToHost));
+        CHECK_CUDA(
+            cudaMemcpy(send_up.data(), out + side, side * sizeof(float), cudaMemcpyDeviceToHost));
         CHECK_CUDA(cudaMemcpy(send_down.data(), out + rows * side, side * sizeof(float),
                               cudaMemcpyDeviceToHost));
         MPI_Sendrecv(send_up.data(), (int)side, MPI_FLOAT, up, 0, from_down.data(), (int)side,
@@ -147,8 +148,8 @@ int main(int argc, char **argv)
         MPI_Sendrecv(send_down.data(), (int)side, MPI_FLOAT, down, 1, from_up.data(), (int)side,
                      MPI_FLOAT, up, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (up != MPI_PROC_NULL)
-            CHECK_CUDA(cudaMemcpy(out, from_up.data(), side * sizeof(float),
-                                  cudaMemcpyHostToDevice));
+            CHECK_CUDA(
+                cudaMemcpy(out, from_up.data(), side * sizeof(float), cudaMemcpyHostToDevice));
         if (down != MPI_PROC_NULL)
             CHECK_CUDA(cudaMemcpy(out + (rows + 1) * side, from_down.data(), side * sizeof(float),
                                   cudaMemcpyHostToDevice));
@@ -160,7 +161,8 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMemcpy(band.data(), in, bytes, cudaMemcpyDeviceToHost));
     std::vector<int> counts(ranks), displs(ranks);
     for (int r = 0; r < ranks; r++) {
-        size_t rr = base + ((size_t)r < extra), fr = 1 + (size_t)r * base + std::min<size_t>((size_t)r, extra);
+        size_t rr = base + ((size_t)r < extra),
+               fr = 1 + (size_t)r * base + std::min<size_t>((size_t)r, extra);
         counts[r] = (int)(rr * side);
         displs[r] = (int)(fr * side);
     }

@@ -133,8 +133,7 @@ bool mgpu_private_reductions_ready(CUcontext home)
     return mgpu_private_reductions_prepare(home);
 }
 
-CUresult mgpu_private_reduction_start(const struct mgpu_private_buffer *b, int gpu,
-                                      CUstream stream)
+CUresult mgpu_private_reduction_start(const struct mgpu_private_buffer *b, int gpu, CUstream stream)
 {
     if (b->copy[gpu] == 0 || MGPU_REDUCTION_OP(b->reduction) != MGPU_REDUCE_ADD)
         return CUDA_SUCCESS; /* min and max copies were refreshed before the fork */

@@ -34,7 +34,7 @@
 struct mgpu_private_buffer {
     CUdeviceptr start; /* the pool buffer */
     size_t bytes;
-    unsigned reduction;               /* MGPU_REDUCTION(op, type) */
+    unsigned reduction;              /* MGPU_REDUCTION(op, type) */
     CUdeviceptr copy[MGPU_MAX_GPUS]; /* entry g's private copy's base; 0: none */
 };
 
@@ -57,9 +57,9 @@ CUresult mgpu_private_reduction_combine(const struct mgpu_private_buffer *b, CUs
 
 /* For the report. */
 struct mgpu_private_reduction_stats {
-    unsigned long combines;       /* privatised buffers combined after a launch */
-    unsigned long kernel_folds;   /* copies folded by mgpu's kernel */
-    unsigned long nccl_reduces;   /* combines that ended in one ncclReduce */
+    unsigned long combines;     /* privatised buffers combined after a launch */
+    unsigned long kernel_folds; /* copies folded by mgpu's kernel */
+    unsigned long nccl_reduces; /* combines that ended in one ncclReduce */
 };
 void mgpu_private_reduction_stats(struct mgpu_private_reduction_stats *out);
 

@@ -78,8 +78,8 @@ static CUresult time_copies(struct device_side *from, struct device_side *to, do
     for (int rep = 0; rep < 3 && r == CUDA_SUCCESS; rep++) {
         r = mgpu_drv.cuEventRecord(to->start, to->stream);
         if (r == CUDA_SUCCESS)
-            r = from == to ? mgpu_drv.cuMemcpyDtoDAsync(to->dst, from->src,
-                                                         MGPU_LINK_MEASURE_BYTES, to->stream)
+            r = from == to ? mgpu_drv.cuMemcpyDtoDAsync(to->dst, from->src, MGPU_LINK_MEASURE_BYTES,
+                                                        to->stream)
                            : mgpu_drv.cuMemcpyPeerAsync(to->dst, to->ctx, from->src, from->ctx,
                                                         MGPU_LINK_MEASURE_BYTES, to->stream);
         if (r == CUDA_SUCCESS)

@@ -17,7 +17,7 @@
 
 struct mgpu_link_model {
     int nentries;
-    double gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS]; /* from entry i's memory to entry j */
+    double gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];   /* from entry i's memory to entry j */
     bool modelled[MGPU_MAX_GPUS][MGPU_MAX_GPUS]; /* entries of one device: not measured */
 };
 

@@ -102,7 +102,8 @@ static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params
     unsigned code = k->param_reduction[i];
     CUdeviceptr pointer;
     struct mgpu_pool_block b;
-    if (code == 0 || k->param_use[i] != MGPU_PARAM_ATOMIC || plan->nprivate >= MGPU_MIRROR_MAX_PARAMS ||
+    if (code == 0 || k->param_use[i] != MGPU_PARAM_ATOMIC ||
+        plan->nprivate >= MGPU_MIRROR_MAX_PARAMS ||
         !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
         others_reach_buffer(k, params, buffer, i, b.start) ||
         !mgpu_private_reductions_ready(k->contexts[0]))

@@ -119,7 +119,8 @@ static bool have_model(void)
     model_state = 1;
     char lines[MGPU_MAX_GPUS][512];
     int n = mgpu_link_model_describe(&model, lines, MGPU_MAX_GPUS);
-    mgpu_info("placement: copy bandwidths (* modelled: entries of one device, a twelfth of local):");
+    mgpu_info(
+        "placement: copy bandwidths (* modelled: entries of one device, a twelfth of local):");
     for (int i = 0; i < n; i++)
         mgpu_info("  %s", lines[i]);
     return true;
@@ -190,7 +191,8 @@ static bool all_on(const struct buffer_use *u, int gpu)
 static void move(struct buffer_use *u, int gpu)
 {
     long long began = mgpu_monotonic_ns();
-    CUresult r = gpu == SPLIT ? mgpu_pool_spread(u->start) : mgpu_pool_migrate(u->start, u->bytes, gpu);
+    CUresult r =
+        gpu == SPLIT ? mgpu_pool_spread(u->start) : mgpu_pool_migrate(u->start, u->bytes, gpu);
     long long ended = mgpu_monotonic_ns();
     double ms = (double)(ended - began) / 1e6;
     if (r == CUDA_SUCCESS) /* on the track of the GPU it went to; a spread on the home GPU's */
@@ -276,8 +278,8 @@ static bool one_launching_thread(void)
 
 #define BUFFERS_PER_LAUNCH 64
 
-void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
-                        const void *buffer, int whole_gpu)
+void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params, const void *buffer,
+                        int whole_gpu)
 {
     if (!follow_on || !one_launching_thread())
         return;
@@ -324,8 +326,8 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
                      MGPU_FOLLOW_STREAK);
         snprintf(lines[n++], 160,
                  "buffer of %.2f MiB: %.60s; %lu whole and %lu split launches, %d move%s%s",
-                 (double)u->bytes / (1024.0 * 1024.0), where, u->whole_launches,
-                 u->split_launches, u->moves, u->moves == 1 ? "" : "s",
+                 (double)u->bytes / (1024.0 * 1024.0), where, u->whole_launches, u->split_launches,
+                 u->moves, u->moves == 1 ? "" : "s",
                  u->moves >= MGPU_FOLLOW_MOVES_MAX ? " (the most allowed: it stays)" : "");
     }
     pthread_mutex_unlock(&lock);

@@ -34,8 +34,8 @@ bool mgpu_follow_on(void);
 /* After a launch that succeeded: k the kernel's copies (NULL for a kernel
  * mgpu has no analysis of), with the launch's params or buffer; `whole_gpu`
  * the GPU it ran on whole, or -1 when it was split. May move buffers. */
-void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
-                        const void *buffer, int whole_gpu);
+void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params, const void *buffer,
+                        int whole_gpu);
 
 /* For the report. */
 struct mgpu_follow_stats {

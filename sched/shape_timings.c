@@ -73,8 +73,7 @@ static void give_up(struct mgpu_shape_timings *t, pthread_mutex_t *lock)
     pthread_mutex_unlock(lock);
 }
 
-bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock,
-                              CUstream stream)
+bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream)
 {
     if (mgpu_drv.cuEventRecord(t->start, stream) == CUDA_SUCCESS)
         return true;

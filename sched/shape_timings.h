@@ -43,8 +43,7 @@ bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way);
 /* Without the lock (`lock` is the policy's): the events around the launch
  * in `stream`. begin returns false when the timing is given up (its start
  * could not be recorded); end gives it up when the launch failed. */
-bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock,
-                              CUstream stream);
+bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream);
 void mgpu_shape_timings_end(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream,
                             CUresult launched);
 

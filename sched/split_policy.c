@@ -31,7 +31,8 @@ static struct shape table[TABLE_SIZE];
 static struct shape *find_shape(const void *kernel, const unsigned grid[3], const unsigned block[3])
 {
     bool fresh;
-    struct shape *s = mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
+    struct shape *s =
+        mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh)
         mgpu_shape_timings_reset(&s->t);
     return s;

@@ -22,8 +22,7 @@ static int process_of(const char *line)
 
 /* Copies the events of `path` to `out`; *first tells whether none was
  * written yet. Returns 0, or -1 with err. */
-static int copy_events(const char *path, FILE *out, int *first, int *pid, char *err,
-                       size_t errlen)
+static int copy_events(const char *path, FILE *out, int *first, int *pid, char *err, size_t errlen)
 {
     FILE *in = fopen(path, "r");
     if (in == NULL) {

@@ -14,7 +14,7 @@
 
 struct mgpu_mpi_rank {
     bool found;
-    const char *launcher; /* "Open MPI", "Hydra", "PMIx", "Slurm" */
+    const char *launcher;       /* "Open MPI", "Hydra", "PMIx", "Slurm" */
     int local_rank, local_size; /* on this node */
     int rank, size;             /* in the job; -1 where the launcher does not say */
 };

@@ -31,28 +31,46 @@ int main(void)
     const char *const none[] = {"HOME", "/root", NULL};
     CHECK(detect(none, &r, err, sizeof err) == 0 && !r.found);
 
-    const char *const ompi[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "1", "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                "4", "OMPI_COMM_WORLD_RANK", "5", "OMPI_COMM_WORLD_SIZE", "8",
-                                "PMIX_LOCAL_RANK", "3", "PMIX_LOCAL_SIZE", "4", NULL};
+    const char *const ompi[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
+                                "1",
+                                "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                "4",
+                                "OMPI_COMM_WORLD_RANK",
+                                "5",
+                                "OMPI_COMM_WORLD_SIZE",
+                                "8",
+                                "PMIX_LOCAL_RANK",
+                                "3",
+                                "PMIX_LOCAL_SIZE",
+                                "4",
+                                NULL};
     CHECK(detect(ompi, &r, err, sizeof err) == 0 && r.found);
     CHECK_STR(r.launcher, "Open MPI"); /* before PMIx, which Open MPI also sets */
     CHECK(r.local_rank == 1 && r.local_size == 4 && r.rank == 5 && r.size == 8);
 
-    const char *const hydra[] = {"MPI_LOCALRANKID", "0", "MPI_LOCALNRANKS", "2", "PMI_RANK", "6",
-                                 NULL};
+    const char *const hydra[] = {
+        "MPI_LOCALRANKID", "0", "MPI_LOCALNRANKS", "2", "PMI_RANK", "6", NULL};
     CHECK(detect(hydra, &r, err, sizeof err) == 0 && r.found);
     CHECK_STR(r.launcher, "Hydra");
     CHECK(r.local_rank == 0 && r.local_size == 2 && r.rank == 6 && r.size == -1);
 
-    const char *const pmix[] = {"PMIX_LOCAL_RANK", "2", "PMIX_LOCAL_SIZE", "3", "PMIX_RANK", "2",
-                                NULL};
+    const char *const pmix[] = {
+        "PMIX_LOCAL_RANK", "2", "PMIX_LOCAL_SIZE", "3", "PMIX_RANK", "2", NULL};
     CHECK(detect(pmix, &r, err, sizeof err) == 0 && r.found);
     CHECK_STR(r.launcher, "PMIx");
     CHECK(r.local_rank == 2 && r.local_size == 3);
 
     /* srun: 2 tasks on each of nodes 0-2, 1 on node 3; this is node 1. */
-    const char *const slurm[] = {"SLURM_LOCALID", "1", "SLURM_TASKS_PER_NODE", "2(x3),1",
-                                 "SLURM_NODEID", "1", "SLURM_PROCID", "3", "SLURM_NTASKS", "7",
+    const char *const slurm[] = {"SLURM_LOCALID",
+                                 "1",
+                                 "SLURM_TASKS_PER_NODE",
+                                 "2(x3),1",
+                                 "SLURM_NODEID",
+                                 "1",
+                                 "SLURM_PROCID",
+                                 "3",
+                                 "SLURM_NTASKS",
+                                 "7",
                                  NULL};
     CHECK(detect(slurm, &r, err, sizeof err) == 0 && r.found);
     CHECK_STR(r.launcher, "Slurm");
