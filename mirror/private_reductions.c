@@ -180,6 +180,13 @@ CUresult mgpu_private_reduction_combine(const struct mgpu_private_buffer *b, CUs
         return CUDA_ERROR_NOT_INITIALIZED;
     pthread_mutex_lock(&kernels.lock);
     kernels.stats.combines++;
+    /* Over several devices, the communicator made here if no refresh has
+     * made it yet (in the context of the program's stream, current). */
+    int devices[MGPU_MAX_GPUS];
+    CUcontext home = NULL;
+    if (mgpu_gpu_entries_distinct(e, devices) > 1 &&
+        mgpu_drv.cuCtxGetCurrent(&home) == CUDA_SUCCESS && home != NULL)
+        mgpu_nccl_ready(home);
     /* Copies of one device into the first copy on it (the buffer itself
      * for the home device), then the devices' into the buffer. */
     int ranks = mgpu_nccl_ranks();
