@@ -57,8 +57,8 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "set by mgpu-run under MPI: the rank, named in mgpu's messages, its report and its "
      "trace file (FILE.rankN.json)"},
     {"MGPU_NCCL", "0|1",
-     "refresh replicas through NCCL where libnccl.so.2 loads (default 1); 0: device copies "
-     "only"},
+     "mirrors' collectives (refreshes, combines of privatised reductions) through NCCL where "
+     "libnccl.so.2 loads (default 1); 0: device copies and mgpu's own kernels only"},
     {NULL, NULL, NULL},
 };
 
