@@ -733,13 +733,7 @@ static CUresult rebuild_chunk(struct mgpu_allocation *a, size_t index, uint64_t 
  * moves (split launches join back into its streams). */
 static CUresult wait_for_home(void)
 {
-    CUresult r = mgpu_drv.cuCtxPushCurrent(pool.contexts[0]);
-    if (r != CUDA_SUCCESS)
-        return r;
-    r = mgpu_drv.cuCtxSynchronize();
-    CUcontext popped;
-    mgpu_drv.cuCtxPopCurrent(&popped);
-    return r;
+    return mgpu_drv_synchronize_context(pool.contexts[0]);
 }
 
 /* Under pool.lock, the GPUs idle: the granules of [from, to) (offsets in
@@ -921,11 +915,7 @@ void mgpu_pool_release_all(void)
     }
     /* Work still queued may use the memory: let it finish first. */
     for (int g = 0; g < pool.ngpus; g++)
-        if (mgpu_drv.cuCtxPushCurrent(pool.contexts[g]) == CUDA_SUCCESS) {
-            mgpu_drv.cuCtxSynchronize();
-            CUcontext popped;
-            mgpu_drv.cuCtxPopCurrent(&popped);
-        }
+        mgpu_drv_synchronize_context(pool.contexts[g]);
     for (size_t i = 0; i < pool.npending; i++)
         mgpu_drv.cuEventDestroy(pool.pending[i].done);
     pool.npending = 0;

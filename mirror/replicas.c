@@ -298,10 +298,7 @@ static void wait_for_users(const struct mgpu_replica *r)
         if (seen)
             continue;
         waited[nwaited++] = ctx;
-        if (push(ctx)) {
-            mgpu_drv.cuCtxSynchronize();
-            pop();
-        }
+        mgpu_drv_synchronize_context(ctx);
     }
 }
 

@@ -42,17 +42,6 @@ void mgpu_slice_errors_found(int gpu, CUresult error)
                    mgpu_cu_error_name(error));
 }
 
-static CUresult synchronise_context(CUcontext ctx)
-{
-    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
-    if (r != CUDA_SUCCESS)
-        return r;
-    r = mgpu_drv.cuCtxSynchronize();
-    CUcontext popped;
-    mgpu_drv.cuCtxPopCurrent(&popped);
-    return r;
-}
-
 CUresult mgpu_slice_errors_check(CUresult result, bool waited)
 {
     CUresult sticky = atomic_load_explicit(&sticky_error, memory_order_relaxed);
@@ -68,7 +57,7 @@ CUresult mgpu_slice_errors_check(CUresult result, bool waited)
     for (int g = 1; g < 64 && gpus >> g; g++) {
         if (!(gpus >> g & 1))
             continue;
-        CUresult r = flush && slice_contexts[g] != NULL ? synchronise_context(slice_contexts[g])
+        CUresult r = flush && slice_contexts[g] != NULL ? mgpu_drv_synchronize_context(slice_contexts[g])
                                                         : mgpu_slice_streams_query(g);
         if (r == CUDA_ERROR_NOT_READY)
             busy |= 1ull << g; /* ask again at the next call */

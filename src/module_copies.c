@@ -262,13 +262,10 @@ void mgpu_module_copies_wait_idle(const struct mgpu_module_copies *mc)
         bool seen = false;
         for (int e = 0; e < g && !seen; e++)
             seen = mc->contexts[e] == mc->contexts[g];
-        if (seen || mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) != CUDA_SUCCESS)
-            continue;
         /* A context with a faulted kernel answers at once with the fault,
          * which the program's own synchronisation reports. */
-        mgpu_drv.cuCtxSynchronize();
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
+        if (!seen)
+            mgpu_drv_synchronize_context(mc->contexts[g]);
     }
 }
 

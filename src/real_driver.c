@@ -153,6 +153,17 @@ unsigned mgpu_device_arch(CUdevice dev)
     return (unsigned)(major * 10 + minor);
 }
 
+CUresult mgpu_drv_synchronize_context(CUcontext ctx)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuCtxSynchronize();
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
 const char *mgpu_cu_error_name(CUresult r)
 {
     const char *name = NULL;

@@ -114,4 +114,9 @@ unsigned mgpu_device_arch(CUdevice dev);
 /* "CUDA_ERROR_NO_DEVICE" and the like, for messages. */
 const char *mgpu_cu_error_name(CUresult r);
 
+/* Waits for every stream of `ctx` through the real driver, with ctx made
+ * current for the call and the caller's current context put back. Returns
+ * the push's error, else the synchronisation's. */
+CUresult mgpu_drv_synchronize_context(CUcontext ctx);
+
 #endif
