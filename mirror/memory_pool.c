@@ -852,30 +852,18 @@ size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, siz
     return l.count;
 }
 
-struct large_list {
-    struct mgpu_pool_block *out;
-    size_t max, count;
-};
-
-static void list_large(struct mgpu_allocation *a, void *ctx)
-{
-    struct large_list *l = ctx;
-    if (a->small)
-        return;
-    if (l->count < l->max)
-        l->out[l->count] = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool,
-                                                    a->id};
-    l->count++;
-}
-
 size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max)
 {
-    struct large_list l = {out, max, 0};
+    /* The table keeps the large ones apart: a launch of a kernel mgpu
+     * cannot analyse asks for them, so no walk over every small one. */
     pthread_mutex_lock(&pool.lock);
-    if (pool.active)
-        mgpu_allocation_table_each(&pool.table, list_large, &l);
+    size_t count = pool.active ? pool.table.nlarge : 0;
+    for (size_t i = 0; i < count && i < max; i++) {
+        const struct mgpu_allocation *a = pool.table.large[i];
+        out[i] = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id};
+    }
     pthread_mutex_unlock(&pool.lock);
-    return l.count;
+    return count;
 }
 
 /* --- figures and the end ------------------------------------------------------- */

@@ -214,7 +214,10 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     mgpu_split_probe_begin(probe, shape->stream);
     struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
     struct mgpu_mirror_probe mirror_probe = {NULL};
-    bool mirrored = mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer) &&
+    /* Under always the plan looks the buffers up itself; only auto times a
+     * shape, and only one with something to mirror. */
+    bool mirrored = (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
+                     mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
                     mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block,
                                               &mirror_probe);
     mgpu_mirror_probe_begin(&mirror_probe, shape->stream); /* before the refreshes */
