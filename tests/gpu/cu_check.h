@@ -1,7 +1,8 @@
 /* The GPU test programs' check of a driver call: CU(call) runs it and, when
  * it fails, prints "PROGRAM: MODE FAIL: call returned ERROR" (its file and
  * line with no program named) and exits 1. A program names itself and its
- * mode in cu_check_program and cu_check_mode. C and C++. */
+ * mode in cu_check_program and cu_check_mode. C and C++; with nvcc, also
+ * cu_kernel, a kernel's driver handle. */
 #ifndef MGPU_TEST_CU_CHECK_H
 #define MGPU_TEST_CU_CHECK_H
 
@@ -27,5 +28,19 @@ static inline void cu_check(CUresult r, const char *call, const char *file, int 
 }
 
 #define CU(call) cu_check((call), #call, __FILE__, __LINE__)
+
+#ifdef __CUDACC__
+#include <cuda_runtime.h>
+
+/* The driver's handle of one of the program's own kernels (`symbol`, as
+ * the CUDA runtime names it); failing, the same one-line FAIL as CU(). */
+static inline CUfunction cu_kernel(const void *symbol)
+{
+    cudaFunction_t f;
+    cu_check(cudaGetFuncBySymbol(&f, symbol) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND,
+             "cudaGetFuncBySymbol", __FILE__, __LINE__);
+    return (CUfunction)f;
+}
+#endif
 
 #endif

@@ -66,19 +66,9 @@ extern "C" __global__ void spin(unsigned long long cycles)
         ;
 }
 
-static CUfunction fn(const void *symbol)
-{
-    cudaFunction_t f;
-    if (cudaGetFuncBySymbol(&f, symbol) != cudaSuccess) {
-        printf("mirror_coherence: %s FAIL: no kernel handle\n", mode);
-        exit(1);
-    }
-    return (CUfunction)f;
-}
-
 static void launch(const void *kernel, void **args, CUstream s)
 {
-    CU(cuLaunchKernel(fn(kernel), (N + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, s, args,
+    CU(cuLaunchKernel(cu_kernel(kernel), (N + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, s, args,
                       NULL));
 }
 
@@ -154,7 +144,7 @@ int main(int argc, char **argv)
         // table, not a replica being filled.
         unsigned long long cycles = 200000000ull;
         void *spin_args[] = {&cycles};
-        CU(cuLaunchKernel(fn((const void *)spin), 1, 1, 1, 1, 1, 1, 0, s, spin_args, NULL));
+        CU(cuLaunchKernel(cu_kernel((const void *)spin), 1, 1, 1, 1, 1, 1, 0, s, spin_args, NULL));
         gather_into(table, out, s);
         gather_into(table, source, other);
         expect(out, before, "read on the first stream");
@@ -177,7 +167,7 @@ int main(int argc, char **argv)
         for (int round = 0; round < 2; round++) {
             unsigned long long cycles = 100000000ull;
             void *spin_args[] = {&cycles};
-            CU(cuLaunchKernel(fn((const void *)spin), 1, 1, 1, 1, 1, 1, 0, s, spin_args, NULL));
+            CU(cuLaunchKernel(cu_kernel((const void *)spin), 1, 1, 1, 1, 1, 1, 0, s, spin_args, NULL));
             for (int t = 0; t < 3; t++)
                 gather_into(tables[t], outs[t], s);
             for (int t = 0; t < 3; t++)

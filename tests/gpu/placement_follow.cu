@@ -58,19 +58,9 @@ extern "C" __global__ void vector_add(const unsigned *a, const unsigned *b, unsi
         c[i] = a[i] + b[i];
 }
 
-static CUfunction fn(const void *symbol)
-{
-    cudaFunction_t f;
-    if (cudaGetFuncBySymbol(&f, symbol) != cudaSuccess) {
-        printf("placement_follow: %s FAIL: no kernel handle\n", mode);
-        exit(1);
-    }
-    return (CUfunction)f;
-}
-
 static void launch(const void *kernel, unsigned blocks, void **args)
 {
-    CU(cuLaunchKernel(fn(kernel), blocks, 1, 1, THREADS, 1, 1, 0, NULL, args, NULL));
+    CU(cuLaunchKernel(cu_kernel(kernel), blocks, 1, 1, THREADS, 1, 1, 0, NULL, args, NULL));
 }
 
 static unsigned blocks_for(unsigned long long n)

@@ -74,19 +74,9 @@ extern "C" __global__ void sum_from_self(const unsigned *source, unsigned *sums,
         atomicAdd(&sums[i % 4], source[4 + i % 4] & 1);
 }
 
-static CUfunction fn(const void *symbol)
-{
-    cudaFunction_t f;
-    if (cudaGetFuncBySymbol(&f, symbol) != cudaSuccess) {
-        printf("private_reductions: FAIL: no kernel handle\n");
-        exit(1);
-    }
-    return (CUfunction)f;
-}
-
 static void launch(const void *kernel, void **args, CUstream s)
 {
-    CU(cuLaunchKernel(fn(kernel), (N + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, s, args,
+    CU(cuLaunchKernel(cu_kernel(kernel), (N + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, s, args,
                       NULL));
 }
 
