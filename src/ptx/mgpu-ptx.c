@@ -8,6 +8,7 @@
 #include "ptx/image.h"
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_edit.h"
+#include "ptx/ptx_probes.h"
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_text.h"
 
@@ -26,7 +27,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "Usage: mgpu-ptx list FILE...\n"
                  "       mgpu-ptx extract FILE -o DIR\n"
-                 "       mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST]\n"
+                 "       mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST] [--probe PROBE.ptx]...\n"
                  "\n"
                  "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
                  "           kernels of each FILE; whether mgpu can split each kernel across\n"
@@ -35,7 +36,9 @@ static void usage(FILE *out)
                  "  extract  write every code object of FILE into DIR, decompressed\n"
                  "  rewrite  apply mgpu's passes to a PTX file (OUT.ptx '-' writes to stdout);\n"
                  "           LIST is all (default), none (parse and print only), or any of\n"
-                 "           block-offset,scope,device-ordinal,module-globals\n"
+                 "           block-offset,scope,device-ordinal,module-globals; each --probe links\n"
+                 "           a probe file (mgpu/probe.h, compiled with nvcc -ptx -rdc=true) in\n"
+                 "           and calls its probes, and the kernels they attach to are listed\n"
                  "\n"
                  "FILE is a CUDA program or library, a fatbin, a cubin or a PTX file.\n");
 }
@@ -371,7 +374,47 @@ static int list_file(const char *path)
     return 0;
 }
 
-static int rewrite_file(const char *in, const char *out, const char *pass_list)
+/* `mgpu-ptx rewrite --probe`: each kernel a probe attaches to, listed. */
+struct attachments {
+    unsigned next_id;
+    FILE *out; /* stderr when the PTX goes to stdout */
+};
+
+static unsigned list_attachment(void *ctx, const char *kernel, const size_t *probes, size_t n)
+{
+    struct attachments *a = ctx;
+    fprintf(a->out, "  kernel %u: %s:", a->next_id, kernel);
+    for (size_t i = 0; i < n; i++)
+        fprintf(a->out, " %zu", probes[i]);
+    fprintf(a->out, "\n");
+    return a->next_id++;
+}
+
+static char *demangle_for_probes(const char *mangled)
+{
+    return mgpu_demangle(mangled);
+}
+
+/* The probe files named on the command line, read into a set. */
+static int read_probes(char **files, int nfiles, struct ptx_probe_set *set)
+{
+    for (int i = 0; i < nfiles; i++) {
+        struct mapped_file f;
+        if (map_file(files[i], &f) != 0)
+            return -1;
+        char err[512];
+        int rc = ptx_probe_set_add(set, files[i], f.data, f.size, err, sizeof err);
+        munmap(f.data, f.size);
+        if (rc != 0) {
+            fprintf(stderr, "mgpu-ptx: %s\n", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int rewrite_file(const char *in, const char *out, const char *pass_list, char **probe_files,
+                        int nprobe_files)
 {
     long passes = mgpu_ptx_parse_passes(pass_list);
     if (passes < 0) {
@@ -394,7 +437,20 @@ static int rewrite_file(const char *in, const char *out, const char *pass_list)
     }
     char err[512];
     struct mgpu_ptx_rewrite rw;
-    int rc = mgpu_ptx_rewrite(f.data, f.size, (unsigned)passes, &rw, err, sizeof err);
+    struct ptx_probe_set set = {0};
+    if (read_probes(probe_files, nprobe_files, &set) != 0) {
+        ptx_probe_set_free(&set);
+        munmap(f.data, f.size);
+        return 1;
+    }
+    struct attachments attached = {0, strcmp(out, "-") == 0 ? stderr : stdout};
+    struct ptx_probe_inject inject = {
+        .set = &set, .demangle = demangle_for_probes, .attach = list_attachment, .ctx = &attached};
+    if (nprobe_files > 0)
+        fprintf(attached.out, "probes attached (kernel id: name: probe indexes):\n");
+    int rc = mgpu_ptx_rewrite_probed(f.data, f.size, (unsigned)passes,
+                                     nprobe_files > 0 ? &inject : NULL, &rw, err, sizeof err);
+    ptx_probe_set_free(&set);
     munmap(f.data, f.size);
     if (rc != 0) {
         fprintf(stderr, "mgpu-ptx: cannot rewrite %s: %s\n", in, err);
@@ -486,9 +542,17 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "rewrite") == 0) {
         const char *in = NULL, *out = NULL, *passes = "all";
+        char **probe_files = calloc((size_t)argc, sizeof *probe_files);
+        int nprobe_files = 0;
+        if (probe_files == NULL) {
+            fprintf(stderr, "mgpu-ptx: out of memory\n");
+            return 1;
+        }
         for (int i = 2; i < argc; i++) {
             if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
                 out = argv[++i];
+            else if (strcmp(argv[i], "--probe") == 0 && i + 1 < argc)
+                probe_files[nprobe_files++] = argv[++i];
             else if (strcmp(argv[i], "--passes") == 0 && i + 1 < argc)
                 passes = argv[++i];
             else if (strncmp(argv[i], "--passes=", 9) == 0)
@@ -499,11 +563,14 @@ int main(int argc, char **argv)
                 in = out = NULL, i = argc;
         }
         if (in == NULL || out == NULL) {
-            fprintf(stderr,
-                    "mgpu-ptx: usage: mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST]\n");
+            fprintf(stderr, "mgpu-ptx: usage: mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST] "
+                            "[--probe PROBE.ptx]...\n");
+            free(probe_files);
             return EXIT_USAGE;
         }
-        return rewrite_file(in, out, passes);
+        int rc = rewrite_file(in, out, passes, probe_files, nprobe_files);
+        free(probe_files);
+        return rc;
     }
     fprintf(stderr,
             "mgpu-ptx: unknown command '%s'; use list, extract or rewrite (see mgpu-ptx --help)\n",

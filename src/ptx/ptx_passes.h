@@ -7,23 +7,29 @@
 
 #include "ptx/ptx_module.h"
 
+#include <stddef.h>
+
 /* The parameter every rewritten kernel takes after its own (struct
  * mgpu_grid_param): the slice's first block (x, y, z) and the full grid
  * (x, y, z); then, for a kernel whose grid-stride loop was rewritten
  * (ptx_stride_loop.h), whether the loop runs a range of iterations and
- * which: [iteration_begin, iteration_end). */
+ * which: [iteration_begin, iteration_end); between them, the launch's
+ * sequence number, which injected probes read (ptx_probes.h). */
 #define MGPU_PTX_GRID_PARAM "__mgpu_grid"
 #define MGPU_PTX_GRID_PARAM_SIZE 48
 #define MGPU_PTX_GRID_SPLIT_OFFSET 24
 #define MGPU_PTX_GRID_BEGIN_OFFSET 32
 #define MGPU_PTX_GRID_END_OFFSET 40
+#define MGPU_PTX_GRID_SEQUENCE_OFFSET 28
 
 struct mgpu_grid_param {
     unsigned first[3], grid[3];
-    unsigned iteration_split, reserved;
+    unsigned iteration_split, launch_sequence;
     unsigned long long iteration_begin, iteration_end;
 };
 _Static_assert(sizeof(struct mgpu_grid_param) == MGPU_PTX_GRID_PARAM_SIZE, "__mgpu_grid's layout");
+_Static_assert(offsetof(struct mgpu_grid_param, launch_sequence) == MGPU_PTX_GRID_SEQUENCE_OFFSET,
+               "__mgpu_grid's layout");
 /* Where kernels leave __mgpu_grid's first 24 bytes for device functions. */
 #define MGPU_PTX_GRID_SHARED "__mgpu_grid_shared"
 /* A u32 the runtime sets to the GPU's ordinal when it loads the module. */

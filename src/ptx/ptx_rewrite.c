@@ -2,6 +2,7 @@
  * naming them. */
 #include "ptx/ptx_rewrite.h"
 
+#include "ptx/ptx_probes.h"
 #include "ptx/ptx_stride_loop.h"
 
 #include <stdio.h>
@@ -45,7 +46,18 @@ long mgpu_ptx_parse_passes(const char *list)
 int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_ptx_rewrite *out,
                      char *err, size_t errlen)
 {
+    return mgpu_ptx_rewrite_probed(ptx, size, passes, NULL, out, err, errlen);
+}
+
+int mgpu_ptx_rewrite_probed(const char *ptx, size_t size, unsigned passes,
+                            const struct ptx_probe_inject *probes, struct mgpu_ptx_rewrite *out,
+                            char *err, size_t errlen)
+{
     memset(out, 0, sizeof *out);
+    if (probes != NULL && !(passes & MGPU_PASS_BLOCK_OFFSET)) {
+        snprintf(err, errlen, "probes need the block-offset pass");
+        return -1;
+    }
     out->passes = passes;
     struct ptx_module m;
     if (ptx_parse(ptx, size, &m) != 0) {
@@ -55,6 +67,10 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
     /* The analysis, the loop search and the passes other than the
      * globals' fail for nothing but memory. */
     int rc = MGPU_PTX_REWRITE_NO_MEMORY;
+    /* The probe files' modules: the module holds their statements until
+     * it is printed. */
+    struct ptx_module *probe_modules = NULL;
+    size_t nprobe_modules = 0;
     struct ptx_stride_plan loops = {NULL, 0};
     if ((passes & MGPU_PASS_ANALYZE) && mgpu_ptx_analyze(&m, &out->analysis) != 0) {
         snprintf(err, errlen, "out of memory analysing PTX");
@@ -73,6 +89,21 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
             rc = -1;
         goto out;
     }
+    /* After the globals pass, which must not take the .const words the
+     * probes pass declares for the program's __constant__ variables. */
+    if (probes != NULL) {
+        probe_modules = calloc(probes->set->nfiles + 1, sizeof *probe_modules);
+        if (probe_modules == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+        nprobe_modules = probes->set->nfiles;
+        if (ptx_pass_probes(&m, probes, probe_modules, err, errlen) != 0) {
+            if (strcmp(err, "out of memory") != 0)
+                rc = -1;
+            goto out;
+        }
+    }
     snprintf(err, errlen, "out of memory rewriting PTX");
     if ((passes & MGPU_PASS_BLOCK_OFFSET) && ptx_pass_block_offset(&m, &loops) != 0)
         goto out;
@@ -87,6 +118,9 @@ int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_
 out:
     ptx_stride_plan_free(&loops);
     ptx_module_free(&m);
+    for (size_t i = 0; i < nprobe_modules; i++)
+        ptx_module_free(&probe_modules[i]);
+    free(probe_modules);
     if (rc != 0)
         mgpu_ptx_rewrite_free(out);
     return rc;

@@ -36,6 +36,13 @@ struct mgpu_ptx_rewrite {
  * parsed or rewritten. Either failure leaves a one-line reason in err. */
 int mgpu_ptx_rewrite(const char *ptx, size_t size, unsigned passes, struct mgpu_ptx_rewrite *out,
                      char *err, size_t errlen);
+/* The same, with probes linked in and called (ptx_probes.h) when `probes`
+ * is not NULL; their pass runs before the block-offset pass, which must be
+ * among `passes`. */
+struct ptx_probe_inject;
+int mgpu_ptx_rewrite_probed(const char *ptx, size_t size, unsigned passes,
+                            const struct ptx_probe_inject *probes, struct mgpu_ptx_rewrite *out,
+                            char *err, size_t errlen);
 void mgpu_ptx_rewrite_free(struct mgpu_ptx_rewrite *r);
 
 /* Parses "all", "none" or a comma-separated list of pass names

@@ -1,0 +1,264 @@
+/* mgpu/probe.h: the API of mgpu's injected per-GPU probes.
+ *
+ * A probe is a CUDA C device function that mgpu calls at the entry or at
+ * the exit of the program's kernels, in every GPU's copy of the module.
+ * Write it in a .cu file that includes this header and run the program
+ * with `mgpu-run --probe FILE.cu ./app`: mgpu compiles it to PTX with the
+ * toolkit's nvcc, links it into every module copy and inserts the calls.
+ *
+ *     #include <mgpu/probe.h>
+ *
+ *     MGPU_PROBE_COUNTER(blocks);                 // one counter per GPU
+ *
+ *     MGPU_PROBE_BLOCK_ENTRY(count_blocks, "*saxpy*")  // once per block of
+ *     {                                                // every kernel matching
+ *         mgpu_counter_add(blocks, 1);
+ *     }
+ *
+ * At exit mgpu prints each map (per GPU) in the report and writes them to
+ * MGPU_PROBE_OUT as JSON Lines.
+ *
+ * The glob matches the kernel's mangled or demangled name (fnmatch), so
+ * "*" attaches to every kernel, "vector_add" to the extern "C" kernel of
+ * that name and "*sgemm*" to any C++ kernel whose name holds sgemm.
+ *
+ * Everything here is inline; nothing needs linking. The names starting
+ * with __mgpu are mgpu's: mgpu defines the symbols the helpers read when it
+ * injects the probe. */
+#ifndef MGPU_PROBE_H
+#define MGPU_PROBE_H
+
+#ifndef __CUDACC__
+#error "mgpu/probe.h is for probes written in CUDA C: compile them with nvcc (mgpu-run does)"
+#endif
+
+/* ---- Attaching -------------------------------------------------------- */
+
+/* A probe called by every thread of the matching kernels as it enters the
+ * kernel, before the kernel's first instruction. */
+#define MGPU_PROBE_ENTRY(probe, glob) MGPU_PROBE_AT_("entry:" glob, probe)
+/* A probe called by every thread as it leaves the kernel: before each of
+ * the kernel's `ret` and `exit` instructions. */
+#define MGPU_PROBE_EXIT(probe, glob) MGPU_PROBE_AT_("exit:" glob, probe)
+/* Probes called once per block: by thread (0, 0, 0) as the block starts,
+ * or by the block's last thread to leave, as it ends. The other threads
+ * skip the call, so a block-level probe costs a kernel of small blocks far
+ * less than a probe every thread calls; mgpu_block_edge() is true in it. */
+#define MGPU_PROBE_BLOCK_ENTRY(probe, glob) MGPU_PROBE_AT_("block-entry:" glob, probe)
+#define MGPU_PROBE_BLOCK_EXIT(probe, glob) MGPU_PROBE_AT_("block-exit:" glob, probe)
+/* A probe called as threads leave, once for each warp's threads that leave
+ * together (by the lowest of them). It needs neither the count of the
+ * block's threads nor the barrier at entry that exit and block-exit probes
+ * bring, but it runs once per warp: a global atomic in it costs eight
+ * times what one in a block-exit probe of a 256-thread block does, and
+ * atomics on one word serialise. mgpu_block_edge() is true in it only for
+ * the warp that completes the block, and only when the kernel also has
+ * exit or block-exit probes. */
+#define MGPU_PROBE_WARP_EXIT(probe, glob) MGPU_PROBE_AT_("warp-exit:" glob, probe)
+
+#define MGPU_PROBE_AT_(where, probe)                                                               \
+    extern "C" __device__ const char __mgpu_probe_attach_##probe[] = where;                        \
+    extern "C" __device__ __noinline__ void probe(unsigned __mgpu_block_edge)
+
+/* Inside a probe: true for one thread per block. At entry, the block's
+ * thread (0, 0, 0), as the block starts; at exit, the block's last thread
+ * to leave, as the block ends. */
+#define mgpu_block_edge() (__mgpu_block_edge != 0)
+
+/* ---- Where and when --------------------------------------------------- */
+
+typedef unsigned long long mgpu_u64;
+
+/* The GPU's index in the run: 0 for the home GPU, then in the order of
+ * -n / --gpus (entries of a repeated GPU count separately). */
+static __device__ __forceinline__ unsigned mgpu_device_ordinal(void)
+{
+    unsigned ordinal;
+    asm volatile("ld.const.u32 %0, [__mgpu_device_ordinal];" : "=r"(ordinal));
+    return ordinal;
+}
+
+/* The block's index in the whole grid, as the program launched it (not in
+ * the slice this GPU runs), x fastest. blockIdx and gridDim in a probe are
+ * the whole grid's too. */
+static __device__ __forceinline__ mgpu_u64 mgpu_block_index(void)
+{
+    return blockIdx.x + (mgpu_u64)gridDim.x * (blockIdx.y + (mgpu_u64)gridDim.y * blockIdx.z);
+}
+
+/* The number of blocks of the whole grid. */
+static __device__ __forceinline__ mgpu_u64 mgpu_grid_blocks(void)
+{
+    return (mgpu_u64)gridDim.x * gridDim.y * gridDim.z;
+}
+
+/* The thread's index in its block, x fastest, and the block's size. */
+static __device__ __forceinline__ unsigned mgpu_thread_index(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+static __device__ __forceinline__ unsigned mgpu_block_threads(void)
+{
+    return blockDim.x * blockDim.y * blockDim.z;
+}
+
+/* The multiprocessor the block runs on. */
+static __device__ __forceinline__ unsigned mgpu_sm_id(void)
+{
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    return sm;
+}
+
+/* The multiprocessor's cycle counter (clock64): for durations within a
+ * block, whose entry and exit run on one multiprocessor. The report gives
+ * the cycles per nanosecond mgpu measured on each GPU. */
+static __device__ __forceinline__ mgpu_u64 mgpu_sm_cycles(void)
+{
+    return clock64();
+}
+
+/* Nanoseconds on the host's CLOCK_MONOTONIC, read on the GPU: the GPU's
+ * global timer moved by the offset mgpu measured for this GPU at start.
+ * Comparable across GPUs and with the host within the calibration's error
+ * (the report says it). */
+static __device__ __forceinline__ mgpu_u64 mgpu_global_ns(void)
+{
+    mgpu_u64 timer, offset;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(timer));
+    asm volatile("ld.const.u64 %0, [__mgpu_probe_clock_offset];" : "=l"(offset));
+    return timer - offset;
+}
+
+/* Nanoseconds since mgpu loaded the probes, on the same clock: small
+ * enough to pack with other bits into one 64-bit map value (2^40 ns is
+ * 18 minutes). */
+static __device__ __forceinline__ mgpu_u64 mgpu_run_ns(void)
+{
+    mgpu_u64 start;
+    asm volatile("ld.const.u64 %0, [__mgpu_probe_run_start];" : "=l"(start));
+    return mgpu_global_ns() - start;
+}
+
+/* The launch's number: 1 for the program's first launch that mgpu ran
+ * from its module copies, then one more per launch. The slices of one
+ * split launch share it. */
+static __device__ __forceinline__ unsigned mgpu_launch_sequence(void)
+{
+    unsigned sequence;
+    asm volatile("ld.shared.u32 %0, [__mgpu_probe_block];" : "=r"(sequence));
+    return sequence;
+}
+
+/* The kernel's number among the kernels probes attach to, which the
+ * report and MGPU_PROBE_OUT name ("kernels"). */
+static __device__ __forceinline__ unsigned mgpu_kernel_id(void)
+{
+    unsigned id;
+    asm volatile("ld.shared.u32 %0, [__mgpu_probe_block+8];" : "=r"(id));
+    return id;
+}
+
+/* ---- Maps: per-GPU memory the host reads at exit -------------------- */
+
+/* A map is declared at file scope. mgpu gives every GPU of the run its own
+ * copy, in device memory, and reads them all at exit. Lengths and record
+ * sizes may be any constant expression. */
+enum { MGPU_MAP_ARRAY_ = 1, MGPU_MAP_RING_ = 2 };
+
+#define MGPU_PROBE_MAP_(name, kind, length, record_bytes, initial)                                 \
+    extern "C" __device__ const mgpu_u64 __mgpu_probe_map_##name[4] = {                            \
+        (kind), (length), (record_bytes), (initial)};                                              \
+    static __device__ __forceinline__ mgpu_u64 *name##__mgpu_base(void)                            \
+    {                                                                                              \
+        mgpu_u64 base;                                                                             \
+        asm volatile("ld.const.u64 %0, [__mgpu_map_" #name "];" : "=l"(base));                    \
+        return (mgpu_u64 *)base;                                                                   \
+    }                                                                                              \
+    enum { name##__mgpu_length = (length) }
+
+/* An array of `length` unsigned 64-bit values per GPU, zero at start (or
+ * `initial` with the _INIT form: ~0ull for a map of minimums). */
+#define MGPU_PROBE_ARRAY(name, length) MGPU_PROBE_MAP_(name, MGPU_MAP_ARRAY_, length, 8, 0)
+#define MGPU_PROBE_ARRAY_INIT(name, length, initial)                                               \
+    MGPU_PROBE_MAP_(name, MGPU_MAP_ARRAY_, length, 8, initial)
+/* A counter per GPU: an array of one. */
+#define MGPU_PROBE_COUNTER(name) MGPU_PROBE_ARRAY(name, 1)
+
+/* Updates of element i; an index past the end is ignored (maps are
+ * bounded). Atomic, lock-free, from any thread. */
+#define mgpu_array_add(name, i, value) mgpu_map_add_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_max(name, i, value) mgpu_map_max_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_min(name, i, value) mgpu_map_min_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_set(name, i, value) mgpu_map_set_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_get(name, i) mgpu_map_get_(name##__mgpu_base(), name##__mgpu_length, i)
+#define mgpu_counter_add(name, value) mgpu_array_add(name, 0, value)
+#define mgpu_counter_max(name, value) mgpu_array_max(name, 0, value)
+#define mgpu_counter_min(name, value) mgpu_array_min(name, 0, value)
+
+static __device__ __forceinline__ void mgpu_map_add_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
+                                                     mgpu_u64 value)
+{
+    if (i < n)
+        atomicAdd(base + i, value);
+}
+static __device__ __forceinline__ void mgpu_map_max_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
+                                                     mgpu_u64 value)
+{
+    if (i < n)
+        atomicMax(base + i, value);
+}
+static __device__ __forceinline__ void mgpu_map_min_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
+                                                     mgpu_u64 value)
+{
+    if (i < n)
+        atomicMin(base + i, value);
+}
+static __device__ __forceinline__ void mgpu_map_set_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
+                                                     mgpu_u64 value)
+{
+    if (i < n)
+        atomicExch(base + i, value);
+}
+static __device__ __forceinline__ mgpu_u64 mgpu_map_get_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i)
+{
+    return i < n ? *(volatile mgpu_u64 *)(base + i) : 0;
+}
+
+/* A ring of `capacity` records of type `type` per GPU, sent to the host:
+ * the report counts them, MGPU_PROBE_OUT lists them (as 64-bit words) and
+ * --trace shows each as an event on its GPU's lane when its first word is
+ * a time from mgpu_global_ns(). A push into a full ring drops the record
+ * and counts it as dropped. */
+#define MGPU_PROBE_RING(name, type, capacity)                                                      \
+    MGPU_PROBE_MAP_(name, MGPU_MAP_RING_, capacity, sizeof(type), 0);                              \
+    typedef type name##__mgpu_record
+
+/* Pushes one record; returns whether it was kept. */
+#define mgpu_ring_push(name, record)                                                               \
+    mgpu_ring_push_(name##__mgpu_base(), name##__mgpu_length, &(record),                           \
+                    sizeof(name##__mgpu_record))
+
+/* The ring's layout, which the host reads: the number of pushes, the
+ * number dropped, then the records, each padded to 8 bytes. */
+static __device__ __forceinline__ bool mgpu_ring_push_(mgpu_u64 *base, mgpu_u64 capacity,
+                                                       const void *record, unsigned bytes)
+{
+    mgpu_u64 slot = atomicAdd(base, 1ull);
+    if (slot >= capacity) {
+        atomicAdd(base + 1, 1ull);
+        return false;
+    }
+    unsigned words = (bytes + 7) / 8;
+    mgpu_u64 *to = base + 2 + slot * words;
+    const unsigned char *from = (const unsigned char *)record;
+    for (unsigned w = 0; w < words; w++) {
+        mgpu_u64 word = 0;
+        for (unsigned b = 0; b < 8 && w * 8 + b < bytes; b++)
+            word |= (mgpu_u64)from[w * 8 + b] << (8 * b);
+        to[w] = word;
+    }
+    return true;
+}
+
+#endif

@@ -1,0 +1,376 @@
+/* Owns the probes pass (see ptx_probes.h): linking probe files into a
+ * module and calling their probes at the entry and exit of the kernels
+ * they attach to.
+ *
+ * At a probed kernel's entry every thread stores the launch's sequence
+ * number and the kernel's id in the block's __mgpu_probe_block (all store
+ * the same values, so no thread reads before its own store) and calls the
+ * entry probes with the block-edge flag set in thread (0, 0, 0). With exit
+ * probes, thread (0, 0, 0) also zeroes the block's count of threads gone
+ * and the block waits at a barrier before the entry probes, which every
+ * thread reaches because no instruction of the kernel has run yet (after
+ * them, every block waited for thread (0, 0, 0)'s probes: launch-latency
+ * made vector_add 1.31x slower on an H100, against 1.19x before them).
+ * Before each `ret` and `exit` of the kernel (under the instruction's own
+ * guard) the threads leaving together count themselves gone, with one
+ * atomic per warp rather than per thread; the lowest thread of the warp
+ * that makes the count the block's size has the flag set. The count is an
+ * acquire-release atomic: thread (0, 0, 0) is the lowest thread of its
+ * warp whenever it leaves, so what its block-entry probes stored in shared
+ * memory is visible to the thread that calls the block-exit probes. Entry and exit probes are called by every thread,
+ * block-entry and block-exit probes only by the thread with the flag. */
+#include "ptx/ptx_edit.h"
+#include "ptx/ptx_passes.h"
+#include "ptx/ptx_probes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the module keeps of a probe file: everything but its header lines
+ * (.version, .target, .address_size) and its declarations. */
+static bool kept(const struct ptx_stmt *s)
+{
+    if (s->kind == PTX_VERBATIM) {
+        struct ptx_str t = s->u.text;
+        return !(ptx_str_starts_with(t, ".version") || ptx_str_starts_with(t, ".target") ||
+                 ptx_str_starts_with(t, ".address_size"));
+    }
+    if (s->kind == PTX_VARIABLE)
+        return !ptx_str_starts_with(s->u.var.name, "__mgpu_probe_attach_") &&
+               !ptx_str_starts_with(s->u.var.name, "__mgpu_probe_map_");
+    return true;
+}
+
+/* A probe-file symbol the module has too. External declarations may
+ * repeat (both may declare vprintf); definitions may not. */
+static bool clashes(struct ptx_module *m, const struct ptx_stmt *s, struct ptx_str *name)
+{
+    if (s->kind == PTX_FUNCTION) {
+        const struct ptx_function *mine = ptx_find_function(m, s->u.func.name);
+        *name = s->u.func.name;
+        return mine != NULL && (mine->has_body || s->u.func.has_body);
+    }
+    if (s->kind == PTX_VARIABLE) {
+        const struct ptx_variable *mine = ptx_find_variable(m, s->u.var.name);
+        *name = s->u.var.name;
+        return mine != NULL && !(mine->external && s->u.var.external);
+    }
+    return false;
+}
+
+static bool declared_already(struct ptx_module *m, const struct ptx_stmt *s)
+{
+    if (s->kind == PTX_FUNCTION && !s->u.func.has_body)
+        return ptx_find_function(m, s->u.func.name) != NULL;
+    if (s->kind == PTX_VARIABLE && s->u.var.external)
+        return ptx_find_variable(m, s->u.var.name) != NULL;
+    return false;
+}
+
+/* The two numbers of a ".version X.Y" line, as X * 10 + Y. */
+static unsigned version_of(struct ptx_str line)
+{
+    unsigned major = 0, minor = 0;
+    char buf[32];
+    size_t n = line.n < sizeof buf - 1 ? line.n : sizeof buf - 1;
+    memcpy(buf, line.p, n);
+    buf[n] = '\0';
+    if (sscanf(buf, ".version %u.%u", &major, &minor) != 2)
+        return 0;
+    return major * 10 + minor;
+}
+
+/* The module's .version and .target raised to the probe file's where the
+ * file's are newer: PTX of an older ISA or target assembles unchanged
+ * under a newer one, and the JIT compiles for the GPU in any case. */
+static int raise_header(struct ptx_module *m, const struct ptx_module *probe)
+{
+    unsigned probe_version = 0;
+    for (size_t i = 0; i < probe->ntop; i++)
+        if (probe->top[i]->kind == PTX_VERBATIM &&
+            ptx_str_starts_with(probe->top[i]->u.text, ".version"))
+            probe_version = version_of(probe->top[i]->u.text);
+    for (size_t i = 0; i < m->ntop; i++) {
+        struct ptx_stmt *s = m->top[i];
+        if (s->kind != PTX_VERBATIM)
+            continue;
+        const char *replacement = NULL;
+        if (ptx_str_starts_with(s->u.text, ".version") && version_of(s->u.text) < probe_version)
+            replacement = ptx_format(m, ".version %u.%u", probe_version / 10, probe_version % 10);
+        else if (ptx_str_starts_with(s->u.text, ".target") &&
+                 m->target_arch < probe->target_arch && m->target_arch != 0)
+            replacement = ptx_format(m, ".target sm_%u", probe->target_arch);
+        if (replacement == NULL)
+            continue;
+        struct ptx_stmt *copy = ptx_copy_stmt(m, s);
+        if (copy == NULL)
+            return -1;
+        copy->u.text = ptx_str_of(replacement);
+        m->top[i] = copy;
+    }
+    if (m->target_arch < probe->target_arch && m->target_arch != 0)
+        m->target_arch = probe->target_arch;
+    return 0;
+}
+
+/* Puts the kept statements of `probe` before the module's first function. */
+static int splice(struct ptx_module *m, const struct ptx_module *probe, const char *file, char *err,
+                  size_t errlen)
+{
+    size_t at = 0;
+    while (at < m->ntop && m->top[at]->kind != PTX_FUNCTION)
+        at++;
+    struct ptx_stmt **top = ptx_alloc(m, (m->ntop + probe->ntop + 1) * sizeof *top);
+    if (top == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < at; i++)
+        top[n++] = m->top[i];
+    for (size_t i = 0; i < probe->ntop; i++) {
+        const struct ptx_stmt *s = probe->top[i];
+        struct ptx_str name;
+        if (!kept(s) || declared_already(m, s))
+            continue;
+        if (clashes(m, s, &name)) {
+            char quoted[96];
+            snprintf(err, errlen, "probe %s: its symbol %s is the program's too; rename it", file,
+                     ptx_quote(quoted, sizeof quoted, name));
+            return -1;
+        }
+        top[n++] = probe->top[i];
+    }
+    for (size_t i = at; i < m->ntop; i++)
+        top[n++] = m->top[i];
+    m->top = top;
+    m->ntop = n;
+    return 0;
+}
+
+/* The call of one probe with the edge flag in register `edge`. */
+static const char *call_text(struct ptx_module *m, const char *function, const char *edge,
+                             struct ptx_str guard)
+{
+    char guard_text[80] = "";
+    if (guard.n)
+        snprintf(guard_text, sizeof guard_text, "@%.*s ", (int)guard.n, guard.p);
+    return ptx_format(m,
+                      "{\n.param .b32 __mgpu_probe_edge;\nst.param.b32 [__mgpu_probe_edge], %s;\n"
+                      "%scall %s, (__mgpu_probe_edge);\n}",
+                      edge, guard_text, function);
+}
+
+/* What a kernel's probes need of the glue. */
+struct glue_needs {
+    bool count;          /* exit or block-exit probes: the count of threads gone */
+    bool all_threads;    /* every thread stores the launch and kernel words */
+};
+
+static struct glue_needs needs_of(const struct ptx_probe_set *set, const size_t *probes,
+                                  size_t nprobes)
+{
+    bool entry = false, warp_exit = false;
+    struct glue_needs n = {false, false};
+    for (size_t i = 0; i < nprobes; i++) {
+        enum ptx_probe_place place = set->probes[probes[i]].place;
+        n.count |= place == PTX_PROBE_EXIT || place == PTX_PROBE_BLOCK_EXIT;
+        entry |= place == PTX_PROBE_ENTRY;
+        warp_exit |= place == PTX_PROBE_WARP_EXIT;
+    }
+    /* Thread (0, 0, 0)'s stores reach the other threads' probes through the
+     * barrier that comes with the count; without it, or with probes every
+     * thread calls at entry, each thread stores the words itself. */
+    n.all_threads = entry || (warp_exit && !n.count);
+    return n;
+}
+
+static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_probe_set *set,
+                           const size_t *probes, size_t nprobes, struct glue_needs needs,
+                           unsigned kernel_id)
+{
+    struct ptx_module *m = b->module;
+    const char *who = needs.all_threads ? "" : "@%__mgpu_probe_first ";
+    ptx_builder_add_text(
+        b, ptx_format(m,
+                      "{\n.reg .b32 %%__mgpu_probe_w<3>;\n.reg .pred %%__mgpu_probe_first;\n"
+                      "mov.u32 %%__mgpu_probe_w0, %%tid.x;\nmov.u32 %%__mgpu_probe_w1, %%tid.y;\n"
+                      "or.b32 %%__mgpu_probe_w0, %%__mgpu_probe_w0, %%__mgpu_probe_w1;\n"
+                      "mov.u32 %%__mgpu_probe_w1, %%tid.z;\n"
+                      "or.b32 %%__mgpu_probe_w0, %%__mgpu_probe_w0, %%__mgpu_probe_w1;\n"
+                      "setp.eq.u32 %%__mgpu_probe_first, %%__mgpu_probe_w0, 0;\n"
+                      "selp.u32 %%__mgpu_probe_w2, 1, 0, %%__mgpu_probe_first;\n"
+                      "%sld.param.u32 %%__mgpu_probe_w0, [" MGPU_PTX_GRID_PARAM "+%d];\n"
+                      "%sst.shared.u32 [" PTX_PROBE_BLOCK "], %%__mgpu_probe_w0;\n"
+                      "mov.u32 %%__mgpu_probe_w0, %u;\n"
+                      "%sst.shared.u32 [" PTX_PROBE_BLOCK "+8], %%__mgpu_probe_w0;",
+                      who, MGPU_PTX_GRID_SEQUENCE_OFFSET, who, kernel_id, who));
+    if (needs.count)
+        ptx_builder_add_text(b, "@%__mgpu_probe_first st.shared.u32 [" PTX_PROBE_BLOCK "+4], 0;\n"
+                                "bar.sync 0;");
+    struct ptx_str none = {"", 0};
+    bool block_level = false;
+    for (size_t i = 0; i < nprobes; i++) {
+        const struct ptx_probe *p = &set->probes[probes[i]];
+        if (p->place == PTX_PROBE_ENTRY)
+            ptx_builder_add_text(b, call_text(m, p->function, "%__mgpu_probe_w2", none));
+        block_level |= p->place == PTX_PROBE_BLOCK_ENTRY;
+    }
+    /* Block-level probes behind a branch, and the warp made whole again
+     * after it: the same calls under a predicate made saxpy (a grid-stride
+     * loop) 1.40x slower on an H100 instead of 1.003x. */
+    if (block_level) {
+        ptx_builder_add_text(b, "activemask.b32 %__mgpu_probe_w0;\n"
+                                "@!%__mgpu_probe_first bra $__mgpu_probe_entered;");
+        for (size_t i = 0; i < nprobes; i++) {
+            const struct ptx_probe *p = &set->probes[probes[i]];
+            if (p->place == PTX_PROBE_BLOCK_ENTRY)
+                ptx_builder_add_text(b, call_text(m, p->function, "%__mgpu_probe_w2", none));
+        }
+        ptx_builder_add_text(b, "$__mgpu_probe_entered:\nbar.warp.sync %__mgpu_probe_w0;");
+    }
+    ptx_builder_add_text(b, "}");
+}
+
+/* Before a ret or exit under `guard` (empty: none). The lowest of the
+ * threads leaving together leads them: it calls the warp-exit probes and,
+ * with a count, adds their number to it and sees whether that completes
+ * the block. */
+static void add_exit_glue(struct ptx_body_builder *b, const struct ptx_probe_set *set,
+                          const size_t *probes, size_t nprobes, struct glue_needs needs,
+                          struct ptx_str guard)
+{
+    struct ptx_module *m = b->module;
+    char leaving[96], leader[128];
+    if (guard.n) {
+        snprintf(leaving, sizeof leaving, "vote.sync.ballot.b32 %%__mgpu_probe_x2, %.*s, "
+                                          "%%__mgpu_probe_x1;", (int)guard.n, guard.p);
+        snprintf(leader, sizeof leader, "setp.eq.and.u32 %%__mgpu_probe_go, %%__mgpu_probe_x3, 0, "
+                                        "%.*s;", (int)guard.n, guard.p);
+    } else {
+        snprintf(leaving, sizeof leaving, "mov.b32 %%__mgpu_probe_x2, %%__mgpu_probe_x1;");
+        snprintf(leader, sizeof leader, "setp.eq.u32 %%__mgpu_probe_go, %%__mgpu_probe_x3, 0;");
+    }
+    ptx_builder_add_text(
+        b, ptx_format(m,
+                      "{\n.reg .b32 %%__mgpu_probe_x<7>;\n"
+                      ".reg .pred %%__mgpu_probe_go, %%__mgpu_probe_last;\n"
+                      "activemask.b32 %%__mgpu_probe_x1;\n%s\n"
+                      "mov.u32 %%__mgpu_probe_x3, %%lanemask_lt;\n"
+                      "and.b32 %%__mgpu_probe_x3, %%__mgpu_probe_x3, %%__mgpu_probe_x2;\n%s",
+                      leaving, leader));
+    if (needs.count)
+        ptx_builder_add_text(
+            b, "mov.u32 %__mgpu_probe_x0, %ntid.x;\nmov.u32 %__mgpu_probe_x1, %ntid.y;\n"
+               "mul.lo.u32 %__mgpu_probe_x0, %__mgpu_probe_x0, %__mgpu_probe_x1;\n"
+               "mov.u32 %__mgpu_probe_x1, %ntid.z;\n"
+               "mul.lo.u32 %__mgpu_probe_x0, %__mgpu_probe_x0, %__mgpu_probe_x1;\n"
+               "popc.b32 %__mgpu_probe_x4, %__mgpu_probe_x2;\n"
+               "mov.u32 %__mgpu_probe_x5, 0;\n"
+               "@%__mgpu_probe_go atom.acq_rel.cta.shared.add.u32 %__mgpu_probe_x5, "
+               "[" PTX_PROBE_BLOCK "+4], %__mgpu_probe_x4;\n"
+               "add.u32 %__mgpu_probe_x5, %__mgpu_probe_x5, %__mgpu_probe_x4;\n"
+               "setp.eq.and.u32 %__mgpu_probe_last, %__mgpu_probe_x5, %__mgpu_probe_x0, "
+               "%__mgpu_probe_go;\n"
+               "selp.u32 %__mgpu_probe_x6, 1, 0, %__mgpu_probe_last;");
+    else
+        ptx_builder_add_text(b, "mov.u32 %__mgpu_probe_x6, 0;");
+    struct ptx_str last = ptx_str_of("%__mgpu_probe_last"), go = ptx_str_of("%__mgpu_probe_go");
+    for (size_t i = 0; i < nprobes; i++) {
+        const struct ptx_probe *p = &set->probes[probes[i]];
+        if (ptx_probe_at_exit(p->place))
+            ptx_builder_add_text(b, call_text(m, p->function, "%__mgpu_probe_x6",
+                                              p->place == PTX_PROBE_EXIT        ? guard
+                                              : p->place == PTX_PROBE_WARP_EXIT ? go
+                                                                                : last));
+    }
+    ptx_builder_add_text(b, "}");
+}
+
+static bool leaves_kernel(const struct ptx_stmt *s)
+{
+    return s->kind == PTX_INSTRUCTION &&
+           (ptx_str_is(s->u.ins.opcode, "ret") || ptx_str_is(s->u.ins.opcode, "exit"));
+}
+
+static int probe_kernel(struct ptx_module *m, struct ptx_function *f,
+                        const struct ptx_probe_inject *inject, size_t *chosen)
+{
+    const struct ptx_probe_set *set = inject->set;
+    char *name = ptx_str_dup(f->name);
+    if (name == NULL)
+        return -1;
+    char *demangled = inject->demangle ? inject->demangle(name) : NULL;
+    size_t n = 0;
+    bool exits = false;
+    for (size_t p = 0; p < set->nprobes; p++)
+        if (ptx_probe_matches(&set->probes[p], name, demangled)) {
+            chosen[n++] = p;
+            exits |= ptx_probe_at_exit(set->probes[p].place);
+        }
+    struct glue_needs needs = needs_of(set, chosen, n);
+    int rc = 0;
+    if (n > 0) {
+        unsigned id = inject->attach(inject->ctx, name, chosen, n);
+        struct ptx_body_builder b;
+        ptx_builder_init(&b, m);
+        add_entry_glue(&b, set, chosen, n, needs, id);
+        for (size_t i = 0; i < f->nbody; i++) {
+            if (exits && leaves_kernel(f->body[i]))
+                add_exit_glue(&b, set, chosen, n, needs, f->body[i]->u.ins.guard);
+            ptx_builder_add(&b, f->body[i]);
+        }
+        rc = ptx_builder_finish(&b, f);
+    }
+    free(demangled);
+    free(name);
+    return rc;
+}
+
+int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
+                    struct ptx_module *parsed, char *err, size_t errlen)
+{
+    const struct ptx_probe_set *set = inject->set;
+    err[0] = '\0';
+    /* The kernels, before the probe files' functions join them. */
+    struct ptx_stmt **kernels = m->top;
+    size_t nkernels = m->ntop;
+    for (size_t i = 0; i < set->nfiles; i++)
+        memset(&parsed[i], 0, sizeof parsed[i]);
+    for (size_t i = 0; i < set->nfiles; i++) {
+        if (ptx_parse(set->files[i].ptx, set->files[i].size, &parsed[i]) != 0) {
+            snprintf(err, errlen, "probe %s: %s", set->files[i].name, parsed[i].error);
+            return -1;
+        }
+        if (raise_header(m, &parsed[i]) != 0 ||
+            splice(m, &parsed[i], set->files[i].name, err, errlen) != 0) {
+            if (err[0] == '\0')
+                snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "out of memory");
+    if (ptx_add_declaration(m, ".shared .align 4 .b8 " PTX_PROBE_BLOCK "[16];") != 0 ||
+        ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_CLOCK_OFFSET ";") != 0 ||
+        ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_RUN_START ";") != 0)
+        return -1;
+    for (size_t i = 0; i < set->nmaps; i++)
+        if (ptx_add_declaration(m, ptx_format(m, ".visible .const .align 8 .u64 " PTX_PROBE_MAP_PREFIX
+                                                 "%s;",
+                                              set->maps[i].name)) != 0)
+            return -1;
+    size_t *chosen = calloc(set->nprobes + 1, sizeof *chosen);
+    if (chosen == NULL)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < nkernels && rc == 0; i++) {
+        struct ptx_stmt *s = kernels[i];
+        if (s->kind == PTX_FUNCTION && s->u.func.is_entry && s->u.func.has_body)
+            rc = probe_kernel(m, &s->u.func, inject, chosen);
+    }
+    free(chosen);
+    if (rc == 0)
+        err[0] = '\0';
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* Injected probes on the PTX side: what a probe file declares (read off
+ * the PTX nvcc makes of a probe written with mgpu/probe.h), and the pass
+ * that links the probe files into a module and calls their probes at the
+ * entry and exit of the kernels they attach to.
+ *
+ * A probe file declares itself through variables that mgpu/probe.h emits:
+ *   __mgpu_probe_attach_F = "PLACE:GLOB": device function F (taking one
+ *     .b32, the block-edge flag) is a probe, called at PLACE: entry or exit
+ *     by every thread, block-entry or block-exit by one thread per block,
+ *     warp-exit by one thread of each warp's threads leaving together;
+ *   __mgpu_probe_map_M = {kind, length, record bytes, initial value}: a map
+ *     the runtime allocates per GPU, whose address the probe reads from the
+ *     .const u64 __mgpu_map_M that the pass declares.
+ * These variables are metadata: the pass leaves them out of the module. */
+#ifndef MGPU_PTX_PROBES_H
+#define MGPU_PTX_PROBES_H
+
+#include "ptx/ptx_module.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ptx_probe_place {
+    PTX_PROBE_ENTRY,       /* every thread, at the kernel's entry */
+    PTX_PROBE_EXIT,        /* every thread, before each ret/exit */
+    PTX_PROBE_BLOCK_ENTRY, /* thread (0,0,0) at entry */
+    PTX_PROBE_BLOCK_EXIT,  /* the block's last thread to leave */
+    PTX_PROBE_WARP_EXIT,   /* the lowest of the threads of a warp leaving together */
+};
+/* "entry", "exit", "block-entry", "block-exit", "warp-exit". */
+const char *ptx_probe_place_name(enum ptx_probe_place place);
+static inline bool ptx_probe_at_exit(enum ptx_probe_place place)
+{
+    return place == PTX_PROBE_EXIT || place == PTX_PROBE_BLOCK_EXIT || place == PTX_PROBE_WARP_EXIT;
+}
+enum ptx_probe_map_kind { PTX_PROBE_ARRAY = 1, PTX_PROBE_RING = 2 };
+
+struct ptx_probe {
+    char *function;
+    char *glob;
+    enum ptx_probe_place place;
+    size_t file; /* index in the set's files */
+};
+
+struct ptx_probe_map {
+    char *name;
+    enum ptx_probe_map_kind kind;
+    uint64_t length;       /* elements of an array, records of a ring */
+    uint64_t record_bytes; /* 8 for an array */
+    uint64_t initial;      /* every element of an array at start */
+    size_t file;
+};
+
+struct ptx_probe_file {
+    char *name; /* for messages: the file the user named */
+    char *ptx;  /* NUL-terminated */
+    size_t size;
+};
+
+struct ptx_probe_set {
+    struct ptx_probe_file *files;
+    size_t nfiles;
+    struct ptx_probe *probes;
+    size_t nprobes;
+    struct ptx_probe_map *maps;
+    size_t nmaps;
+};
+
+/* Where a ring's records start, in 64-bit words: after the count of pushes
+ * and the count dropped. */
+#define PTX_PROBE_RING_HEADER_WORDS 2
+/* Bytes of one GPU's copy of a map. */
+uint64_t ptx_probe_map_bytes(const struct ptx_probe_map *map);
+
+/* Adds a probe file: its PTX (copied) and what it declares. Returns 0, or
+ * -1 with a one-line reason naming the file in err: text that is not PTX,
+ * no probe in it, a malformed declaration, a map or probe name another
+ * file already uses, or a kernel (.entry) in it. */
+int ptx_probe_set_add(struct ptx_probe_set *set, const char *name, const char *ptx, size_t size,
+                      char *err, size_t errlen);
+void ptx_probe_set_free(struct ptx_probe_set *set);
+
+/* Whether a kernel name matches a probe's glob: its mangled name, or
+ * `demangled` when not NULL. */
+bool ptx_probe_matches(const struct ptx_probe *probe, const char *mangled, const char *demangled);
+
+/* What the pass asks of its caller. */
+struct ptx_probe_inject {
+    const struct ptx_probe_set *set;
+    /* The kernel's name for people, malloc'd, or NULL (then only the
+     * mangled name is matched). */
+    char *(*demangle)(const char *mangled);
+    /* Called once per kernel that probes attach to, with the indexes of
+     * those probes in the set; returns the kernel's id (mgpu_kernel_id()). */
+    unsigned (*attach)(void *ctx, const char *kernel, const size_t *probes, size_t nprobes);
+    void *ctx;
+};
+
+/* The symbols the pass declares and the runtime fills per GPU copy. */
+#define PTX_PROBE_CLOCK_OFFSET "__mgpu_probe_clock_offset"
+#define PTX_PROBE_RUN_START "__mgpu_probe_run_start"
+#define PTX_PROBE_MAP_PREFIX "__mgpu_map_"
+/* Per block: the launch's sequence number (__mgpu_grid's launch_sequence),
+ * the count of threads gone, the kernel id. */
+#define PTX_PROBE_BLOCK "__mgpu_probe_block"
+
+/* Links the set's files into m (each parsed into parsed[i], which must
+ * outlive m's printing: ptx_module_free them after) and inserts the calls
+ * in every kernel a probe attaches to. Runs before the block-offset pass,
+ * which then gives the probes the whole grid's block index. Returns 0, or
+ * -1 with a one-line reason in err ("out of memory", or a probe symbol
+ * that the module defines too). */
+int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
+                    struct ptx_module *parsed, char *err, size_t errlen);
+
+#endif

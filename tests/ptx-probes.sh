@@ -1,0 +1,163 @@
+#!/bin/sh
+# Probes on the CPU (no GPU needed; nvcc and ptxas check the output):
+# - the built-in tools and the example probes compile with mgpu/probe.h;
+# - linked into the split fixtures and every PTX of kernels.cu, with every
+#   pass, the module assembles for sm_90, and the calls are where they
+#   belong: entry glue once per probed kernel, exit glue before each ret;
+# - a probe that does not compile, declares no probe, defines a kernel or
+#   clashes with the program's symbols gets a one-line error naming it;
+# - mgpu-run's --probe says the same before it runs anything.
+. "$(dirname "$0")/common.sh"
+tool="$top_builddir/src/ptx/mgpu-ptx"
+NVCC="${CUDA_HOME}/bin/nvcc"
+PTXAS="${CUDA_HOME}/bin/ptxas"
+[ -x "$NVCC" ] && [ -x "$PTXAS" ] || fail "no nvcc or ptxas under $CUDA_HOME"
+fx=tests/ptx
+inc="$top_srcdir/probes/include"
+
+compile() { # SOURCE OUT.ptx
+  "$NVCC" -ptx -rdc=true -arch=compute_75 -I"$inc" -o "$2" "$1" 2> "$work/nvcc.err" ||
+    { cat "$work/nvcc.err" >&2; fail "nvcc refuses $1"; }
+}
+for t in launch-latency block-time thread-count; do
+  compile "$top_srcdir/probes/tools/$t.cu" "$work/$t.ptx"
+done
+for e in "$top_srcdir"/examples/probes/*.cu; do
+  compile "$e" "$work/example-$(basename "$e" .cu).ptx"
+done
+pass "the built-in tools and the example probes compile"
+
+# All three tools at once into the split fixtures.
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/probed.ptx" --probe "$work/launch-latency.ptx" \
+  --probe "$work/block-time.ptx" --probe "$work/thread-count.ptx" > "$work/plan" ||
+  { cat "$work/plan"; fail "rewrite with probes"; }
+"$PTXAS" -arch=sm_90 "$work/probed.ptx" -o "$work/probed.cubin" 2> "$work/err" ||
+  { cat "$work/err"; fail "ptxas refuses the probed split fixtures"; }
+r="$work/probed.ptx"
+entries=$(grep -c '^\.visible \.entry' "$r")
+attached=$(grep -c '^  kernel [0-9]*: ' "$work/plan")
+[ "$attached" -eq "$entries" ] || fail "$attached of $entries kernels probed"
+# Entry glue once per kernel; every probe function defined once.
+[ "$(grep -c 'ld.param.u32 	%__mgpu_probe_w0, \[__mgpu_grid+28\];' "$r")" -eq "$entries" ] ||
+  fail "not one entry glue per kernel"
+for f in launch_latency_entry launch_latency_exit block_time_entry block_time_exit thread_count_entry; do
+  [ "$(grep -c "^\.visible \.func $f(" "$r")" -eq 1 ] || fail "$f is not defined once"
+done
+# The descriptors are metadata: left out.
+grep -q '__mgpu_probe_attach_\|__mgpu_probe_map_' "$r" && fail "a probe declaration was linked in"
+# Each map's address word, the clock offset and the block's words.
+for m in ll_first ll_last bt_hist bt_max bt_first bt_last tc_blocks tc_threads; do
+  expect_in "$r" ".visible .const .align 8 .u64 __mgpu_map_$m;"
+done
+expect_in "$r" ".visible .const .align 8 .u64 __mgpu_probe_clock_offset;"
+expect_in "$r" ".visible .const .align 8 .u64 __mgpu_probe_run_start;"
+expect_in "$r" ".shared .align 4 .b8 __mgpu_probe_block[16];"
+# Exit probes: a barrier after the count is zeroed, one count per ret/exit.
+rets=$(awk '/^\.visible \.entry/ { k = 1 } /^\.visible \.func|^\.func/ { k = 0 }
+            k && /^[[:space:]]*(@[^ ]+ )?(ret|exit);/ { n++ } END { print n + 0 }' "$r")
+counts=$(grep -c '@%__mgpu_probe_go atom.acq_rel.cta.shared.add.u32 	%__mgpu_probe_x5' "$r")
+[ "$counts" -eq "$rets" ] || fail "$counts exit counts for $rets ret/exit instructions of kernels"
+# The tools' probes are block-level: only the edge thread calls them.
+[ "$(grep -c '@!%__mgpu_probe_first bra 	$__mgpu_probe_entered;' "$r")" -eq "$entries" ] &&
+  [ "$(grep -c 'call 	thread_count_entry' "$r")" -eq "$entries" ] &&
+  [ "$(grep -c 'bar.warp.sync 	%__mgpu_probe_w0;' "$r")" -eq "$entries" ] ||
+  fail "thread_count_entry is not called by the first thread only, behind a branch"
+[ "$(grep -c '@%__mgpu_probe_last call 	block_time_exit' "$r")" -eq "$rets" ] ||
+  fail "block_time_exit is not called by the last thread only"
+[ "$(grep -c '@%__mgpu_probe_last call 	launch_latency_exit' "$r")" -eq "$rets" ] ||
+  fail "launch_latency_exit is not called by the last thread only"
+# A warp-exit probe: called by the lowest thread of each warp leaving.
+cat > "$work/warp.cu" <<'CU'
+#include <mgpu/probe.h>
+MGPU_PROBE_COUNTER(warps_left);
+MGPU_PROBE_WARP_EXIT(count_warp, "*") { mgpu_counter_add(warps_left, 1); }
+CU
+compile "$work/warp.cu" "$work/warp.ptx"
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/w.ptx" --probe "$work/warp.ptx" > /dev/null ||
+  fail "rewrite with a warp-exit probe"
+[ "$(grep -c '@%__mgpu_probe_go call 	count_warp' "$work/w.ptx")" -eq "$rets" ] ||
+  fail "count_warp is not called by one thread of each warp leaving"
+grep -q '__mgpu_probe_block+4' "$work/w.ptx" && fail "a warp-exit probe alone counts threads"
+"$PTXAS" -arch=sm_90 "$work/w.ptx" -o "$work/w.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
+# thread-count alone: block-entry only, so no count, no barrier, and only
+# thread (0,0,0) stores the launch's and kernel's words.
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/tc.ptx" --probe "$work/thread-count.ptx" > /dev/null ||
+  fail "rewrite with thread-count"
+grep -q '__mgpu_probe_block+4' "$work/tc.ptx" && fail "thread-count alone counts threads"
+[ "$(grep -c 'bar.sync 	0;' "$work/tc.ptx")" -eq "$(grep -c 'bar.sync 	0;' "$fx/split_kernels.ptx")" ] ||
+  fail "thread-count alone adds a barrier"
+[ "$(grep -c '@%__mgpu_probe_first st.shared.u32 	\[__mgpu_probe_block\]' "$work/tc.ptx")" -eq "$entries" ] ||
+  fail "with thread-count alone, not only thread (0,0,0) stores the launch's number"
+"$PTXAS" -arch=sm_90 "$work/tc.ptx" -o "$work/tc.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
+[ "$(grep -c 'bar.sync 	0;' "$r")" -ge "$entries" ] || fail "no barrier after the exit count is zeroed"
+# Probes read the whole grid's block index: the block-offset pass rewrote
+# %ctaid in them too (kernels copy __mgpu_grid to shared memory).
+awk '/^\.visible \.func thread_count_entry\(/,/^}/' "$r" > "$work/tc"
+grep -q '%ctaid' "$work/tc" && ! grep -q '__mgpu_grid_shared' "$work/tc" &&
+  fail "thread_count_entry reads %ctaid unrewritten"
+pass "$entries kernels probed; entry glue, $rets exit counts, maps and clock declared; ptxas assembles it"
+
+# Every PTX of kernels.cu, probed by one user example each, assembles.
+n=0
+for image in "$fx/kernels_default" "$fx/split_kernels.o"; do
+  "$tool" extract "$image" -o "$work/objects" > "$work/written" || fail "extract $image"
+  for p in $(grep '\.ptx$' "$work/written"); do
+    for e in "$work"/example-*.ptx; do
+      n=$((n + 1))
+      "$tool" rewrite "$p" -o "$work/e.ptx" --probe "$e" > "$work/plan" 2>&1 ||
+        { cat "$work/plan"; fail "rewrite $p with $e"; }
+      "$PTXAS" -arch=sm_90 "$work/e.ptx" -o "$work/e.cubin" 2> "$work/err" ||
+        { cat "$work/err"; fail "ptxas refuses $p probed with $e"; }
+    done
+  done
+  rm -rf "$work/objects"
+done
+pass "$n fixture modules probed by the example probes assemble"
+
+# A module of an older PTX ISA and target takes the probe's.
+sed -e 's/^\.version .*/.version 7.0/' -e 's/^\.target sm_[0-9]*/.target sm_70/' \
+  "$fx/kernels.ptx" > "$work/old.ptx"
+"$tool" rewrite "$work/old.ptx" -o "$work/old-probed.ptx" --probe "$work/thread-count.ptx" > /dev/null ||
+  fail "rewrite an old module with a probe"
+expect_in "$work/old-probed.ptx" ".version 9."
+expect_in "$work/old-probed.ptx" ".target sm_75"
+"$PTXAS" -arch=sm_90 "$work/old-probed.ptx" -o "$work/old.cubin" 2> "$work/err" ||
+  { cat "$work/err"; fail "ptxas refuses the raised module"; }
+pass "an older module's .version and .target are raised to the probe's"
+
+# Broken probes: one line each, naming the file.
+cat > "$work/noprobe.cu" <<'CU'
+#include <mgpu/probe.h>
+__device__ int nothing;
+CU
+# add_to(float *, float) is a device function of the split fixtures too.
+cat > "$work/clash.cu" <<'CU'
+#include <mgpu/probe.h>
+__device__ __noinline__ void add_to(float *p, float v) { *p += v; }
+MGPU_PROBE_ENTRY(clash_probe, "*") { if (mgpu_block_edge()) add_to(nullptr, 1); }
+CU
+compile "$work/noprobe.cu" "$work/noprobe.ptx"
+compile "$work/clash.cu" "$work/clash.ptx"
+one_line_error 1 "noprobe.ptx: it declares no probe" "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/x.ptx" --probe "$work/noprobe.ptx"
+one_line_error 1 "its symbol _Z6add_toPff is the program's too; rename it" "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/x.ptx" --probe "$work/clash.ptx"
+one_line_error 1 "defines a kernel" "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/x.ptx" --probe "$fx/split_kernels.ptx"
+pass "a probe without probes, one that clashes and one with a kernel: one line each"
+
+# mgpu-run compiles --probe before anything else, so this holds without a GPU
+# (common.sh points it at the source tree and a cache of the test's own).
+cat > "$work/broken.cu" <<'CU'
+#include <mgpu/probe.h>
+MGPU_PROBE_ENTRY(broken_probe, "*") { not_declared_anywhere(); }
+CU
+one_line_error 2 "probe $work/broken.cu does not compile: " "$MGPU_RUN" --probe "$work/broken.cu" true
+expect_in "$work/err" "not_declared_anywhere"
+one_line_error 2 "no built-in probe 'no-such-tool'; use launch-latency, block-time, thread-count" \
+  "$MGPU_RUN" --probe no-such-tool true
+one_line_error 2 "probe $work/noprobe.cu: it declares no probe" "$MGPU_RUN" --probe "$work/noprobe.cu" true
+one_line_error 2 "probe $work/missing.cu: cannot read" "$MGPU_RUN" --probe "$work/missing.cu" true
+MGPU_NVCC=/nonexistent/nvcc one_line_error 2 "no nvcc to compile it" "$MGPU_RUN" --probe thread-count true
+# A built-in compiles once into the cache; the next run reuses it.
+"$MGPU_RUN" -v --probe thread-count true > /dev/null 2> "$work/first" || true
+"$MGPU_RUN" -v --probe thread-count true > /dev/null 2> "$work/second" || true
+expect_in "$work/second" "compiled before"
+pass "mgpu-run --probe: one-line errors for a broken, unknown, empty or missing probe and no nvcc; a cache"
