@@ -31,6 +31,7 @@ struct mgpu_split_request {
     bool cooperative;                      /* without config: a cuLaunchCooperativeKernel */
     int trace_kernel;                      /* kernel_stats id to time each slice under, or -1 */
     const struct mgpu_mirror_plan *mirror; /* parameters read from replicas, or NULL */
+    unsigned launch_sequence;              /* for injected probes; 0 without them */
 };
 
 /* Whether cuLaunchKernelEx's attributes allow a split (or, with `whole`,

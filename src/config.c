@@ -53,6 +53,10 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_MIRROR_BUDGET", "N%|BYTES[K|M|G]",
      "the memory mirrors' copies may take on each GPU: a share of what it has free when it "
      "first holds one, or a size (default 50%); past it, the copies read least recently go"},
+    {"MGPU_PROBES", "[N=]A.ptx,...",
+     "probe files compiled to PTX, linked into every GPU's module copy (mgpu-run sets it from "
+     "--probe)"},
+    {"MGPU_PROBE_OUT", "FILE", "write the probes' maps and records as JSON Lines at exit"},
     {"MGPU_RANK", "N",
      "set by mgpu-run under MPI: the rank, named in mgpu's messages, its report and its "
      "trace file (FILE.rankN.json)"},
@@ -281,8 +285,15 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     }
 
     if (parse_path_var(get, "MGPU_TRACE", cfg->trace_path, err, errlen) != 0 ||
-        parse_path_var(get, "MGPU_TOPOLOGY", cfg->topology_path, err, errlen) != 0)
+        parse_path_var(get, "MGPU_TOPOLOGY", cfg->topology_path, err, errlen) != 0 ||
+        parse_path_var(get, "MGPU_PROBE_OUT", cfg->probe_out, err, errlen) != 0)
         return -1;
+    v = get("MGPU_PROBES");
+    if (v && *v) {
+        if (strlen(v) >= sizeof cfg->probes)
+            return fail(err, errlen, "MGPU_PROBES is too long; give fewer probe files");
+        strcpy(cfg->probes, v);
+    }
 
     v = get("MGPU_VERBOSE");
     if (v && *v) {

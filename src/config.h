@@ -52,6 +52,10 @@ struct mgpu_config {
     size_t mirror_budget_bytes; /* MGPU_MIRROR_BUDGET as a size; 0: as a share */
     int mirror_budget_percent;  /* MGPU_MIRROR_BUDGET as a share of free memory */
     int rank;                   /* MGPU_RANK: the MPI rank mgpu-run found; -1: none */
+    /* MGPU_PROBES: compiled probe files (PTX), comma-separated, which
+     * mgpu-run makes of --probe; empty: no probes */
+    char probes[4 * MGPU_PATH_MAX];
+    char probe_out[MGPU_PATH_MAX]; /* MGPU_PROBE_OUT: JSON Lines of the probes' maps */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

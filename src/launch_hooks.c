@@ -93,6 +93,11 @@ static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
                                            const CUlaunchConfig *config,
                                            struct mgpu_grid_slice *slices, int *nslices)
 {
+    /* Probes make copies with MGPU_SPLIT=never and with one GPU. */
+    if (mgpu_cfg.split == MGPU_SPLIT_NEVER)
+        return MGPU_UNSPLIT_SPLIT_OFF;
+    if (copy->kernel.ngpus < 2)
+        return MGPU_UNSPLIT_ONE_GPU;
     if (s->cooperative)
         return MGPU_UNSPLIT_COOPERATIVE;
     if (s->cluster)
@@ -203,6 +208,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         .config = config,
         .cooperative = shape->cooperative,
         .trace_kernel = -1,
+        .launch_sequence = copy->grid.launch_sequence,
     };
     if (mgpu_cfg.verbose >= 2)
         describe_slices(shape, slices, nslices);

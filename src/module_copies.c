@@ -136,6 +136,14 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
                             CUmodule home, int ngpus, const CUcontext *contexts, char *err,
                             size_t errlen)
 {
+    return mgpu_module_copies_load_probed(mc, ptx, size, home, ngpus, contexts, NULL, err, errlen);
+}
+
+int mgpu_module_copies_load_probed(struct mgpu_module_copies *mc, const char *ptx, size_t size,
+                                   CUmodule home, int ngpus, const CUcontext *contexts,
+                                   const struct mgpu_copy_probes *probes, char *err,
+                                   size_t errlen)
+{
     memset(mc, 0, sizeof *mc);
     if (!driver_has_module_calls()) {
         snprintf(err, errlen, "the CUDA driver lacks the module calls mgpu needs (driver 550+)");
@@ -146,7 +154,8 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
         return -1;
     }
     struct mgpu_ptx_rewrite rw;
-    if (mgpu_ptx_rewrite(ptx, size, MGPU_PASS_ALL | MGPU_PASS_ANALYZE, &rw, err, errlen) != 0)
+    if (mgpu_ptx_rewrite_probed(ptx, size, MGPU_PASS_ALL | MGPU_PASS_ANALYZE,
+                                probes ? probes->inject : NULL, &rw, err, errlen) != 0)
         return -1;
     mc->globals = rw.globals;
     memset(&rw.globals, 0, sizeof rw.globals);
@@ -167,6 +176,8 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
         rc = load_ptx(&mc->modules[g], rw.ptx, g, err, errlen);
         if (rc == 0)
             rc = set_module_data(mc, g, err, errlen);
+        if (rc == 0 && probes != NULL)
+            rc = probes->fill(mc->modules[g], g, err, errlen);
         CUcontext popped;
         mgpu_drv.cuCtxPopCurrent(&popped);
     }

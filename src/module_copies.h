@@ -42,6 +42,18 @@ int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size
                             CUmodule home, int ngpus, const CUcontext *contexts, char *err,
                             size_t errlen);
 
+/* Injected probes (ptx_probes.h): linked into every copy, whose words
+ * `fill` sets with the copy's context current. */
+struct mgpu_copy_probes {
+    const struct ptx_probe_inject *inject;
+    int (*fill)(CUmodule module, int gpu, char *err, size_t errlen);
+};
+/* The same with probes when `probes` is not NULL. */
+int mgpu_module_copies_load_probed(struct mgpu_module_copies *mc, const char *ptx, size_t size,
+                                   CUmodule home, int ngpus, const CUcontext *contexts,
+                                   const struct mgpu_copy_probes *probes, char *err,
+                                   size_t errlen);
+
 /* The rewritten kernel on GPU `gpu`, where its __mgpu_grid parameter goes
  * in the parameter buffer, and how many parameters the program's kernel
  * has (__mgpu_grid comes after them). Returns 0, or -1 with a reason in

@@ -11,6 +11,7 @@
 #include "pointer_hash.h"
 #include "host_functions.h"
 #include "private_reductions.h"
+#include "probe_runtime.h"
 #include "program_image.h"
 #include "real_driver.h"
 #include "replicas.h"
@@ -167,9 +168,10 @@ bool mgpu_program_modules_wanted(void)
     if (w >= 0)
         return w;
     const struct mgpu_gpu_entries *e = NULL;
-    if (mgpu_cfg.split != MGPU_SPLIT_NEVER && (e = mgpu_run_gpus()) == NULL)
+    if ((mgpu_cfg.split != MGPU_SPLIT_NEVER || mgpu_probes_on()) && (e = mgpu_run_gpus()) == NULL)
         return false; /* not initialised yet: ask again later */
-    w = e != NULL && e->count > 1;
+    /* Probes run from the copies, so one GPU has them too. */
+    w = e != NULL && (e->count > 1 || mgpu_probes_on());
     atomic_store(&wanted, w);
     return w;
 }
@@ -452,8 +454,9 @@ static void build_copies(struct program_module *m, CUcontext ctx)
         goto none;
     mgpu_info("module %d (%s): rewriting %zu bytes of PTX for %d GPUs", m->id, m->loaded_by,
               ptx_size, ngpus);
-    if (mgpu_module_copies_load(&m->copies, ptx, ptx_size, home, ngpus, contexts, why,
-                                sizeof why) != 0)
+    struct mgpu_copy_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
+    if (mgpu_module_copies_load_probed(&m->copies, ptx, ptx_size, home, ngpus, contexts,
+                                       probes.inject ? &probes : NULL, why, sizeof why) != 0)
         goto none;
     free(ptx);
     free(m->image);
@@ -473,6 +476,7 @@ none:
     m->image = NULL;
     snprintf(m->why_none, sizeof m->why_none, "%s", why);
     mgpu_info("module %d (%s): runs as the program loaded it: %s", m->id, m->loaded_by, why);
+    mgpu_probes_module_unprobed(m->id, m->loaded_by, why);
     atomic_store(&m->state, COPIES_NONE);
 }
 
@@ -759,6 +763,7 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
     memset(&l->grid, 0, sizeof l->grid);
     for (int d = 0; d < 3; d++)
         l->grid.grid[d] = grid[d];
+    l->grid.launch_sequence = mgpu_probes_launch(k->name);
     l->fn = k->fns[0];
     l->kernel = (struct mgpu_kernel_copies){
         .ngpus = m->copies.ngpus,

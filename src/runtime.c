@@ -14,6 +14,7 @@
 #include "memory_pool.h"
 #include "host_functions.h"
 #include "placement_follow.h"
+#include "probe_runtime.h"
 #include "process_state.h"
 #include "real_driver.h"
 #include "replicas.h"
@@ -137,6 +138,8 @@ static void at_exit(void)
     if (atomic_load(&mgpu_forked_child))
         return;
     bool in_callback = mgpu_on_callback_thread();
+    if (!in_callback)
+        mgpu_probes_finish();
     if (mgpu_stats_enabled) {
         if (in_callback) {
             report_from_callback();
@@ -205,6 +208,9 @@ static void start(void)
     }
     mgpu_hooks_bind();
     mgpu_info("interposing the CUDA driver %s", path);
+    if (mgpu_probes_load(mgpu_cfg.probes, mgpu_cfg.probe_out, release_at_exit, err,
+                         sizeof err) != 0)
+        mgpu_error("%s; the program runs without probes", err);
     if (mgpu_cfg.report || mgpu_cfg.trace_path[0]) {
         mgpu_stats_enabled = true;
         atexit(at_exit);

@@ -7,7 +7,7 @@ export MGPU_LIBDIR="$top_builddir/src/.libs"
 for v in MGPU_RANK MGPU_NGPUS MGPU_GPUS MGPU_REPORT MGPU_TRACE MGPU_VERBOSE MGPU_SM_COUNT MGPU_AUDIT \
          MGPU_PASSTHROUGH MGPU_DRIVER MGPU_ACTIVE MGPU_SHIM MGPU_SPLIT MGPU_CALL_LOG \
          MGPU_DEVICE_COUNT MGPU_PLACEMENT MGPU_MEMORY MGPU_TOPOLOGY MGPU_ENTRIES MGPU_FORK_JOIN \
-         MGPU_MIRROR MGPU_NCCL; do
+         MGPU_MIRROR MGPU_NCCL MGPU_PROBES MGPU_PROBE_OUT MGPU_NVCC; do
   unset "$v"
 done
 # An MPI launcher's variables would make mgpu-run a rank: tests set them.
@@ -21,6 +21,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-test.XXXXXX")
 unset CUDA_CACHE_DISABLE CUDA_CACHE_MAXSIZE
 export CUDA_CACHE_PATH="$work/jit-cache"
 trap 'rm -rf "$work"' EXIT
+# Probes come from the source tree and compile into the test's own cache.
+export MGPU_PROBE_INCLUDE="$top_srcdir/probes/include" MGPU_PROBE_DIR="$top_srcdir/probes/tools"
+export MGPU_CACHE_DIR="$work/mgpu-cache"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }

@@ -108,6 +108,15 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
         } else if (is_flag(arg, "--trace")) {
             if (file_value(argc, argv, &i, "--trace", "run.json", &o->trace, err, errlen) != 0)
                 return -1;
+        } else if (is_flag(arg, "--probe")) {
+            if (value_of(argc, argv, &i, "--probe", &value, err, errlen) != 0)
+                return -1;
+            if (o->nprobes == MGPU_MAX_PROBES) {
+                snprintf(err, errlen, "more than %d --probe options; merge some probe files",
+                         MGPU_MAX_PROBES);
+                return -1;
+            }
+            o->probes[o->nprobes++] = value;
         } else if (is_flag(arg, "--topology")) {
             if (file_value(argc, argv, &i, "--topology", "node.xml", &o->topology, err, errlen) !=
                 0)
@@ -128,7 +137,7 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
 void launcher_print_help(const char *argv0)
 {
     printf("Usage: %s [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]\n"
-           "       [--] program [args]\n"
+           "       [--probe NAME|FILE.cu|FILE.ptx]... [--] program [args]\n"
            "\n"
            "Runs an unmodified CUDA program with the selected GPUs presented as one device.\n"
            "\n"
@@ -139,6 +148,10 @@ void launcher_print_help(const char *argv0)
            "                   (lstopo --of xml) instead of this machine's; see mgpu-info\n"
            "      --report     print a report of kernels, memory and calls at exit (stderr)\n"
            "      --trace FILE write a timeline of kernels (Chrome trace JSON) at exit\n"
+           "      --probe P    inject a probe into every GPU's copy of the program's kernels:\n"
+           "                   a built-in tool (launch-latency, block-time, thread-count),\n"
+           "                   a CUDA C file using mgpu/probe.h (compiled with nvcc), or\n"
+           "                   its PTX (nvcc -ptx -rdc=true); tables at exit (stderr)\n"
            "  -v, --verbose    say what mgpu does; twice for every hooked lookup\n"
            "  -h, --help       show this help\n"
            "  -V, --version    show the version\n"

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define MGPU_MAX_PROBES 16
+
 struct launcher_options {
     int ngpus;               /* -n; 0 when not given */
     int gpus[MGPU_MAX_GPUS]; /* --gpus */
@@ -17,6 +19,8 @@ struct launcher_options {
     const char *trace;    /* NULL when not asked for */
     const char *topology; /* --topology or MGPU_TOPOLOGY; NULL: this machine's */
     int verbose;
+    const char *probes[MGPU_MAX_PROBES]; /* --probe, in order */
+    int nprobes;
     bool help, version;
     int program_index; /* argv index of the program; 0 when none */
 };

@@ -10,6 +10,7 @@
 #include "real_driver.h"
 #include "run/gpu_selection.h"
 #include "run/mpi_ranks.h"
+#include "run/probe_compile.h"
 #include "run/rank_binding.h"
 #include "run/launcher_options.h"
 #include "run/nvml_devices.h"
@@ -308,6 +309,23 @@ int main(int argc, char **argv)
         run_program(argv, opt.program_index, program_path);
     }
 
+    /* Probes first: a probe that does not compile stops the run before it
+     * starts, on any machine. */
+    char probe_list[4 * PATH_MAX] = "";
+    for (int p = 0; p < opt.nprobes; p++) {
+        char ptx[PATH_MAX];
+        if (mgpu_probe_prepare(opt.probes[p], opt.verbose, ptx, sizeof ptx, err, sizeof err) != 0) {
+            say("%s", err);
+            return EXIT_USAGE;
+        }
+        size_t used = strlen(probe_list);
+        if ((size_t)snprintf(probe_list + used, sizeof probe_list - used, "%s%s=%s", p ? "," : "",
+                             opt.probes[p], ptx) >= sizeof probe_list - used) {
+            say("too many probes for one run; give fewer --probe options");
+            return EXIT_USAGE;
+        }
+    }
+
     const char *libdir = getenv("MGPU_LIBDIR");
     if (libdir == NULL || *libdir == '\0')
         libdir = MGPU_PKGLIBDIR;
@@ -417,6 +435,8 @@ int main(int argc, char **argv)
         absolute_path(opt.trace, "--trace", trace, sizeof trace);
         setenv("MGPU_TRACE", trace, 1);
     }
+    if (probe_list[0])
+        setenv("MGPU_PROBES", probe_list, 1);
     if (opt.topology) {
         char topology_path[PATH_MAX];
         absolute_path(opt.topology, "--topology", topology_path, sizeof topology_path);

@@ -1,0 +1,145 @@
+#!/bin/sh
+# Injected probes on the GPU, with -n 1 and with GPU 0 four times (every
+# launch split, MGPU_SPLIT=always):
+# - the program's output is the plain run's with all three built-in tools;
+# - thread-count: each kernel's blocks, summed over the GPUs, are its
+#   launches times its grid; under 0x4 each GPU ran a quarter of each grid;
+# - launch-latency: every launch of the kernel has a first block start and
+#   a last block end on each GPU that ran a slice, after the host's launch
+#   call (within the clock's error) and in order; the table has a row per GPU;
+# - block-time: the histograms count the same blocks as thread-count;
+# - the example probes run, a ring drops what does not fit and counts it;
+# - a probe whose glob matches nothing gets the one-line error at exit.
+. "$(dirname "$0")/common.sh"
+require_gpu
+failures=0
+prog=examples/vector_add
+size=1048576 # 4096 blocks of 256 threads
+grid=4096
+args="--quick --size $size"
+
+"$prog" $args > "$work/plain.out" 2> "$work/plain.err" || { cat "$work/plain.err"; fail "plain run"; }
+grep -v '^time: ' "$work/plain.out" > "$work/plain.result"
+
+# json_field LINE FIELD: a number field of one JSON line.
+json_field() { echo "$1" | sed -n "s/.*\"$2\":\([0-9-]*\).*/\1/p"; }
+# map_entries FILE MAP GPU: "index value" per line for one map of one GPU.
+map_entries() {
+  grep "\"map\":\"$2\",\"gpu\":$3," "$1" | sed 's/.*"entries":\[//; s/\]\]}$/]/; s/\],\[/\n/g' |
+    tr -d '[]}' | tr ',' ' ' | grep -v '^$'
+}
+
+for set in 1 0x4; do
+  if [ "$set" = 1 ]; then gpus="-n 1"; n=1; else gpus="--gpus $set"; n=4; fi
+  out="$work/$set.jsonl"
+  MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" $gpus --trace "$work/$set.json" --probe thread-count \
+    --probe launch-latency --probe block-time "$prog" $args > "$work/$set.out" 2> "$work/$set.err" ||
+    { cat "$work/$set.err"; fail "$gpus with the three tools exited $?"; }
+  grep -v '^time: ' "$work/$set.out" > "$work/$set.result"
+  diff "$work/plain.result" "$work/$set.result" > /dev/null ||
+    { cat "$work/$set.err"; fail "$gpus with probes: the output differs from the plain run"; }
+  expect_in "$work/$set.err" "thread-count: blocks and threads each GPU ran"
+  expect_in "$work/$set.err" "launch-latency: per kernel and GPU"
+  expect_in "$work/$set.err" "block-time: per kernel and GPU"
+  [ -s "$out" ] || fail "$gpus: no MGPU_PROBE_OUT"
+
+  kernel_line=$(grep '"type":"kernel"' "$out" | grep 'vector_add' | head -n 1)
+  kid=$(json_field "$kernel_line" id)
+  [ -n "$kid" ] || { cat "$out" | head; fail "$gpus: vector_add is not among the probed kernels"; }
+  launches=$(grep '"type":"launch"' "$out" | grep -c "\"kernel\":$kid,")
+  [ "$launches" -gt 0 ] || fail "$gpus: no launch of vector_add numbered"
+
+  # thread-count: per kernel and multiprocessor, [kernel * 256 + sm].
+  total=0
+  g=0
+  while [ $g -lt $n ]; do
+    blocks=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k { s += $2 } END { print s + 0 }')
+    threads=$(map_entries "$out" tc_threads $g | awk -v k="$kid" 'int($1 / 256) == k { s += $2 } END { print s + 0 }')
+    [ "$blocks" -eq $((launches * grid / n)) ] ||
+      fail "$gpus: GPU $g ran $blocks blocks of vector_add, not $launches x $grid / $n"
+    [ "$threads" -eq $((blocks * 256)) ] || fail "$gpus: GPU $g: $threads threads for $blocks blocks"
+    sms=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k && $2 > 0 { n++ } END { print n + 0 }')
+    [ "$sms" -gt 1 ] || fail "$gpus: GPU $g ran vector_add's blocks on $sms multiprocessors"
+    total=$((total + blocks))
+    g=$((g + 1))
+  done
+  pass "$gpus: thread-count: $total blocks of vector_add = $launches launches x $grid, $((total / n)) per GPU"
+
+  # launch-latency: per launch and GPU (its "slice" lines), host call <=
+  # first start <= last end.
+  error=$(grep '"type":"clock"' "$out" | sed -n 's/.*"error_ns":\([0-9]*\).*/\1/p' | sort -n | tail -n 1)
+  grep '"type":"launch"' "$out" | grep "\"kernel\":$kid," |
+    sed 's/.*"sequence":\([0-9]*\).*"host_ns":\([0-9]*\).*/\1 \2/' > "$work/host"
+  g=0
+  while [ $g -lt $n ]; do
+    grep "\"type\":\"slice\",\"tool\":\"launch-latency\",\"gpu\":$g," "$out" |
+      sed 's/.*"sequence":\([0-9]*\).*"first_ns":\([0-9]*\),"last_ns":\([0-9]*\).*/\1 \2 \3/' > "$work/slices.$g"
+    awk -v err="$error" -v g=$g -v set="$gpus" '
+      FILENAME == ARGV[1] { host[$1] = $2; next }
+      { first[$1] = $2; last[$1] = $3 }
+      END {
+        for (s in host) {
+          n++
+          if (!(s in first)) { printf "%s: launch %s has no slice on GPU %d\n", set, s, g; bad = 1; continue }
+          if (first[s] + err + 1000 < host[s]) { printf "%s: launch %s starts on GPU %d before its call\n", set, s, g; bad = 1 }
+          if (last[s] < first[s]) { printf "%s: launch %s ends on GPU %d before it starts\n", set, s, g; bad = 1 }
+          if (first[s] - host[s] > 1e9) { printf "%s: launch %s took over 1 s to start on GPU %d\n", set, s, g; bad = 1 }
+        }
+        exit bad || n == 0
+      }' "$work/host" "$work/slices.$g" ||
+      fail "$gpus: launch-latency's times are not plausible"
+    g=$((g + 1))
+  done
+  rows=$(awk '/^launch-latency:/ { on = 1; next } /^$/ { on = 0 } on && /vector_add/' "$work/$set.err" | wc -l)
+  [ "$rows" -eq $n ] || { cat "$work/$set.err"; fail "$gpus: launch-latency has $rows rows for vector_add, not $n"; }
+  pass "$gpus: launch-latency: $launches launches, each after its call and in order on every GPU (clock error $error ns)"
+  # The trace: each launch's slice on each GPU's track, in category probe.
+  spans=$(grep -o '"cat":"probe","ph":"X","pid":0,"tid":[0-9]*' "$work/$set.json" | sort | uniq -c |
+    awk -v l="$launches" '$1 >= l { n++ } END { print n + 0 }')
+  [ "$spans" -eq $n ] || { head -c 3000 "$work/$set.json"; fail "$gpus: the trace has probe spans on $spans GPU tracks, not $n"; }
+  pass "$gpus: the trace shows each launch's slice on each of the $n GPUs' tracks"
+
+  # block-time counts the blocks thread-count counted.
+  g=0
+  while [ $g -lt $n ]; do
+    hist=$(map_entries "$out" bt_hist $g | awk -v k="$kid" 'int($1 / (8 * 496)) == k { s += $2 } END { print s + 0 }')
+    [ "$hist" -eq $((launches * grid / n)) ] ||
+      fail "$gpus: block-time counted $hist blocks of vector_add on GPU $g, not $((launches * grid / n))"
+    g=$((g + 1))
+  done
+  awk '/^block-time:/ { on = 1; next } /^$/ { on = 0 } on && /vector_add/ { if ($(NF-4) + 0 <= 0) bad = 1; n++ }
+       END { exit bad || n == 0 }' "$work/$set.err" ||
+    { cat "$work/$set.err"; fail "$gpus: block-time's median block duration is not positive"; }
+  pass "$gpus: block-time: its histograms count every block"
+done
+
+# The example probes: blocks per SM, warp durations, a ring of block starts.
+for ex in blocks-per-sm warp-time block-records; do
+  out="$work/$ex.jsonl"
+  MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" --gpus 0x4 --trace "$work/$ex.json" \
+    --probe "$top_srcdir/examples/probes/$ex.cu" "$prog" $args > "$work/$ex.out" 2> "$work/$ex.err" ||
+    { cat "$work/$ex.err"; fail "the example probe $ex"; }
+  grep -v '^time: ' "$work/$ex.out" | diff "$work/plain.result" - > /dev/null ||
+    fail "$ex: the output differs from the plain run"
+done
+# blocks-per-sm attaches to *sgemm* only: vector_add has none, which is an error.
+expect_in "$work/blocks-per-sm.err" "attaches to no kernel the program ran"
+warps=$(grep '"map":"warp_cycles_log2"' "$work/warp-time.jsonl" | sed 's/.*"entries":\[//' |
+  grep -o '\[[0-9]*,[0-9]*\]' | tr -d '[]' | awk -F, '{ s += $2 } END { print s + 0 }')
+launches=$(grep -c '"type":"launch"' "$work/warp-time.jsonl")
+[ "$warps" -eq $((launches * grid * 8)) ] || fail "warp-time counted $warps warps, not $launches x $grid x 8"
+kept=$(grep -c '"type":"record","map":"block_starts"' "$work/block-records.jsonl")
+dropped=$(grep '"type":"ring","map":"block_starts"' "$work/block-records.jsonl" |
+  sed 's/.*"dropped":\([0-9]*\).*/\1/' | awk '{ s += $1 } END { print s + 0 }')
+launches=$(grep -c '"type":"launch"' "$work/block-records.jsonl")
+[ "$kept" -eq $((4 * 4096)) ] && [ $((kept + dropped)) -eq $((launches * grid)) ] ||
+  fail "block-records kept $kept and dropped $dropped of $launches x $grid blocks"
+# Each record names its GPU, and the GPU's ring holds only its own blocks.
+grep '"type":"record","map":"block_starts","gpu":2,' "$work/block-records.jsonl" | head -n 1 |
+  sed 's/.*"words":\[\([0-9]*\),\([0-9]*\),\([0-9]*\),.*/\3/' > "$work/word"
+[ $(( $(cat "$work/word") & 0xffffffff )) -eq 2 ] || fail "a record of GPU 2's ring does not say GPU 2"
+[ "$(grep -c '"name":"block_starts","cat":"block_starts"' "$work/block-records.json")" -eq "$kept" ] ||
+  fail "the trace does not show every kept block record"
+pass "example probes: blocks-per-sm (no match: the error), warp-time ($warps warps), block-records ($kept kept, $dropped dropped)"
+
+[ $failures -eq 0 ] || exit 1
