@@ -6,24 +6,11 @@
  * GPU, decoded from launch-latency's or block-time's maps). */
 #include "probe_tables.h"
 
+#include "json_string.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void put_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static void put_map(FILE *f, const struct mgpu_probe_results *r, const struct ptx_probe_map *map,
                     int g)
@@ -36,13 +23,13 @@ static void put_map(FILE *f, const struct mgpu_probe_results *r, const struct pt
         uint64_t kept = data[0] < map->length ? data[0] : map->length;
         uint64_t per = (map->record_bytes + 7) / 8;
         fprintf(f, "{\"type\":\"ring\",\"map\":");
-        put_string(f, map->name);
+        mgpu_json_string(f, map->name);
         fprintf(f, ",\"gpu\":%d,\"pushed\":%llu,\"dropped\":%llu,\"record_words\":%llu}\n", g,
                 (unsigned long long)data[0], (unsigned long long)data[1],
                 (unsigned long long)per);
         for (uint64_t i = 0; i < kept; i++) {
             fprintf(f, "{\"type\":\"record\",\"map\":");
-            put_string(f, map->name);
+            mgpu_json_string(f, map->name);
             fprintf(f, ",\"gpu\":%d,\"index\":%llu,\"words\":[", g, (unsigned long long)i);
             const uint64_t *rec = data + PTX_PROBE_RING_HEADER_WORDS + i * per;
             for (uint64_t w = 0; w < per; w++)
@@ -52,7 +39,7 @@ static void put_map(FILE *f, const struct mgpu_probe_results *r, const struct pt
         return;
     }
     fprintf(f, "{\"type\":\"array\",\"map\":");
-    put_string(f, map->name);
+    mgpu_json_string(f, map->name);
     fprintf(f, ",\"gpu\":%d,\"length\":%llu,\"initial\":%llu,\"entries\":[", g,
             (unsigned long long)words, (unsigned long long)map->initial);
     bool first = true;
@@ -78,7 +65,7 @@ int mgpu_probe_jsonl_write(const struct mgpu_probe_results *r, const char *path)
     for (size_t i = 0; i < r->set->nfiles; i++) {
         if (i)
             fputc(',', f);
-        put_string(f, r->set->files[i].name);
+        mgpu_json_string(f, r->set->files[i].name);
     }
     fprintf(f, "]}\n");
     for (int g = 0; g < r->ngpus; g++)
@@ -90,15 +77,15 @@ int mgpu_probe_jsonl_write(const struct mgpu_probe_results *r, const char *path)
                     (unsigned long long)r->timer_step_ns[g], r->cycles_per_ns[g]);
     for (unsigned k = 0; k < r->nkernels; k++) {
         fprintf(f, "{\"type\":\"kernel\",\"id\":%u,\"name\":", k);
-        put_string(f, r->kernels[k].name);
+        mgpu_json_string(f, r->kernels[k].name);
         fprintf(f, ",\"pretty\":");
-        put_string(f, r->kernels[k].pretty ? r->kernels[k].pretty : r->kernels[k].name);
+        mgpu_json_string(f, r->kernels[k].pretty ? r->kernels[k].pretty : r->kernels[k].name);
         fprintf(f, ",\"probes\":[");
         bool first = true;
         for (size_t p = 0; p < r->set->nprobes && p < 64; p++)
             if (r->kernels[k].probes >> p & 1) {
                 fprintf(f, "%s", first ? "" : ",");
-                put_string(f, r->set->probes[p].function);
+                mgpu_json_string(f, r->set->probes[p].function);
                 first = false;
             }
         fprintf(f, "]}\n");

@@ -275,20 +275,6 @@ unsigned mgpu_probes_launch(const char *kernel)
     return sequence;
 }
 
-const uint64_t *mgpu_probe_results_map(const struct mgpu_probe_results *r, const char *name,
-                                       int gpu, uint64_t *words)
-{
-    if (gpu < 0 || gpu >= r->ngpus || r->maps[gpu] == NULL)
-        return NULL;
-    for (size_t i = 0; i < r->set->nmaps; i++)
-        if (strcmp(r->set->maps[i].name, name) == 0) {
-            const struct ptx_probe_map *map = &r->set->maps[i];
-            *words = map->kind == PTX_PROBE_ARRAY ? map->length : ptx_probe_map_bytes(map) / 8;
-            return r->maps[gpu] + r->map_offset[i];
-        }
-    return NULL;
-}
-
 /* GPU g's maps, copied to the host after its work is done; NULL when it
  * has none or they cannot be read. */
 static uint64_t *read_maps(int g)

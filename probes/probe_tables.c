@@ -24,6 +24,20 @@ unsigned mgpu_probe_hist_bucket(unsigned long long value)
     return 8 + (e - 3) * 8 + (unsigned)((value >> (e - 3)) & 7);
 }
 
+const uint64_t *mgpu_probe_results_map(const struct mgpu_probe_results *r, const char *name,
+                                       int gpu, uint64_t *words)
+{
+    if (gpu < 0 || gpu >= r->ngpus || r->maps[gpu] == NULL)
+        return NULL;
+    for (size_t i = 0; i < r->set->nmaps; i++)
+        if (strcmp(r->set->maps[i].name, name) == 0) {
+            const struct ptx_probe_map *map = &r->set->maps[i];
+            *words = map->kind == PTX_PROBE_ARRAY ? map->length : ptx_probe_map_bytes(map) / 8;
+            return r->maps[gpu] + r->map_offset[i];
+        }
+    return NULL;
+}
+
 /* A name cut to `width` characters, with "..." where cut. */
 static const char *fit(const char *name, char *buf, size_t width)
 {
@@ -202,7 +216,7 @@ static int32_t kernel_of(const struct mgpu_probe_results *r, uint64_t sequence)
 static void print_latency(const struct mgpu_probe_results *r, FILE *out)
 {
     size_t capacity = mgpu_probe_slice_capacity(r, "ll_first");
-    fprintf(out, "\nlaunch-latency: per kernel and GPU, medians over its last %zu launches (us)\n",
+    fprintf(out, "\nlaunch-latency: per kernel and GPU, medians over the last %zu launches (us)\n",
             capacity);
     fprintf(out, "  %-*s %-12s %8s %12s %12s %12s %10s\n", NAME_WIDTH, "kernel", "GPU",
             "launches", "call->first", "first->last", "after first", "max skew");

@@ -11,8 +11,9 @@
  * program's symbol lookups then return), and its __constant__ variables
  * are copied from the program's module to the copies after the program
  * writes them. A module without copies (no PTX, a corrupt image, a rewrite
- * or compile error, only one GPU, MGPU_SPLIT=never) runs as the program
- * loaded it. */
+ * or compile error, only one GPU or MGPU_SPLIT=never without probes) runs
+ * as the program loaded it. With probes (probes/probe_runtime.h) the
+ * copies have them linked in and each launch from them is numbered. */
 #ifndef MGPU_PROGRAM_MODULES_H
 #define MGPU_PROGRAM_MODULES_H
 
@@ -24,7 +25,7 @@
 #include <stddef.h>
 
 /* Whether loads are recorded at all: more than one GPU and MGPU_SPLIT is
- * not never. Decided at the first load. */
+ * not never, or probes. Decided at the first load. */
 bool mgpu_program_modules_wanted(void);
 
 /* After the driver loaded an image: `handle` is the CUmodule or

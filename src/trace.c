@@ -11,6 +11,7 @@
 #include "log.h"
 #include "demangle.h"
 #include "gpu_contexts.h"
+#include "json_string.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -18,21 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void write_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 /* Tracks 0.. are contexts, GPU_TRACKS + g the run's GPU g. */
 #define GPU_TRACKS 1000
@@ -63,7 +49,7 @@ static void write_track_names(FILE *f, const struct mgpu_trace_span *spans, size
                 ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{"
                 "\"name\":",
                 pid, track);
-        write_json_string(f, name);
+        mgpu_json_string(f, name);
         fprintf(f, "}}");
     }
 }
@@ -112,7 +98,7 @@ int mgpu_trace_write(const char *path, int rank)
         snprintf(process, sizeof process, "mgpu rank %d on %s", rank, host);
     }
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", pid);
-    write_json_string(f, process);
+    mgpu_json_string(f, process);
     fprintf(f, "}}");
     write_track_names(f, spans, count, pid);
     for (size_t i = 0; i < count; i++) {
@@ -131,7 +117,7 @@ int mgpu_trace_write(const char *path, int rank)
         else if (s->lane >= 0)
             snprintf(category, sizeof category, "slice");
         fprintf(f, ",\n{\"name\":");
-        write_json_string(f, name);
+        mgpu_json_string(f, name);
         fprintf(f,
                 ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}",
                 category, pid, track_of(s), s->start_us, s->duration_us);
