@@ -193,7 +193,10 @@ static int make_maps(struct gpu_maps *g, char *err, size_t errlen)
     if (r == CUDA_SUCCESS)
         r = mgpu_probe_clock_measure(&g->clock);
     if (r != CUDA_SUCCESS) {
-        snprintf(err, errlen, "the probes' maps (%zu bytes): %s", words * 8,
+        if (g->base)
+            mgpu_drv.cuMemFree(g->base);
+        g->base = 0;
+        snprintf(err, errlen, "the probes' maps (%zu bytes) or clock: %s", words * 8,
                  mgpu_cu_error_name(r));
         return -1;
     }
