@@ -97,6 +97,44 @@ grep -q '%ctaid' "$work/tc" && ! grep -q '__mgpu_grid_shared' "$work/tc" &&
   fail "thread_count_entry reads %ctaid unrewritten"
 pass "$entries kernels probed; entry glue, $rets exit counts, maps and clock declared; ptxas assembles it"
 
+# Guarded exits (@%p exit, @!%p ret): the count and the probe run under
+# the instruction's own guard, the leaving threads found by a ballot on it.
+cat > "$work/guarded.ptx" <<'PTX'
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry guarded_exits(
+	.param .u64 guarded_exits_param_0,
+	.param .u32 guarded_exits_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<3>;
+
+	ld.param.u64 	%rd1, [guarded_exits_param_0];
+	ld.param.u32 	%r1, [guarded_exits_param_1];
+	mov.u32 	%r2, %tid.x;
+	setp.ge.u32 	%p1, %r2, %r1;
+	@%p1 exit;
+	setp.eq.u32 	%p2, %r2, 7;
+	@!%p2 ret;
+	cvta.to.global.u64 	%rd2, %rd1;
+	st.global.u32 	[%rd2], %r2;
+	ret;
+}
+PTX
+"$tool" rewrite "$work/guarded.ptx" -o "$work/g.ptx" --probe "$work/launch-latency.ptx" > /dev/null ||
+  fail "rewrite guarded exits"
+"$PTXAS" -arch=sm_90 "$work/g.ptx" -o "$work/g.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses guarded exits"; }
+expect_in "$work/g.ptx" "vote.sync.ballot.b32 	%__mgpu_probe_x2, %p1, %__mgpu_probe_x1;"
+expect_in "$work/g.ptx" "vote.sync.ballot.b32 	%__mgpu_probe_x2, !%p2, %__mgpu_probe_x1;"
+expect_in "$work/g.ptx" "setp.eq.and.u32 	%__mgpu_probe_go, %__mgpu_probe_x3, 0, !%p2;"
+[ "$(grep -c '@%__mgpu_probe_last call 	launch_latency_exit' "$work/g.ptx")" -eq 3 ] ||
+  fail "not one block-exit call per exit of the guarded kernel"
+pass "guarded exits: the count and the calls under each exit's guard; ptxas assembles it"
+
 # Every PTX of kernels.cu, probed by one user example each, assembles.
 n=0
 for image in "$fx/kernels_default" "$fx/split_kernels.o"; do
