@@ -35,15 +35,18 @@
 /* ---- Attaching -------------------------------------------------------- */
 
 /* A probe called by every thread of the matching kernels as it enters the
- * kernel, before the kernel's first instruction. */
+ * kernel, before the kernel's first instruction.
+ *     MGPU_PROBE_ENTRY(on_entry, "*") { if (mgpu_thread_index() % 32 == 0) ... } */
 #define MGPU_PROBE_ENTRY(probe, glob) MGPU_PROBE_AT_("entry:" glob, probe)
 /* A probe called by every thread as it leaves the kernel: before each of
- * the kernel's `ret` and `exit` instructions. */
+ * the kernel's `ret` and `exit` instructions.
+ *     MGPU_PROBE_EXIT(on_exit, "jacobi*") { if (mgpu_block_edge()) ... } */
 #define MGPU_PROBE_EXIT(probe, glob) MGPU_PROBE_AT_("exit:" glob, probe)
 /* Probes called once per block: by thread (0, 0, 0) as the block starts,
  * or by the block's last thread to leave, as it ends. The other threads
  * skip the call, so a block-level probe costs a kernel of small blocks far
- * less than a probe every thread calls; mgpu_block_edge() is true in it. */
+ * less than a probe every thread calls; mgpu_block_edge() is true in it.
+ *     MGPU_PROBE_BLOCK_EXIT(block_done, "*") { mgpu_counter_add(blocks_done, 1); } */
 #define MGPU_PROBE_BLOCK_ENTRY(probe, glob) MGPU_PROBE_AT_("block-entry:" glob, probe)
 #define MGPU_PROBE_BLOCK_EXIT(probe, glob) MGPU_PROBE_AT_("block-exit:" glob, probe)
 /* A probe called as threads leave, once for each warp's threads that leave
@@ -53,7 +56,8 @@
  * times what one in a block-exit probe of a 256-thread block does, and
  * atomics on one word serialise. mgpu_block_edge() is true in it only for
  * the warp that completes the block, and only when the kernel also has
- * exit or block-exit probes. */
+ * exit or block-exit probes.
+ *     MGPU_PROBE_WARP_EXIT(warp_done, "*") { mgpu_array_add(warps_per_sm, mgpu_sm_id(), 1); } */
 #define MGPU_PROBE_WARP_EXIT(probe, glob) MGPU_PROBE_AT_("warp-exit:" glob, probe)
 
 #define MGPU_PROBE_AT_(where, probe)                                                               \
@@ -62,7 +66,8 @@
 
 /* Inside a probe: true for one thread per block. At entry, the block's
  * thread (0, 0, 0), as the block starts; at exit, the block's last thread
- * to leave, as the block ends. */
+ * to leave, as the block ends.
+ *     if (mgpu_block_edge()) mgpu_counter_add(blocks, 1); */
 #define mgpu_block_edge() (__mgpu_block_edge != 0)
 
 /* ---- Where and when --------------------------------------------------- */
@@ -70,7 +75,9 @@
 typedef unsigned long long mgpu_u64;
 
 /* The GPU's index in the run: 0 for the home GPU, then in the order of
- * -n / --gpus (entries of a repeated GPU count separately). */
+ * -n / --gpus (entries of a repeated GPU count separately). Maps are per
+ * GPU already; the ordinal is for records and decisions.
+ *     struct rec r = {mgpu_device_ordinal(), ...}; mgpu_ring_push(recs, r); */
 static __device__ __forceinline__ unsigned mgpu_device_ordinal(void)
 {
     unsigned ordinal;
@@ -80,7 +87,8 @@ static __device__ __forceinline__ unsigned mgpu_device_ordinal(void)
 
 /* The block's index in the whole grid, as the program launched it (not in
  * the slice this GPU runs), x fastest. blockIdx and gridDim in a probe are
- * the whole grid's too. */
+ * the whole grid's too.
+ *     if (mgpu_block_index() == mgpu_grid_blocks() - 1) ... // the last block */
 static __device__ __forceinline__ mgpu_u64 mgpu_block_index(void)
 {
     return blockIdx.x + (mgpu_u64)gridDim.x * (blockIdx.y + (mgpu_u64)gridDim.y * blockIdx.z);
@@ -92,7 +100,8 @@ static __device__ __forceinline__ mgpu_u64 mgpu_grid_blocks(void)
     return (mgpu_u64)gridDim.x * gridDim.y * gridDim.z;
 }
 
-/* The thread's index in its block, x fastest, and the block's size. */
+/* The thread's index in its block, x fastest, and the block's size.
+ *     mgpu_array_add(threads, mgpu_kernel_id(), mgpu_block_threads()); */
 static __device__ __forceinline__ unsigned mgpu_thread_index(void)
 {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
@@ -102,7 +111,8 @@ static __device__ __forceinline__ unsigned mgpu_block_threads(void)
     return blockDim.x * blockDim.y * blockDim.z;
 }
 
-/* The multiprocessor the block runs on. */
+/* The multiprocessor the block runs on.
+ *     mgpu_array_add(blocks_per_sm, mgpu_sm_id(), 1); */
 static __device__ __forceinline__ unsigned mgpu_sm_id(void)
 {
     unsigned sm;
@@ -112,7 +122,9 @@ static __device__ __forceinline__ unsigned mgpu_sm_id(void)
 
 /* The multiprocessor's cycle counter (clock64): for durations within a
  * block, whose entry and exit run on one multiprocessor. The report gives
- * the cycles per nanosecond mgpu measured on each GPU. */
+ * the cycles per nanosecond mgpu measured on each GPU.
+ *     static __shared__ mgpu_u64 start;  // entry: start = mgpu_sm_cycles();
+ *     mgpu_array_max(longest, 0, mgpu_sm_cycles() - start);  // block exit */
 static __device__ __forceinline__ mgpu_u64 mgpu_sm_cycles(void)
 {
     return clock64();
@@ -121,7 +133,8 @@ static __device__ __forceinline__ mgpu_u64 mgpu_sm_cycles(void)
 /* Nanoseconds on the host's CLOCK_MONOTONIC, read on the GPU: the GPU's
  * global timer moved by the offset mgpu measured for this GPU at start.
  * Comparable across GPUs and with the host within the calibration's error
- * (the report says it). */
+ * (the report says it).
+ *     mgpu_array_min(first_start, mgpu_launch_sequence(), mgpu_global_ns()); */
 static __device__ __forceinline__ mgpu_u64 mgpu_global_ns(void)
 {
     mgpu_u64 timer, offset;
@@ -132,7 +145,8 @@ static __device__ __forceinline__ mgpu_u64 mgpu_global_ns(void)
 
 /* Nanoseconds since mgpu loaded the probes, on the same clock: small
  * enough to pack with other bits into one 64-bit map value (2^40 ns is
- * 18 minutes). */
+ * 18 minutes).
+ *     mgpu_array_max(last, slot, (mgpu_u64)mgpu_launch_sequence() << 40 | mgpu_run_ns()); */
 static __device__ __forceinline__ mgpu_u64 mgpu_run_ns(void)
 {
     mgpu_u64 start;
@@ -142,7 +156,9 @@ static __device__ __forceinline__ mgpu_u64 mgpu_run_ns(void)
 
 /* The launch's number: 1 for the program's first launch that mgpu ran
  * from its module copies, then one more per launch. The slices of one
- * split launch share it. */
+ * split launch share it; MGPU_PROBE_OUT maps each number to its kernel
+ * and host time ("launch" lines).
+ *     mgpu_array_add(blocks_per_launch, mgpu_launch_sequence(), 1); */
 static __device__ __forceinline__ unsigned mgpu_launch_sequence(void)
 {
     unsigned sequence;
@@ -151,7 +167,8 @@ static __device__ __forceinline__ unsigned mgpu_launch_sequence(void)
 }
 
 /* The kernel's number among the kernels probes attach to, which the
- * report and MGPU_PROBE_OUT name ("kernels"). */
+ * report and MGPU_PROBE_OUT name ("kernel" lines).
+ *     mgpu_array_add(blocks_per_kernel, mgpu_kernel_id(), 1); */
 static __device__ __forceinline__ unsigned mgpu_kernel_id(void)
 {
     unsigned id;
@@ -178,15 +195,22 @@ enum { MGPU_MAP_ARRAY_ = 1, MGPU_MAP_RING_ = 2 };
     enum { name##__mgpu_length = (length) }
 
 /* An array of `length` unsigned 64-bit values per GPU, zero at start (or
- * `initial` with the _INIT form: ~0ull for a map of minimums). */
+ * `initial` with the _INIT form: ~0ull for a map of minimums).
+ *     MGPU_PROBE_ARRAY(blocks_per_sm, 1024);
+ *     MGPU_PROBE_ARRAY_INIT(first_start, 4096, ~0ull); */
 #define MGPU_PROBE_ARRAY(name, length) MGPU_PROBE_MAP_(name, MGPU_MAP_ARRAY_, length, 8, 0)
 #define MGPU_PROBE_ARRAY_INIT(name, length, initial)                                               \
     MGPU_PROBE_MAP_(name, MGPU_MAP_ARRAY_, length, 8, initial)
-/* A counter per GPU: an array of one. */
+/* A counter per GPU: an array of one.
+ *     MGPU_PROBE_COUNTER(blocks);  ...  mgpu_counter_add(blocks, 1); */
 #define MGPU_PROBE_COUNTER(name) MGPU_PROBE_ARRAY(name, 1)
 
 /* Updates of element i; an index past the end is ignored (maps are
- * bounded). Atomic, lock-free, from any thread. */
+ * bounded). Atomic, lock-free, from any thread. Many blocks updating one
+ * word serialise: spread hot counters (per multiprocessor, as the built-in
+ * tools do), and read before a max or min that will rarely win.
+ *     mgpu_array_add(hist, bucket, 1);
+ *     if (d > mgpu_array_get(longest, k)) mgpu_array_max(longest, k, d); */
 #define mgpu_array_add(name, i, value) mgpu_map_add_(name##__mgpu_base(), name##__mgpu_length, i, value)
 #define mgpu_array_max(name, i, value) mgpu_map_max_(name##__mgpu_base(), name##__mgpu_length, i, value)
 #define mgpu_array_min(name, i, value) mgpu_map_min_(name##__mgpu_base(), name##__mgpu_length, i, value)
@@ -229,12 +253,17 @@ static __device__ __forceinline__ mgpu_u64 mgpu_map_get_(mgpu_u64 *base, mgpu_u6
  * the report counts them, MGPU_PROBE_OUT lists them (as 64-bit words) and
  * --trace shows each as an event on its GPU's lane when its first word is
  * a time from mgpu_global_ns(). A push into a full ring drops the record
- * and counts it as dropped. */
+ * and counts it as dropped. Rings are read at exit: the capacity bounds
+ * what a run keeps.
+ *     struct rec { mgpu_u64 ns; unsigned gpu, sm; };
+ *     MGPU_PROBE_RING(recs, struct rec, 4096); */
 #define MGPU_PROBE_RING(name, type, capacity)                                                      \
     MGPU_PROBE_MAP_(name, MGPU_MAP_RING_, capacity, sizeof(type), 0);                              \
     typedef type name##__mgpu_record
 
-/* Pushes one record; returns whether it was kept. */
+/* Pushes one record; returns whether it was kept.
+ *     struct rec r = {mgpu_global_ns(), mgpu_device_ordinal(), mgpu_sm_id()};
+ *     mgpu_ring_push(recs, r); */
 #define mgpu_ring_push(name, record)                                                               \
     mgpu_ring_push_(name##__mgpu_base(), name##__mgpu_length, &(record),                           \
                     sizeof(name##__mgpu_record))
