@@ -2,23 +2,29 @@
  * module and calling their probes at the entry and exit of the kernels
  * they attach to.
  *
- * At a probed kernel's entry every thread stores the launch's sequence
- * number and the kernel's id in the block's __mgpu_probe_block (all store
- * the same values, so no thread reads before its own store) and calls the
- * entry probes with the block-edge flag set in thread (0, 0, 0). With exit
+ * At a probed kernel's entry the launch's sequence number and the kernel's
+ * id go to the block's __mgpu_probe_block: stored by every thread (all
+ * store the same values, so no thread reads before its own store) when
+ * every thread calls probes, else by thread (0, 0, 0) only. Entry probes
+ * are called with the block-edge flag set in thread (0, 0, 0). With exit
  * probes, thread (0, 0, 0) also zeroes the block's count of threads gone
  * and the block waits at a barrier before the entry probes, which every
  * thread reaches because no instruction of the kernel has run yet (after
  * them, every block waited for thread (0, 0, 0)'s probes: launch-latency
- * made vector_add 1.31x slower on an H100, against 1.19x before them).
+ * made vector_add 1.31x slower on an H100, against 1.17x with the barrier
+ * before them, both with a relaxed count).
+ *
  * Before each `ret` and `exit` of the kernel (under the instruction's own
  * guard) the threads leaving together count themselves gone, with one
  * atomic per warp rather than per thread; the lowest thread of the warp
  * that makes the count the block's size has the flag set. The count is an
  * acquire-release atomic: thread (0, 0, 0) is the lowest thread of its
  * warp whenever it leaves, so what its block-entry probes stored in shared
- * memory is visible to the thread that calls the block-exit probes. Entry and exit probes are called by every thread,
- * block-entry and block-exit probes only by the thread with the flag. */
+ * memory is visible to the thread that calls the block-exit probes.
+ *
+ * Entry and exit probes are called by every thread, block-entry and
+ * block-exit probes only by the thread with the flag, warp-exit probes by
+ * the lowest thread of each warp's threads leaving together. */
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_passes.h"
 #include "ptx/ptx_probes.h"
