@@ -20,8 +20,8 @@ static void put_map(FILE *f, const struct mgpu_probe_results *r, const struct pt
     if (data == NULL)
         return;
     if (map->kind == PTX_PROBE_RING) {
-        uint64_t kept = data[0] < map->length ? data[0] : map->length;
-        uint64_t per = (map->record_bytes + 7) / 8;
+        uint64_t kept = mgpu_probe_ring_records(map, data);
+        uint64_t per = ptx_probe_record_words(map);
         fprintf(f, "{\"type\":\"ring\",\"map\":");
         mgpu_json_string(f, map->name);
         fprintf(f, ",\"gpu\":%d,\"pushed\":%llu,\"dropped\":%llu,\"record_words\":%llu}\n", g,
@@ -111,7 +111,7 @@ int mgpu_probe_jsonl_write(const struct mgpu_probe_results *r, const char *path)
                         "{\"type\":\"slice\",\"tool\":\"%s\",\"gpu\":%d,\"sequence\":%llu,"
                         "\"kernel\":%d,\"first_ns\":%llu,\"last_ns\":%llu}\n",
                         tools[t][0], g, (unsigned long long)s,
-                        s >= 1 && s <= r->launches_kept ? r->launch_kernel[s] : -1,
+                        mgpu_probe_launch_kernel(r, s),
                         (unsigned long long)slices[i].first_ns,
                         (unsigned long long)slices[i].last_ns);
             }

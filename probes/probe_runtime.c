@@ -19,9 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Probe files stay below this size: a probe is a few functions. */
-#define MAX_PROBE_FILE_BYTES (16u << 20)
-
 struct gpu_maps {
     CUcontext context;
     CUdeviceptr base;
@@ -49,26 +46,6 @@ static struct {
     char unprobed[32][200];
     size_t nunprobed;
 } probes = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static char *read_file(const char *path, size_t *size, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(err, errlen, "probe %s: cannot read it; run through mgpu-run --probe", path);
-        return NULL;
-    }
-    char *data = malloc(MAX_PROBE_FILE_BYTES + 1);
-    size_t n = data ? fread(data, 1, MAX_PROBE_FILE_BYTES + 1, f) : 0;
-    fclose(f);
-    if (data == NULL || n > MAX_PROBE_FILE_BYTES) {
-        free(data);
-        snprintf(err, errlen, "probe %s: %s", path,
-                 data ? "larger than 16 MiB of PTX" : "out of memory");
-        return NULL;
-    }
-    *size = n;
-    return data;
-}
 
 static unsigned attach_kernel(void *ctx, const char *kernel, const size_t *chosen, size_t n)
 {
@@ -124,10 +101,7 @@ int mgpu_probes_load(const char *list, const char *out, void (*started)(void), c
             *eq = '\0';
             path = eq + 1;
         }
-        size_t size;
-        char *ptx = read_file(path, &size, err, errlen);
-        rc = ptx ? ptx_probe_set_add(&probes.set, name, ptx, size, err, errlen) : -1;
-        free(ptx);
+        rc = ptx_probe_set_add_file(&probes.set, name, path, err, errlen);
     }
     free(copy);
     if (rc == 0) {
@@ -329,7 +303,7 @@ static void add_trace_spans(const struct mgpu_probe_results *r)
         size_t n = mgpu_probe_slices(r, first_map, last_map, g, slices);
         for (size_t i = 0; i < n; i++) {
             uint64_t s = slices[i].sequence;
-            int32_t k = s >= 1 && s <= r->launches_kept ? r->launch_kernel[s] : -1;
+            int32_t k = mgpu_probe_launch_kernel(r, s);
             if (k < 0)
                 continue;
             if (labels[k] == NULL) {
@@ -349,8 +323,8 @@ static void add_trace_spans(const struct mgpu_probe_results *r)
             const uint64_t *ring = mgpu_probe_results_map(r, map->name, g, &words);
             if (map->kind != PTX_PROBE_RING || ring == NULL)
                 continue;
-            uint64_t kept = ring[0] < map->length ? ring[0] : map->length;
-            uint64_t per = (map->record_bytes + 7) / 8;
+            uint64_t kept = mgpu_probe_ring_records(map, ring);
+            uint64_t per = ptx_probe_record_words(map);
             for (uint64_t e = 0; e < kept; e++) {
                 uint64_t t = ring[PTX_PROBE_RING_HEADER_WORDS + e * per];
                 /* a time of this run, on the host's clock */

@@ -38,6 +38,11 @@ const uint64_t *mgpu_probe_results_map(const struct mgpu_probe_results *r, const
     return NULL;
 }
 
+uint64_t mgpu_probe_ring_records(const struct ptx_probe_map *map, const uint64_t *ring)
+{
+    return ring[0] < map->length ? ring[0] : map->length;
+}
+
 /* A name cut to `width` characters, with "..." where cut. */
 static const char *fit(const char *name, char *buf, size_t width)
 {
@@ -207,8 +212,7 @@ size_t mgpu_probe_slices(const struct mgpu_probe_results *r, const char *first_m
     return n;
 }
 
-/* A launch's kernel, or -1 when the host table does not have it. */
-static int32_t kernel_of(const struct mgpu_probe_results *r, uint64_t sequence)
+int32_t mgpu_probe_launch_kernel(const struct mgpu_probe_results *r, uint64_t sequence)
 {
     return sequence >= 1 && sequence <= r->launches_kept ? r->launch_kernel[sequence] : -1;
 }
@@ -243,7 +247,7 @@ static void print_latency(const struct mgpu_probe_results *r, FILE *out)
                 n = 0;
                 for (size_t i = 0; i < counts[g]; i++) {
                     const struct mgpu_probe_slice *s = &slices[g][i];
-                    if (kernel_of(r, s->sequence) != (int32_t)k)
+                    if (mgpu_probe_launch_kernel(r, s->sequence) != (int32_t)k)
                         continue;
                     uint64_t host = r->launch_host_ns[s->sequence];
                     uint64_t v = which == 0   ? (s->first_ns > host ? s->first_ns - host : 0)
@@ -315,7 +319,7 @@ static void print_block_time(const struct mgpu_probe_results *r, FILE *out)
             size_t n = mgpu_probe_slices(r, "bt_first", "bt_last", g, slices);
             double busy = 0;
             for (size_t i = 0; i < n; i++)
-                if (kernel_of(r, slices[i].sequence) == (int32_t)k)
+                if (mgpu_probe_launch_kernel(r, slices[i].sequence) == (int32_t)k)
                     busy += (double)(slices[i].last_ns - slices[i].first_ns);
             gpu_label(r, g, label, sizeof label);
             fprintf(out, "  %-*s %-12s %12llu %8.2f %8.2f %8.2f %8.2f %10.3f\n", NAME_WIDTH,
@@ -353,7 +357,7 @@ static void print_other_maps(const struct mgpu_probe_results *r, FILE *out)
                 continue;
             gpu_label(r, g, label, sizeof label);
             if (map->kind == PTX_PROBE_RING) {
-                uint64_t kept = data[0] < map->length ? data[0] : map->length;
+                uint64_t kept = mgpu_probe_ring_records(map, data);
                 fprintf(out, "  %-24s GPU %-12s ring: %llu records, %llu dropped\n", map->name,
                         label, (unsigned long long)kept,
                         (unsigned long long)(data[1]));

@@ -13,6 +13,12 @@ void mgpu_probe_tables_print(const struct mgpu_probe_results *r, FILE *out);
 /* Returns 0, or -1 after saying why on stderr. */
 int mgpu_probe_jsonl_write(const struct mgpu_probe_results *r, const char *path);
 
+/* The kernel of launch `sequence`, or -1 when the host table does not
+ * have it (a kernel not probed, or a launch past the table). */
+int32_t mgpu_probe_launch_kernel(const struct mgpu_probe_results *r, uint64_t sequence);
+/* The records a ring map holds: the pushes, at most its capacity. */
+uint64_t mgpu_probe_ring_records(const struct ptx_probe_map *map, const uint64_t *ring);
+
 /* launch-latency's and block-time's maps of slices: per launch slot (the
  * launch's number mod the slots) and multiprocessor, a 64-bit word of the
  * launch's number (high 24 bits) and a time of mgpu_run_ns() (low 40

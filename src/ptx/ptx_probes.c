@@ -4,6 +4,7 @@
 
 #include "ptx/ptx_text.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,8 +27,7 @@ uint64_t ptx_probe_map_bytes(const struct ptx_probe_map *map)
 {
     if (map->kind == PTX_PROBE_ARRAY)
         return map->length * 8;
-    uint64_t words = (map->record_bytes + 7) / 8;
-    return (PTX_PROBE_RING_HEADER_WORDS + map->length * words) * 8;
+    return (PTX_PROBE_RING_HEADER_WORDS + map->length * ptx_probe_record_words(map)) * 8;
 }
 
 /* The bytes a variable's initializer holds: a .b8/.u8/.s8 array's
@@ -76,11 +76,6 @@ static int fail(char *err, size_t errlen, const char *file, const char *what)
     return -1;
 }
 
-static char *dup_str(struct ptx_str s)
-{
-    return ptx_str_dup(s);
-}
-
 static bool name_taken(const struct ptx_probe_set *set, const char *function, const char *map)
 {
     for (size_t i = 0; function && i < set->nprobes; i++)
@@ -100,7 +95,7 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
     long n = initializer_bytes(v, bytes, MAX_DECLARATION_BYTES);
     char why[160];
     struct ptx_str fn = {v->name.p + strlen(ATTACH_PREFIX), v->name.n - strlen(ATTACH_PREFIX)};
-    char *function = dup_str(fn);
+    char *function = ptx_str_dup(fn);
     if (function == NULL)
         return fail(err, errlen, fname, "out of memory");
     if (n < 0) {
@@ -166,7 +161,7 @@ static int add_map(struct ptx_probe_set *set, size_t file, const struct ptx_vari
     unsigned char bytes[32];
     char why[160];
     struct ptx_str nm = {v->name.p + strlen(MAP_PREFIX), v->name.n - strlen(MAP_PREFIX)};
-    char *name = dup_str(nm);
+    char *name = ptx_str_dup(nm);
     if (name == NULL)
         return fail(err, errlen, fname, "out of memory");
     uint64_t words[4] = {0, 0, 0, 0};
@@ -244,6 +239,28 @@ int ptx_probe_set_add(struct ptx_probe_set *set, const char *name, const char *p
     if (rc == 0 && set->nprobes == probes_before)
         rc = fail(err, errlen, name,
                   "it declares no probe (MGPU_PROBE_ENTRY or MGPU_PROBE_EXIT of mgpu/probe.h)");
+    return rc;
+}
+
+int ptx_probe_set_add_file(struct ptx_probe_set *set, const char *name, const char *path,
+                           char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(err, errlen, "probe %s: cannot read %s: %s", name, path, strerror(errno));
+        return -1;
+    }
+    char *ptx = malloc(PTX_PROBE_MAX_FILE_BYTES + 1);
+    size_t size = ptx ? fread(ptx, 1, PTX_PROBE_MAX_FILE_BYTES + 1, f) : 0;
+    fclose(f);
+    int rc = -1;
+    if (ptx == NULL)
+        fail(err, errlen, name, "out of memory");
+    else if (size > PTX_PROBE_MAX_FILE_BYTES)
+        fail(err, errlen, name, "larger than 16 MiB of PTX");
+    else
+        rc = ptx_probe_set_add(set, name, ptx, size, err, errlen);
+    free(ptx);
     return rc;
 }
 

@@ -70,8 +70,12 @@ struct ptx_probe_set {
 /* Where a ring's records start, in 64-bit words: after the count of pushes
  * and the count dropped. */
 #define PTX_PROBE_RING_HEADER_WORDS 2
-/* Bytes of one GPU's copy of a map. */
+/* Bytes of one GPU's copy of a map, and a ring record's 64-bit words. */
 uint64_t ptx_probe_map_bytes(const struct ptx_probe_map *map);
+static inline uint64_t ptx_probe_record_words(const struct ptx_probe_map *map)
+{
+    return (map->record_bytes + 7) / 8;
+}
 
 /* Adds a probe file: its PTX (copied) and what it declares. Returns 0, or
  * -1 with a one-line reason naming the file in err: text that is not PTX,
@@ -79,6 +83,11 @@ uint64_t ptx_probe_map_bytes(const struct ptx_probe_map *map);
  * file already uses, or a kernel (.entry) in it. */
 int ptx_probe_set_add(struct ptx_probe_set *set, const char *name, const char *ptx, size_t size,
                       char *err, size_t errlen);
+/* The same for the PTX file at `path` (at most PTX_PROBE_MAX_FILE_BYTES),
+ * which mgpu-run checks and the runtime loads; errors name `name`. */
+#define PTX_PROBE_MAX_FILE_BYTES (16u << 20)
+int ptx_probe_set_add_file(struct ptx_probe_set *set, const char *name, const char *path,
+                           char *err, size_t errlen);
 void ptx_probe_set_free(struct ptx_probe_set *set);
 
 /* Whether a kernel name matches a probe's glob: its mangled name, or

@@ -194,19 +194,12 @@ static int builtin_source(const char *name, char *out, size_t len, char *err, si
     return -1;
 }
 
-/* Reads a PTX file's probes; the error names `name`. */
+/* Reads a PTX file's probes, as the runtime will; the error names `name`. */
 static int check_ptx(const char *path, const char *name, char *err, size_t errlen)
 {
-    size_t size = 0;
-    char *ptx = read_all(path, 64u << 20, &size);
-    if (ptx == NULL) {
-        snprintf(err, errlen, "probe %s: cannot read %s: %s", name, path, strerror(errno));
-        return -1;
-    }
     struct ptx_probe_set set = {0};
-    int rc = ptx_probe_set_add(&set, name, ptx, size, err, errlen);
+    int rc = ptx_probe_set_add_file(&set, name, path, err, errlen);
     ptx_probe_set_free(&set);
-    free(ptx);
     return rc;
 }
 
