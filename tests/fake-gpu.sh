@@ -84,3 +84,20 @@ for kind in host_allocations streams events primary_retains contexts; do
   expect_match "$work/one.leaks" "^$kind 0\$"
 done
 pass "-n 1: the program's own module and allocations, nothing left at exit"
+
+# Probes inside the program, on the fake (whose kernels do not run the
+# probes' code, so only the loading and the bookkeeping are checked here;
+# tests/gpu-probes.sh checks what they measure): the runtime reads the
+# compiled probe, links it into both kernels' copies, numbers every launch
+# and prints its table at exit; -n 1 makes copies too; a probe file the
+# runtime cannot read is one line, and the program runs right without it.
+MGPU_SPLIT=always run probed --gpus 0x2 --probe thread-count
+expect_in "$work/probed.err" "mgpu probes: 1 file, 3 launches numbered"
+expect_in "$work/probed.err" "thread_count_entry at block-entry of '*': 2 kernels"
+expect_in "$work/probed.err" "thread-count: blocks and threads each GPU ran"
+run probed_one -n 1 --probe thread-count
+expect_in "$work/probed_one.err" "mgpu probes: 1 file, 3 launches numbered"
+MGPU_PROBES=tc=/nonexistent/tc.ptx run unreadable --gpus 0x2
+[ "$(grep -c 'probe' "$work/unreadable.err")" -eq 1 ] || { cat "$work/unreadable.err"; fail "more than one line about the unreadable probe"; }
+expect_in "$work/unreadable.err" "mgpu: error: probe tc: cannot read /nonexistent/tc.ptx: No such file or directory; the program runs without probes"
+pass "probes on the fake: loaded, linked into both kernels, 3 launches numbered (0x2 and -n 1); an unreadable probe file is one line"
