@@ -110,6 +110,7 @@ struct module_view {
     unsigned module_why;         /* reasons that hold for every kernel */
     struct ptx_str module_detail;
     struct summary any_function; /* every function's reasons and notes, as of the round */
+    bool want_accesses;          /* fill each kernel's access_param */
 };
 
 static bool pool_push(struct function_view *fv, uint32_t id)
@@ -795,9 +796,35 @@ static char *detail_text(struct ptx_str s)
     return ptx_str_dup(line);
 }
 
-static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
-                       const struct summary *sum, const struct module_view *mv)
+/* The one parameter an address may come from, or -1. */
+static int sole_param(uint64_t origin)
 {
+    if (origin == 0 || (origin & (origin - 1)) != 0)
+        return -1;
+    int i = __builtin_ctzll(origin);
+    return i < PARAM_BITS - 1 ? i : -1;
+}
+
+/* Per statement of the kernel's body, the parameter its access reaches. */
+static int fill_access_params(struct mgpu_kernel_info *k, const struct function_view *fv)
+{
+    k->nbody = fv->f->nbody;
+    k->access_param = malloc((k->nbody + 1) * sizeof *k->access_param);
+    if (k->access_param == NULL)
+        return -1;
+    for (size_t i = 0; i < k->nbody; i++) {
+        const struct resolved *r = &fv->ins[i];
+        k->access_param[i] = r->access ? sole_param(origin_of(fv, &r->addr)) : -1;
+    }
+    return 0;
+}
+
+static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
+                       const struct summary *sum, const struct module_view *mv,
+                       const struct function_view *fv)
+{
+    if (mv->want_accesses && fill_access_params(k, fv) != 0)
+        return -1;
     k->name = ptx_str_dup(f->name);
     k->why = sum->why | mv->module_why;
     k->notes = sum->notes;
@@ -839,12 +866,13 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
     return 0;
 }
 
-int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
+static int analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out, bool want_accesses)
 {
     memset(out, 0, sizeof *out);
     struct module_view mv;
     memset(&mv, 0, sizeof mv);
     mv.m = m;
+    mv.want_accesses = want_accesses;
     int rc = -1;
     mv.symbol_top = calloc(m->ntop + 1, sizeof *mv.symbol_top);
     mv.summaries = calloc(m->ntop + 1, sizeof *mv.summaries);
@@ -930,7 +958,8 @@ int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
     size_t k = 0;
     for (size_t t = 0; t < m->ntop; t++)
         if (mv.views[t].f != NULL && mv.views[t].f->is_entry)
-            if (fill_kernel(&out->kernels[k++], mv.views[t].f, &mv.summaries[t], &mv) != 0)
+            if (fill_kernel(&out->kernels[k++], mv.views[t].f, &mv.summaries[t], &mv,
+                            &mv.views[t]) != 0)
                 goto out;
     rc = 0;
 out:
@@ -952,6 +981,16 @@ out:
     return rc;
 }
 
+int mgpu_ptx_analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
+{
+    return analyze(m, out, false);
+}
+
+int mgpu_ptx_analyze_accesses(const struct ptx_module *m, struct mgpu_ptx_analysis *out)
+{
+    return analyze(m, out, true);
+}
+
 void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a)
 {
     for (size_t i = 0; a->kernels && i < a->nkernels; i++) {
@@ -961,6 +1000,7 @@ void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a)
         free(k->params);
         free(k->name);
         free(k->detail);
+        free(k->access_param);
     }
     free(a->kernels);
     memset(a, 0, sizeof *a);

@@ -81,6 +81,13 @@ struct mgpu_kernel_info {
     /* The parameter that bounds the kernel's grid-stride loop, which a split
      * launch cuts by iterations (ptx_stride_loop.h); -1 when it has none. */
     int stride_bound_param;
+    /* Filled by mgpu_ptx_analyze_accesses only, else NULL: per statement of
+     * the kernel's body (nbody of them), the parameter whose memory its
+     * global or generic access (ld, ldu, st, atom, red, cp's destination)
+     * reaches, or -1: not such an access, several parameters, a pointer of
+     * unknown origin, or an access in a function it calls. */
+    int *access_param;
+    size_t nbody;
 };
 
 struct mgpu_ptx_analysis {
@@ -92,6 +99,8 @@ struct mgpu_ptx_analysis {
  * the module (a kernel over the budget is MGPU_WHY_TOO_COMPLEX). Returns 0,
  * or -1 when memory runs out. */
 int mgpu_ptx_analyze(const struct ptx_module *module, struct mgpu_ptx_analysis *out);
+/* The same, with each kernel's access_param (issue 20's memory probes). */
+int mgpu_ptx_analyze_accesses(const struct ptx_module *m, struct mgpu_ptx_analysis *out);
 void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a);
 
 /* The words for one reason or note bit. */
