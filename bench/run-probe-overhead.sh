@@ -3,7 +3,8 @@
 # kernel time (its own "time:" line: events around its timed loops, median
 # of its repeats) under mgpu-run -n 1 without probes and with each tool,
 # interleaved, ROUNDS times; the median of the rounds, and the ratio to none.
-# Goals: launch-latency and thread-count <= 1.03, block-time <= 1.05.
+# Goals: launch-latency and thread-count <= 1.03, block-time <= 1.05,
+# memory-locality <= 2.
 #   bench/run-probe-overhead.sh [ROUNDS=3] [EXAMPLE...]
 # Examples run at their default sizes; EXAMPLE_ARGS adds arguments to each
 # (--quick for a fast look). Run from the top build directory after
@@ -23,7 +24,7 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export MGPU_CACHE_DIR="${MGPU_CACHE_DIR:-$out/cache}"
-tools="none thread-count launch-latency block-time"
+tools="none thread-count launch-latency block-time memory-locality"
 
 kernel_ms() { sed -n 's/^time: .* kernel_ms=\([0-9.]*\).*/\1/p'; }
 for r in $(seq 1 "$rounds"); do
@@ -40,12 +41,12 @@ for r in $(seq 1 "$rounds"); do
 done
 echo "kernel ms per launch under mgpu-run -n 1 (median of $rounds rounds), and the ratio to no probe"
 echo
-echo "| example | none | thread-count | launch-latency | block-time |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| example | none | thread-count | launch-latency | block-time | memory-locality |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for ex in $examples; do
   none=$(median "$out/$ex.none")
   line="| $ex | $none"
-  for t in thread-count launch-latency block-time; do
+  for t in thread-count launch-latency block-time memory-locality; do
     v=$(median "$out/$ex.$t")
     line="$line | $v ($(awk -v a="$v" -v b="$none" 'BEGIN { printf "%.3f", a / b }'))"
   done

@@ -60,6 +60,8 @@ static struct {
 
 /* Read without the lock by mgpu_pool_holds; set once when the pool starts. */
 static _Atomic uint64_t range_base, range_end;
+/* One more whenever a granule's owner may have changed (mgpu_pool_owner_map). */
+static _Atomic uint64_t layout_version = 1;
 
 static void count_held(int gpu, size_t bytes, bool taken)
 {
@@ -411,6 +413,7 @@ static CUresult map_large(struct mgpu_allocation *a)
 
 static void free_now(struct mgpu_allocation *a)
 {
+    atomic_fetch_add(&layout_version, 1);
     if (a->small) {
         size_t rounded;
         mgpu_suballoc_free(&pool.small, a->start, &rounded);
@@ -484,6 +487,7 @@ CUresult mgpu_pool_alloc(CUdeviceptr *address, size_t bytes, CUcontext ctx, CUme
         r = alloc_locked(a, bytes);
     }
     if (r == CUDA_SUCCESS) {
+        atomic_fetch_add(&layout_version, 1);
         a->id = ++pool.next_id;
         if (mgpu_allocation_table_add(&pool.table, a) != 0) {
             free_now(a);
@@ -726,6 +730,7 @@ static CUresult rebuild_chunk(struct mgpu_allocation *a, size_t index, uint64_t 
             (a->nchunks - index - 1) * sizeof *a->chunks);
     memcpy(&a->chunks[index], parts, nparts * sizeof *parts);
     a->nchunks += nparts - 1;
+    atomic_fetch_add(&layout_version, 1);
     return r;
 }
 
@@ -885,6 +890,52 @@ void mgpu_pool_usage(struct mgpu_pool_usage *out)
     pthread_mutex_unlock(&pool.lock);
 }
 
+uint64_t mgpu_pool_layout_version(void)
+{
+    return atomic_load_explicit(&layout_version, memory_order_acquire);
+}
+
+struct owner_fill {
+    uint8_t *owners;
+    size_t granules;
+};
+
+static void mark_granules(struct owner_fill *f, uint64_t start, uint64_t bytes, int gpu)
+{
+    uint64_t first = (start - pool.space.base) / MGPU_GRANULE_SIZE;
+    uint64_t end = (start + bytes - pool.space.base + MGPU_GRANULE_SIZE - 1) / MGPU_GRANULE_SIZE;
+    for (uint64_t g = first; g < end && g < f->granules; g++)
+        f->owners[g] = (uint8_t)gpu;
+}
+
+static void fill_owners(struct mgpu_allocation *a, void *ctx)
+{
+    for (size_t i = 0; !a->small && i < a->nchunks; i++)
+        mark_granules(ctx, a->start + a->chunks[i].offset, a->chunks[i].bytes, a->chunks[i].gpu);
+}
+
+size_t mgpu_pool_owner_map(struct mgpu_pool_layout *layout, uint8_t *owners, size_t max)
+{
+    pthread_mutex_lock(&pool.lock);
+    memset(layout, 0, sizeof *layout);
+    layout->version = mgpu_pool_layout_version();
+    if (pool.active) {
+        layout->base = pool.space.base;
+        layout->granules = pool.space.bytes / MGPU_GRANULE_SIZE;
+        layout->granule_shift = (unsigned)__builtin_ctzll(MGPU_GRANULE_SIZE);
+    }
+    if (owners != NULL && layout->granules <= max) {
+        memset(owners, MGPU_POOL_NO_OWNER, layout->granules);
+        struct owner_fill fill = {owners, layout->granules};
+        mgpu_allocation_table_each(&pool.table, fill_owners, &fill);
+        for (size_t i = 0; i < pool.nslab_granules; i++)
+            mark_granules(&fill, pool.slab_granules[i].address, MGPU_GRANULE_SIZE,
+                          pool.slab_granules[i].gpu);
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return layout->granules;
+}
+
 static void free_record(struct mgpu_allocation *a, void *ctx)
 {
     (void)ctx;
@@ -921,6 +972,7 @@ void mgpu_pool_release_all(void)
     pool.slab_granules = NULL;
     pool.pending = NULL;
     pool.active = false;
+    atomic_fetch_add(&layout_version, 1);
     snprintf(pool.why_off, sizeof pool.why_off, "released at exit");
     pthread_mutex_unlock(&pool.lock);
 }

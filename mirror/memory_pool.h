@@ -15,6 +15,7 @@
 #include <cuda.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* What the runtime decides for the pool before the program runs. */
 struct mgpu_pool_settings {
@@ -95,6 +96,22 @@ size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max);
 
 /* The owner of the byte at `address`, or -1 outside the pool. */
 int mgpu_pool_owner(CUdeviceptr address);
+
+/* Which GPU owns each 2 MiB granule of the pool's reserved range, for
+ * probes that ask on the GPU where an address lies (issue 20). */
+struct mgpu_pool_layout {
+    uint64_t base;          /* the range's first address; 0 while the pool is off */
+    size_t granules;        /* granules in the range */
+    unsigned granule_shift; /* log2 of the granule size */
+    uint64_t version;       /* mgpu_pool_layout_version() when it was read */
+};
+#define MGPU_POOL_NO_OWNER 0xff
+/* Changes whenever a granule is mapped, unmapped or moved. Lock-free. */
+uint64_t mgpu_pool_layout_version(void);
+/* Fills *layout and, when `owners` holds `max` >= the granules, each
+ * granule's owner (a GPU entry, or MGPU_POOL_NO_OWNER). Returns the number
+ * of granules (0 while the pool is off). */
+size_t mgpu_pool_owner_map(struct mgpu_pool_layout *layout, uint8_t *owners, size_t max);
 
 struct mgpu_pool_usage {
     bool active;

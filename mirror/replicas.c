@@ -117,8 +117,12 @@ static void pop(void)
     mgpu_drv.cuCtxPopCurrent(&popped);
 }
 
+/* One more whenever a copy is made or freed (mgpu_replicas_copies). */
+static atomic_ulong copies_version = 1;
+
 static void free_copy(CUdeviceptr copy, CUcontext ctx)
 {
+    atomic_fetch_add(&copies_version, 1);
     bool pushed = push(ctx);
     mgpu_drv.cuMemFree(copy);
     if (pushed)
@@ -345,6 +349,7 @@ static bool copy_on(struct mgpu_replica *r, int gpu, CUcontext ctx)
         return false;
     }
     extra_of(r)->holder_context[gpu] = ctx;
+    atomic_fetch_add(&copies_version, 1);
     return true;
 }
 
@@ -608,4 +613,29 @@ void mgpu_replicas_stats(struct mgpu_replica_stats *out)
         add_figures(out, table.by_start[i]);
     out->evictions = evictions;
     pthread_mutex_unlock(&lock);
+}
+
+unsigned long mgpu_replicas_copies_version(void)
+{
+    return atomic_load(&copies_version);
+}
+
+size_t mgpu_replicas_copies(uint64_t (*ranges)[2], size_t max)
+{
+    pthread_mutex_lock(&lock);
+    size_t n = 0;
+    for (size_t i = 0; table_ready && i < table.count; i++) {
+        const struct mgpu_replica *r = table.by_start[i];
+        for (int h = 0; h < table.nholders; h++) {
+            if (r->copy[h] == 0)
+                continue;
+            if (n < max) {
+                ranges[n][0] = r->copy[h];
+                ranges[n][1] = r->copy[h] + r->bytes;
+            }
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return n;
 }

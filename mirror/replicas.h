@@ -19,6 +19,7 @@
 #include <cuda.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Set by the runtime before the program runs. */
 struct mgpu_replica_settings {
@@ -90,6 +91,12 @@ struct mgpu_replica_stats {
     unsigned long long refreshed_bytes;
 };
 void mgpu_replicas_stats(struct mgpu_replica_stats *out);
+
+/* Where every copy lies now, [start, end) each, at most `max` of them;
+ * returns how many there are (for probes that tell a replica's address,
+ * issue 20). The version changes whenever a copy is made or freed. */
+size_t mgpu_replicas_copies(uint64_t (*ranges)[2], size_t max);
+unsigned long mgpu_replicas_copies_version(void);
 
 /* One line per buffer replicated now (size, copies, refreshes), at most
  * `max`, into lines; returns how many. */

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "monotonic_clock.h"
 #include "probe_clock.h"
+#include "probe_page_map.h"
 #include "probe_tables.h"
 #include "real_driver.h"
 
@@ -128,6 +129,9 @@ int mgpu_probes_load(const char *list, const char *out, void (*started)(void), c
     probes.started = started;
     probes.run_start_ns = (uint64_t)mgpu_monotonic_ns();
     probes.on = true;
+    for (size_t i = 0; i < probes.set.nfiles; i++)
+        if (strstr(probes.set.files[i].ptx, PTX_PROBE_POOL_MAP) != NULL)
+            mgpu_probe_page_map_enable(true);
     mgpu_info("probes: %zu probe%s and %zu map%s from %zu file%s", probes.set.nprobes,
               probes.set.nprobes == 1 ? "" : "s", probes.set.nmaps,
               probes.set.nmaps == 1 ? "" : "s", probes.set.nfiles,
@@ -216,6 +220,8 @@ int mgpu_probes_fill_module(CUmodule module, int gpu, char *err, size_t errlen)
         snprintf(name, sizeof name, PTX_PROBE_MAP_PREFIX "%s", probes.set.maps[i].name);
         r = set_word(module, name, g->base + probes.map_offset[i] * 8);
     }
+    if (r == CUDA_SUCCESS)
+        r = mgpu_probe_page_map_fill_module(module, gpu);
     if (r != CUDA_SUCCESS) {
         snprintf(err, errlen, "setting the probes' words on GPU %d: %s", gpu,
                  mgpu_cu_error_name(r));
@@ -239,6 +245,7 @@ unsigned mgpu_probes_launch(const char *kernel)
 {
     if (!probes.on)
         return 0;
+    mgpu_probe_page_map_refresh();
     unsigned sequence = atomic_fetch_add_explicit(&probes.next_sequence, 1, memory_order_relaxed);
     if (sequence < MGPU_PROBE_MAX_LAUNCHES) {
         unsigned count = atomic_load_explicit(&probes.nkernels, memory_order_acquire);
@@ -250,6 +257,12 @@ unsigned mgpu_probes_launch(const char *kernel)
         probes.launch_host_ns[sequence] = (uint64_t)mgpu_monotonic_ns();
     }
     return sequence;
+}
+
+void mgpu_probes_before_slices(void)
+{
+    if (probes.on)
+        mgpu_probe_page_map_refresh();
 }
 
 /* GPU g's maps, copied to the host after its work is done; NULL when it
@@ -364,6 +377,7 @@ void mgpu_probes_finish(void)
         r.timer_step_ns[g] = probes.gpus[g].clock.timer_step_ns;
         r.maps[g] = read_maps(g);
     }
+    mgpu_probe_page_map_release();
     if (probes.kernels_full)
         mgpu_warn("probes: more than %d kernels probed; the last id stands for the rest",
                   MGPU_PROBE_MAX_KERNELS);

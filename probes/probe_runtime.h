@@ -46,6 +46,11 @@ void mgpu_probes_module_unprobed(int module, const char *loaded_by, const char *
  * recorded; 0 when probes are off. */
 unsigned mgpu_probes_launch(const char *kernel);
 
+/* Just before a split launch's slices start, after mgpu made the replicas
+ * they read and moved pages for them: the page map memory probes read
+ * brought up to date (probe_page_map.h). */
+void mgpu_probes_before_slices(void);
+
 /* At exit: waits for the GPUs with maps, reads them back, prints each
  * tool's table and the maps on stderr and writes MGPU_PROBE_OUT. */
 void mgpu_probes_finish(void);

@@ -329,12 +329,128 @@ static void print_block_time(const struct mgpu_probe_results *r, FILE *out)
     free(slices);
 }
 
+/* --- memory-locality ----------------------------------------------------- */
+
+#define LOCALITY_NAME_WIDTH 22
+
+struct locality_row {
+    uint64_t local, remote, replica, outside;
+    uint64_t from[MGPU_MAX_GPUS]; /* remote accesses by the GPU that owns the page */
+};
+
+/* Kernel k's parameter slot on GPU g, from ml_counts. */
+static bool locality_of(const struct mgpu_probe_results *r, unsigned k, unsigned slot, int g,
+                        struct locality_row *row)
+{
+    uint64_t words;
+    const uint64_t *v = mgpu_probe_results_map(r, "ml_counts", g, &words);
+    const uint64_t copy_words =
+        (uint64_t)MGPU_PROBE_TOOL_KERNELS * MGPU_PROBE_LOCALITY_SLOTS * MGPU_PROBE_LOCALITY_CLASSES;
+    if (v == NULL || words != MGPU_PROBE_LOCALITY_COPIES * copy_words)
+        return false;
+    for (uint64_t copy = 0; copy < MGPU_PROBE_LOCALITY_COPIES; copy++) {
+        uint64_t at = copy * copy_words + ((uint64_t)k * MGPU_PROBE_LOCALITY_SLOTS + slot) *
+                                              MGPU_PROBE_LOCALITY_CLASSES;
+        row->outside += v[at + MGPU_PROBE_LOCALITY_OUTSIDE];
+        row->replica += v[at + MGPU_PROBE_LOCALITY_REPLICA];
+        for (int owner = 0; owner < MGPU_PROBE_LOCALITY_CLASSES - 2 && owner < MGPU_MAX_GPUS;
+             owner++) {
+            uint64_t n = v[at + 2 + owner];
+            if (owner == g) {
+                row->local += n;
+            } else {
+                row->remote += n;
+                row->from[owner] += n;
+            }
+        }
+    }
+    return true;
+}
+
+static void print_locality_row(const struct mgpu_probe_results *r, FILE *out, const char *kernel,
+                               const char *param, const char *gpu, const struct locality_row *row)
+{
+    uint64_t total = row->local + row->remote + row->replica + row->outside;
+    double pct = total ? 100.0 / (double)total : 0;
+    int most = -1;
+    for (int g = 0; g < r->ngpus && g < MGPU_MAX_GPUS; g++)
+        if (row->from[g] > 0 && (most < 0 || row->from[g] > row->from[most]))
+            most = g;
+    char most_text[48] = "";
+    if (most >= 0) {
+        char label[32];
+        gpu_label(r, most, label, sizeof label);
+        snprintf(most_text, sizeof most_text, "GPU %s %.0f%%", label,
+                 pct * (double)row->from[most]);
+    }
+    fprintf(out, "  %-*s %-5s %-11s %11llu %5.1f%% %5.1f%% %5.1f%% %5.1f%% %s\n",
+            LOCALITY_NAME_WIDTH, kernel, param, gpu, (unsigned long long)total,
+            pct * (double)row->local, pct * (double)row->remote, pct * (double)row->replica,
+            pct * (double)row->outside, most_text);
+}
+
+static unsigned locality_every(const struct mgpu_probe_results *r)
+{
+    for (size_t i = 0; i < r->set->nprobes; i++)
+        if (ptx_probe_at_access(r->set->probes[i].place) &&
+            strcmp(r->set->probes[i].function, "memory_locality") == 0)
+            return r->set->probes[i].every;
+    return 1;
+}
+
+static void print_locality(const struct mgpu_probe_results *r, FILE *out)
+{
+    unsigned every = locality_every(r);
+    fprintf(out,
+            "\nmemory-locality: global accesses (one in %u of each thread's), by where the "
+            "address lies\n",
+            every);
+    fprintf(out, "  %-*s %-5s %-11s %11s %6s %6s %6s %6s %s\n", LOCALITY_NAME_WIDTH, "kernel",
+            "param", "GPU", "accesses", "local", "remote", "replica", "outside", "most remote");
+    char name[NAME_WIDTH + 1], short_name[LOCALITY_NAME_WIDTH + 1], label[32], param[16];
+    bool any = false;
+    for (unsigned k = 0; k < r->nkernels && k < MGPU_PROBE_TOOL_KERNELS; k++) {
+        const char *kernel =
+            k == MGPU_PROBE_TOOL_KERNELS - 1 && r->nkernels > MGPU_PROBE_TOOL_KERNELS
+                ? "(kernels 63 and on)"
+                : fit(kernel_name(r, k, name), short_name, LOCALITY_NAME_WIDTH);
+        for (unsigned slot = 0; slot < MGPU_PROBE_LOCALITY_SLOTS; slot++) {
+            struct locality_row all;
+            memset(&all, 0, sizeof all);
+            int rows = 0;
+            if (slot == 0)
+                snprintf(param, sizeof param, "other");
+            else
+                snprintf(param, sizeof param, "%u", slot - 1);
+            for (int g = 0; g < r->ngpus; g++) {
+                struct locality_row row;
+                memset(&row, 0, sizeof row);
+                if (!locality_of(r, k, slot, g, &row) ||
+                    row.local + row.remote + row.replica + row.outside == 0)
+                    continue;
+                locality_of(r, k, slot, g, &all);
+                gpu_label(r, g, label, sizeof label);
+                print_locality_row(r, out, kernel, param, label, &row);
+                rows++;
+            }
+            if (rows > 1)
+                print_locality_row(r, out, kernel, param, "all", &all);
+            any |= rows > 0;
+        }
+    }
+    if (!any)
+        fprintf(out, "  (no access sampled: no probed kernel ran, or none reads global memory)\n");
+    fprintf(out,
+            "  param: the kernel parameter the access's address derives from (mgpu's analysis);"
+            " other: none it could name\n");
+}
+
 /* --- every other map ------------------------------------------------------ */
 
 static bool tool_map(const char *name)
 {
     return strncmp(name, "tc_", 3) == 0 || strncmp(name, "ll_", 3) == 0 ||
-           strncmp(name, "bt_", 3) == 0;
+           strncmp(name, "bt_", 3) == 0 || strncmp(name, "ml_", 3) == 0;
 }
 
 #define SHOWN_ENTRIES 8
@@ -437,6 +553,8 @@ void mgpu_probe_tables_print(const struct mgpu_probe_results *r, FILE *out)
         print_latency(r, out);
     if (has_map(r, "bt_hist") && has_map(r, "bt_max") && has_map(r, "bt_first"))
         print_block_time(r, out);
+    if (has_map(r, "ml_counts"))
+        print_locality(r, out);
     print_other_maps(r, out);
     fflush(out);
 }

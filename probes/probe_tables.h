@@ -42,6 +42,17 @@ size_t mgpu_probe_slice_capacity(const struct mgpu_probe_results *r, const char 
 #define MGPU_PROBE_HIST_COPIES 8
 #define MGPU_PROBE_TOOL_KERNELS 64
 unsigned long long mgpu_probe_hist_low(unsigned bucket);
+
+/* memory-locality's map ml_counts: [((copy * KERNELS + kernel) * SLOTS +
+ * slot) * CLASSES + class], COPIES copies summed (by multiprocessor), slot
+ * 0 for an access whose parameter mgpu's analysis could not name and 1 + i
+ * for parameter i; class 0 outside the pool, 1 a replica, 2 + g the pages
+ * of GPU g. */
+#define MGPU_PROBE_LOCALITY_COPIES 8
+#define MGPU_PROBE_LOCALITY_SLOTS 17
+#define MGPU_PROBE_LOCALITY_CLASSES (2 + 64)
+#define MGPU_PROBE_LOCALITY_OUTSIDE 0
+#define MGPU_PROBE_LOCALITY_REPLICA 1
 unsigned mgpu_probe_hist_bucket(unsigned long long value);
 
 #endif

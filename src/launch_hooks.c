@@ -12,6 +12,7 @@
 #include "log.h"
 #include "mirror_reads.h"
 #include "program_modules.h"
+#include "probe_runtime.h"
 #include "real_driver.h"
 #include "runtime.h"
 #include "slice_plan.h"
@@ -238,6 +239,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
                 *(mirror.privatised[j] ? &privatised : &read) |= 1ull << mirror.param[j];
         mgpu_kernel_stats_mirrored(record.kernel, read, privatised);
     }
+    /* Replicas made and pages moved for this launch, on the probes' map. */
+    mgpu_probes_before_slices();
     *result = mgpu_split_launch(&req);
     *ran_whole_on = moved_to > 0 ? moved_to : -1;
     mgpu_mirror_probe_end(&mirror_probe, shape->stream, *result);

@@ -8,7 +8,13 @@
 #   a last block end on each GPU that ran a slice, after the host's launch
 #   call (within the clock's error) and in order; the table has a row per GPU;
 # - block-time: the histograms count the same blocks as thread-count;
+# - memory-locality: one access in 16 of each thread counted, each warp
+#   at its own phase, to the parameter it reaches; under 0x4 nearly all local
+#   with the default placement and mostly remote with interleave; -n 1
+#   (no pool) all outside the pool;
 # - the example probes run, a ring drops what does not fit and counts it;
+#   address-watch records each write into its range once, by the block
+#   and GPU that wrote it;
 # - a probe whose glob matches nothing gets the one-line error at exit.
 . "$(dirname "$0")/common.sh"
 require_gpu
@@ -113,8 +119,60 @@ for set in 1 0x4; do
   pass "$gpus: block-time: its histograms count every block"
 done
 
-# The example probes: blocks per SM, warp durations, a ring of block starts.
-for ex in blocks-per-sm warp-time block-records; do
+# memory-locality: ml_counts[((copy * 64 + kernel) * 17 + slot) * 66 + class]
+# (8 copies), slot 1 + i for parameter i, class 0 outside the pool, 1 a
+# replica, 2 + g GPU g's.
+# vector_add reads a and b and writes c once per thread; a warp whose index
+# in the slice is 15, 14 or 13 modulo 16 samples its first, second or third
+# access: 32 x 3 per 16 warps, 768 per 16 blocks. The vectors are 64 MiB, eight
+# 2 MiB pages per GPU under 0x4, so that placement can give each GPU its
+# quarter (with 4 MiB, two pages, GPUs 0 and 2 read pages of 1 and 3).
+ml_size=16777216
+ml_grid=65536
+"$prog" --quick --size $ml_size > "$work/ml_plain.out" 2> "$work/ml_plain.err" ||
+  { cat "$work/ml_plain.err"; fail "plain run of $ml_size"; }
+grep -v '^time: ' "$work/ml_plain.out" > "$work/ml_plain.result"
+locality() { # NAME GPUS EXPECT [PLACEMENT]: EXPECT is local, remote or outside
+  name=$1; gpus=$2; want=$3
+  out="$work/$name.jsonl"
+  env ${4:+MGPU_PLACEMENT=$4} MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" $gpus \
+    --probe memory-locality "$prog" --quick --size $ml_size > "$work/$name.out" 2> "$work/$name.err" ||
+    { cat "$work/$name.err"; fail "memory-locality $name"; }
+  grep -v '^time: ' "$work/$name.out" | diff "$work/ml_plain.result" - > /dev/null ||
+    fail "memory-locality $name: the output differs from the plain run"
+  expect_in "$work/$name.err" "memory-locality: global accesses (one in 16 of each thread's)"
+  kid=$(json_field "$(grep '"type":"kernel"' "$out" | grep vector_add | head -n 1)" id)
+  launches=$(grep '"type":"launch"' "$out" | grep -c "\"kernel\":$kid,")
+  n=$(grep -c '"map":"ml_counts"' "$out")
+  g=0
+  while [ $g -lt $n ]; do
+    map_entries "$out" ml_counts $g | awk -v k="$kid" -v g=$g -v n=$n -v l="$launches" -v want="$want" \
+      -v set="$name" -v grid=$ml_grid '
+      { kernel = int($1 / (17 * 66)) % 64; slot = int($1 / 66) % 17; class = $1 % 66 }
+      kernel != k { next }
+      { total += $2; by_slot[slot] += $2
+        if (class == 0) outside += $2; else if (class == 2 + g) local += $2; else if (class >= 2) remote += $2 }
+      END {
+        expect = l * (grid / n / 16) * 768
+        if (total != expect) { printf "%s: GPU %d counted %d accesses of vector_add, not %d\n", set, g, total, expect; exit 1 }
+        if (by_slot[1] != total / 3 || by_slot[2] != total / 3 || by_slot[3] != total / 3) {
+          printf "%s: GPU %d: accesses by parameter %d %d %d (other %d), not a third each\n", set, g, by_slot[1], by_slot[2], by_slot[3], by_slot[0]; exit 1 }
+        share = (want == "local" ? local : want == "remote" ? remote : outside) / total
+        if (share < (want == "remote" ? 0.6 : 0.95)) { printf "%s: GPU %d: only %.3f of the accesses %s\n", set, g, share, want; exit 1 }
+        printf "%s: GPU %d: %d accesses, %.3f %s\n", set, g, total, share, want
+      }' >> "$work/locality.log" || { cat "$work/$name.err" "$work/locality.log"; fail "memory-locality $name"; }
+    g=$((g + 1))
+  done
+}
+locality ml_one "-n 1" outside
+locality ml_placed "--gpus 0x4" local
+locality ml_interleave "--gpus 0x4" remote interleave
+cat "$work/locality.log"
+pass "memory-locality: every sampled access counted, by parameter; 0x4 local (default placement), interleaved remote, -n 1 outside"
+
+# The example probes: blocks per SM, warp durations, a ring of block starts,
+# a watch on a range of vector_add's output.
+for ex in blocks-per-sm warp-time block-records address-watch; do
   out="$work/$ex.jsonl"
   MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" --gpus 0x4 --trace "$work/$ex.json" \
     --probe "$top_srcdir/examples/probes/$ex.cu" "$prog" $args > "$work/$ex.out" 2> "$work/$ex.err" ||
@@ -140,6 +198,21 @@ grep '"type":"record","map":"block_starts","gpu":2,' "$work/block-records.jsonl"
 [ $(( $(cat "$work/word") & 0xffffffff )) -eq 2 ] || fail "a record of GPU 2's ring does not say GPU 2"
 [ "$(grep -c '"name":"block_starts","cat":"block_starts"' "$work/block-records.json")" -eq "$kept" ] ||
   fail "the trace does not show every kept block record"
-pass "example probes: blocks-per-sm (no match: the error), warp-time ($warps warps), block-records ($kept kept, $dropped dropped)"
+# address-watch: the 64 elements around the middle, each written once per
+# launch, by block element / 256 of GPU block / 1024 (records: ns, element,
+# block, gpu | sm << 32, launch | bytes << 32).
+launches=$(grep -c '"type":"launch"' "$work/address-watch.jsonl")
+grep '"type":"record","map":"watch_writes"' "$work/address-watch.jsonl" |
+  sed 's/.*"words":\[\([0-9,]*\)\].*/\1/' | tr ',' ' ' |
+  awk -v l="$launches" -v size=$size '
+    { element = $2; block = $3; gpu = $4 % 4294967296; bytes = int($5 / 4294967296)
+      if (element < size / 2 - 32 || element >= size / 2 + 32) { print "element " element " outside the range"; bad = 1 }
+      if (block != int(element / 256) || gpu != int(block / 1024) || bytes != 4) { print "record " $0 " wrong"; bad = 1 }
+      seen[element "," $5 % 4294967296]++; n++; on[gpu]++ }
+    END {
+      for (k in seen) if (seen[k] != 1) { print "element,launch " k " recorded " seen[k] " times"; bad = 1 }
+      if (n != l * 64 || on[1] != l * 32 || on[2] != l * 32) { print n " records (GPU 1 " on[1] ", GPU 2 " on[2] ") for " l " launches"; bad = 1 }
+      exit bad }' || fail "address-watch's records"
+pass "example probes: blocks-per-sm (no match: the error), warp-time ($warps warps), block-records ($kept kept, $dropped dropped), address-watch (each watched write once, by its block and GPU)"
 
 [ $failures -eq 0 ] || exit 1

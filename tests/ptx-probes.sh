@@ -19,7 +19,7 @@ compile() { # SOURCE OUT.ptx
   "$NVCC" -ptx -rdc=true -arch=compute_75 -I"$inc" -o "$2" "$1" 2> "$work/nvcc.err" ||
     { cat "$work/nvcc.err" >&2; fail "nvcc refuses $1"; }
 }
-for t in launch-latency block-time thread-count; do
+for t in launch-latency block-time thread-count memory-locality; do
   compile "$top_srcdir/probes/tools/$t.cu" "$work/$t.ptx"
 done
 for e in "$top_srcdir"/examples/probes/*.cu; do
@@ -134,6 +134,53 @@ expect_in "$work/g.ptx" "setp.eq.and.u32 	%__mgpu_probe_go, %__mgpu_probe_x3, 0,
 [ "$(grep -c '@%__mgpu_probe_last call 	launch_latency_exit' "$work/g.ptx")" -eq 3 ] ||
   fail "not one block-exit call per exit of the guarded kernel"
 pass "guarded exits: the count and the calls under each exit's guard; ptxas assembles it"
+
+# Memory probes: memory-locality (sampled, one access in 16) before every
+# global access of the kernels, with the access's size, kind and the
+# parameter it reaches; the page map's word declared; ptxas assembles it.
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/ml.ptx" --probe "$work/memory-locality.ptx" > /dev/null ||
+  fail "rewrite with memory-locality"
+"$PTXAS" -arch=sm_90 "$work/ml.ptx" -o "$work/ml.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses memory-locality"; }
+accesses=$(awk '/^\.visible \.entry/ { k = 1 } /^\.visible \.func|^\.func/ { k = 0 }
+  k && /^[[:space:]]*(@[^ ]+ )?(ld|ldu|st|atom|red)(\.global)?\.[a-z0-9.:_]*[[:space:]]/ &&
+  !/\.(param|shared|local|const)/ { n++ } END { print n + 0 }' "$fx/split_kernels.ptx")
+calls=$(grep -c 'call 	memory_locality, ' "$work/ml.ptx")
+[ "$accesses" -gt 0 ] && [ "$calls" -eq "$accesses" ] || fail "$calls memory_locality calls for $accesses global accesses"
+[ "$(grep -c 'rem.u32 	%__mgpu_probe_tick_16, %__mgpu_probe_s1, 16;' "$work/ml.ptx")" -eq "$entries" ] ||
+  fail "not one count of accesses started per kernel"
+[ "$(grep -c 'setp.ge.and.u32 	%__mgpu_probe_fire_16, %__mgpu_probe_tick_16, 16, %__mgpu_probe_on;' "$work/ml.ptx")" -eq "$accesses" ] ||
+  fail "not one sampling check per access"
+expect_in "$work/ml.ptx" ".visible .const .align 8 .u64 __mgpu_pool_map;"
+# grid_stride_saxpy(a, x, y, n): loads of x (parameter 1) and y (2), a store to y, 4 bytes each.
+awk '/^\.visible \.entry grid_stride_saxpy\(/ { k = 1; next } /^\.visible \.(entry|func)/ { k = 0 } k' "$work/ml.ptx" |
+  sed -n 's/.*st.param.b32 	\[__mgpu_probe_access\], \([0-9]*\);/\1/p' | tr '\n' ' ' > "$work/words"
+[ "$(cat "$work/words")" = "$(( 4 | 2 << 16 )) $(( 4 | 3 << 16 )) $(( 4 | 1 << 8 | 3 << 16 )) " ] ||
+  fail "grid_stride_saxpy's access words are $(cat "$work/words")"
+# address-watch reads the kernel's parameters: every thread of vector_add
+# (the kernel it watches) stores their addresses.
+"$tool" extract "$top_builddir/examples/vector_add" -o "$work/va" > "$work/written" ||
+  fail "extract examples/vector_add"
+"$tool" rewrite "$(grep '\.ptx$' "$work/written" | head -n 1)" -o "$work/aw.ptx" \
+  --probe "$work/example-address-watch.ptx" > "$work/plan" || fail "rewrite with address-watch"
+expect_in "$work/plan" "vector_add"
+"$PTXAS" -arch=sm_90 "$work/aw.ptx" -o "$work/aw.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses address-watch"; }
+expect_in "$work/aw.ptx" ".shared .align 8 .b8 __mgpu_probe_params[128];"
+[ "$(grep -c 'cvta.param.u64' "$work/aw.ptx")" -eq 4 ] || fail "address-watch: not vector_add's 4 parameter addresses stored"
+# A memory probe declared by hand with a bad sampling, and one of the wrong shape.
+cat > "$work/badsample.cu" <<'CU'
+#include <mgpu/probe.h>
+MGPU_PROBE_LOAD_SAMPLED(every_zero, "*", 0) { }
+CU
+cat > "$work/badshape.cu" <<'CU'
+#include <mgpu/probe.h>
+extern "C" __device__ const char __mgpu_probe_attach_one_arg[] = "store:*";
+extern "C" __device__ __noinline__ void one_arg(unsigned edge) { }
+CU
+compile "$work/badsample.cu" "$work/badsample.ptx"
+compile "$work/badshape.cu" "$work/badshape.ptx"
+one_line_error 1 "probe every_zero samples one access in 1 to 1048576, not \"0:*\"" "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/x.ptx" --probe "$work/badsample.ptx"
+one_line_error 1 "one_arg is not a device function of three parameters defined here (a memory probe" "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/x.ptx" --probe "$work/badshape.ptx"
+pass "memory probes: memory-locality before each of $accesses global accesses, sampled, with size, kind and parameter; address-watch's parameters; bad ones one line each"
 
 # Every PTX of kernels.cu, probed by one user example each, assembles.
 n=0

@@ -24,9 +24,15 @@
  *
  * Entry and exit probes are called by every thread, block-entry and
  * block-exit probes only by the thread with the flag, warp-exit probes by
- * the lowest thread of each warp's threads leaving together. */
+ * the lowest thread of each warp's threads leaving together. Memory
+ * probes are called before each global access (ptx_probe_access.c), with
+ * the parameter the kernel analysis says the access reaches; a kernel with
+ * them, or whose probe file reads mgpu_kernel_param(), has every thread
+ * store the block's words, so none waits for another. */
+#include "ptx/ptx_analysis.h"
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_passes.h"
+#include "ptx/ptx_probe_access.h"
 #include "ptx/ptx_probes.h"
 
 #include <stdio.h>
@@ -170,31 +176,44 @@ static const char *call_text(struct ptx_module *m, const char *function, const c
 
 /* What a kernel's probes need of the glue. */
 struct glue_needs {
-    bool count;          /* exit or block-exit probes: the count of threads gone */
-    bool all_threads;    /* every thread stores the launch and kernel words */
+    bool count;       /* exit or block-exit probes: the count of threads gone */
+    bool all_threads; /* every thread stores the launch and kernel words */
+    bool exits;       /* probes before ret and exit */
+    bool accesses;    /* memory probes */
+    bool params;      /* the parameters' addresses for mgpu_kernel_param() */
+};
+
+/* What the pass knows of the module besides the probe set. */
+struct pass_state {
+    const struct ptx_probe_inject *inject;
+    bool params_used;                /* a probe file reads __mgpu_probe_params */
+    struct mgpu_ptx_analysis access; /* with access_param; empty without memory probes */
 };
 
 static struct glue_needs needs_of(const struct ptx_probe_set *set, const size_t *probes,
-                                  size_t nprobes)
+                                  size_t nprobes, bool params_used)
 {
     bool entry = false, warp_exit = false;
-    struct glue_needs n = {false, false};
+    struct glue_needs n = {false, false, false, false, params_used};
     for (size_t i = 0; i < nprobes; i++) {
         enum ptx_probe_place place = set->probes[probes[i]].place;
         n.count |= place == PTX_PROBE_EXIT || place == PTX_PROBE_BLOCK_EXIT;
+        n.exits |= ptx_probe_at_exit(place);
+        n.accesses |= ptx_probe_at_access(place);
         entry |= place == PTX_PROBE_ENTRY;
         warp_exit |= place == PTX_PROBE_WARP_EXIT;
     }
     /* Thread (0, 0, 0)'s stores reach the other threads' probes through the
      * barrier that comes with the count; without it, or with probes every
-     * thread calls at entry, each thread stores the words itself. */
-    n.all_threads = entry || (warp_exit && !n.count);
+     * thread calls at entry or at its accesses, each thread stores the words
+     * itself. */
+    n.all_threads = entry || n.accesses || n.params || (warp_exit && !n.count);
     return n;
 }
 
-static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_probe_set *set,
-                           const size_t *probes, size_t nprobes, struct glue_needs needs,
-                           unsigned kernel_id)
+static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_function *f,
+                           const struct ptx_probe_set *set, const size_t *probes, size_t nprobes,
+                           struct glue_needs needs, unsigned kernel_id)
 {
     struct ptx_module *m = b->module;
     const char *who = needs.all_threads ? "" : "@%__mgpu_probe_first ";
@@ -212,6 +231,23 @@ static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_probe_se
                       "mov.u32 %%__mgpu_probe_w0, %u;\n"
                       "%sst.shared.u32 [" PTX_PROBE_BLOCK "+8], %%__mgpu_probe_w0;",
                       who, MGPU_PTX_GRID_SEQUENCE_OFFSET, who, kernel_id, who));
+    if (needs.params) {
+        ptx_builder_add_text(b, ".reg .b64 %__mgpu_probe_p;");
+        for (size_t i = 0; i < PTX_PROBE_PARAMS; i++) {
+            if (i < f->nparams)
+                ptx_builder_add_text(b, ptx_format(m,
+                                                   "mov.u64 %%__mgpu_probe_p, %.*s;\n"
+                                                   "cvta.param.u64 %%__mgpu_probe_p, "
+                                                   "%%__mgpu_probe_p;",
+                                                   (int)f->params[i].name.n, f->params[i].name.p));
+            else
+                ptx_builder_add_text(b, "mov.u64 %__mgpu_probe_p, 0;");
+            ptx_builder_add_text(b, ptx_format(m,
+                                               "st.shared.u64 [" PTX_PROBE_PARAMS_SHARED "+%zu], "
+                                               "%%__mgpu_probe_p;",
+                                               i * 8));
+        }
+    }
     if (needs.count)
         ptx_builder_add_text(b, "@%__mgpu_probe_first st.shared.u32 [" PTX_PROBE_BLOCK "+4], 0;\n"
                                 "bar.sync 0;");
@@ -300,31 +336,48 @@ static bool leaves_kernel(const struct ptx_stmt *s)
            (ptx_str_is(s->u.ins.opcode, "ret") || ptx_str_is(s->u.ins.opcode, "exit"));
 }
 
-static int probe_kernel(struct ptx_module *m, struct ptx_function *f,
-                        const struct ptx_probe_inject *inject, size_t *chosen)
+/* The analysis's record of kernel f, or NULL. */
+static const struct mgpu_kernel_info *analysed(const struct pass_state *st,
+                                               const struct ptx_function *f)
 {
+    for (size_t i = 0; i < st->access.nkernels; i++)
+        if (ptx_str_is(f->name, st->access.kernels[i].name))
+            return &st->access.kernels[i];
+    return NULL;
+}
+
+static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const struct pass_state *st,
+                        size_t *chosen)
+{
+    const struct ptx_probe_inject *inject = st->inject;
     const struct ptx_probe_set *set = inject->set;
     char *name = ptx_str_dup(f->name);
     if (name == NULL)
         return -1;
     char *demangled = inject->demangle ? inject->demangle(name) : NULL;
     size_t n = 0;
-    bool exits = false;
     for (size_t p = 0; p < set->nprobes; p++)
-        if (ptx_probe_matches(&set->probes[p], name, demangled)) {
+        if (ptx_probe_matches(&set->probes[p], name, demangled))
             chosen[n++] = p;
-            exits |= ptx_probe_at_exit(set->probes[p].place);
-        }
-    struct glue_needs needs = needs_of(set, chosen, n);
+    struct glue_needs needs = needs_of(set, chosen, n, st->params_used);
+    const struct mgpu_kernel_info *info = needs.accesses ? analysed(st, f) : NULL;
     int rc = 0;
     if (n > 0) {
         unsigned id = inject->attach(inject->ctx, name, chosen, n);
         struct ptx_body_builder b;
         ptx_builder_init(&b, m);
-        add_entry_glue(&b, set, chosen, n, needs, id);
+        if (needs.accesses)
+            ptx_probe_sampling_glue(&b, set, chosen, n);
+        add_entry_glue(&b, f, set, chosen, n, needs, id);
+        unsigned site = 0;
         for (size_t i = 0; i < f->nbody; i++) {
-            if (exits && leaves_kernel(f->body[i]))
+            struct ptx_access access;
+            if (needs.exits && leaves_kernel(f->body[i]))
                 add_exit_glue(&b, set, chosen, n, needs, f->body[i]->u.ins.guard);
+            if (needs.accesses && ptx_access_of(f->body[i], &access)) {
+                int param = info && i < info->nbody ? info->access_param[i] : -1;
+                ptx_probe_access_glue(&b, set, chosen, n, &access, param, site++);
+            }
             ptx_builder_add(&b, f->body[i]);
         }
         rc = ptx_builder_finish(&b, f);
@@ -334,11 +387,47 @@ static int probe_kernel(struct ptx_module *m, struct ptx_function *f,
     return rc;
 }
 
+/* Whether a probe file's PTX names `symbol`. */
+static bool files_name(const struct ptx_probe_set *set, const char *symbol)
+{
+    for (size_t i = 0; i < set->nfiles; i++)
+        if (ptx_has_token((struct ptx_str){set->files[i].ptx, set->files[i].size}, symbol))
+            return true;
+    return false;
+}
+
+static bool any_access_probe(const struct ptx_probe_set *set)
+{
+    for (size_t i = 0; i < set->nprobes; i++)
+        if (ptx_probe_at_access(set->probes[i].place))
+            return true;
+    return false;
+}
+
+static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_module *parsed,
+                char *err, size_t errlen);
+
 int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
                     struct ptx_module *parsed, char *err, size_t errlen)
 {
     const struct ptx_probe_set *set = inject->set;
     err[0] = '\0';
+    struct pass_state st = {inject, files_name(set, PTX_PROBE_PARAMS_SHARED), {NULL, 0}};
+    /* Which parameter each access reaches, found before the probes' own
+     * functions join the module. */
+    if (any_access_probe(set) && mgpu_ptx_analyze_accesses(m, &st.access) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = pass(m, &st, parsed, err, errlen);
+    mgpu_ptx_analysis_free(&st.access);
+    return rc;
+}
+
+static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_module *parsed,
+                char *err, size_t errlen)
+{
+    const struct ptx_probe_set *set = st->inject->set;
     /* The kernels, before the probe files' functions join them. */
     struct ptx_stmt **kernels = m->top;
     size_t nkernels = m->ntop;
@@ -361,6 +450,14 @@ int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
         ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_CLOCK_OFFSET ";") != 0 ||
         ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_RUN_START ";") != 0)
         return -1;
+    if (st->params_used &&
+        ptx_add_declaration(m,
+                            ptx_format(m, ".shared .align 8 .b8 " PTX_PROBE_PARAMS_SHARED "[%d];",
+                                       PTX_PROBE_PARAMS * 8)) != 0)
+        return -1;
+    if (files_name(set, PTX_PROBE_POOL_MAP) &&
+        ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_POOL_MAP ";") != 0)
+        return -1;
     for (size_t i = 0; i < set->nmaps; i++)
         if (ptx_add_declaration(m, ptx_format(m, ".visible .const .align 8 .u64 " PTX_PROBE_MAP_PREFIX
                                                  "%s;",
@@ -373,7 +470,7 @@ int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
     for (size_t i = 0; i < nkernels && rc == 0; i++) {
         struct ptx_stmt *s = kernels[i];
         if (s->kind == PTX_FUNCTION && s->u.func.is_entry && s->u.func.has_body)
-            rc = probe_kernel(m, &s->u.func, inject, chosen);
+            rc = probe_kernel(m, &s->u.func, st, chosen);
     }
     free(chosen);
     if (rc == 0)

@@ -18,9 +18,9 @@
 
 const char *ptx_probe_place_name(enum ptx_probe_place place)
 {
-    static const char *const names[] = {"entry", "exit", "block-entry", "block-exit",
-                                        "warp-exit"};
-    return (unsigned)place < 5 ? names[place] : "?";
+    static const char *const names[PTX_PROBE_PLACES] = {
+        "entry", "exit", "block-entry", "block-exit", "warp-exit", "load", "store", "access"};
+    return (unsigned)place < PTX_PROBE_PLACES ? names[place] : "?";
 }
 
 uint64_t ptx_probe_map_bytes(const struct ptx_probe_map *map)
@@ -107,26 +107,50 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
     const char *text = (const char *)bytes;
     enum ptx_probe_place place = PTX_PROBE_ENTRY;
     bool known = false;
-    for (int p = PTX_PROBE_ENTRY; p <= PTX_PROBE_WARP_EXIT && !known; p++) {
+    const char *after = text;
+    for (int p = 0; p < PTX_PROBE_PLACES && !known; p++) {
         const char *word = ptx_probe_place_name((enum ptx_probe_place)p);
         size_t len = strlen(word);
-        if (strncmp(text, word, len) == 0 && text[len] == ':') {
+        if (strncmp(text, word, len) == 0 &&
+            (text[len] == ':' ||
+             (text[len] == '/' && ptx_probe_at_access((enum ptx_probe_place)p)))) {
             place = (enum ptx_probe_place)p;
+            after = text + len;
             known = true;
         }
     }
     if (!known) {
-        snprintf(why, sizeof why, "probe %.60s attaches at none of entry, exit, block-entry, "
-                                  "block-exit, warp-exit", function);
+        snprintf(why, sizeof why,
+                 "probe %.60s attaches at none of entry, exit, block-entry, "
+                 "block-exit, warp-exit, load, store, access",
+                 function);
         free(function);
         return fail(err, errlen, fname, why);
     }
-    const char *glob = strchr(text, ':') + 1;
+    unsigned long every = 1;
+    if (*after == '/') {
+        char *stop;
+        errno = 0;
+        every = strtoul(after + 1, &stop, 10);
+        if (errno != 0 || stop == after + 1 || *stop != ':' || every == 0 ||
+            every > PTX_PROBE_MAX_EVERY) {
+            snprintf(why, sizeof why, "probe %.60s samples one access in 1 to %u, not \"%.20s\"",
+                     function, PTX_PROBE_MAX_EVERY, after + 1);
+            free(function);
+            return fail(err, errlen, fname, why);
+        }
+        after = stop;
+    }
+    const char *glob = after + 1;
     const struct ptx_function *f = ptx_find_function(m, fn);
-    if (f == NULL || !f->has_body || f->is_entry || f->nparams != 1 || glob[0] == '\0') {
+    size_t want_params = ptx_probe_at_access(place) ? 3 : 1;
+    if (f == NULL || !f->has_body || f->is_entry || f->nparams != want_params || glob[0] == '\0') {
         snprintf(why, sizeof why,
-                 glob[0] ? "%.60s is not a device function of one parameter defined here"
-                         : "probe %.60s has an empty glob",
+                 glob[0] == '\0' ? "probe %.60s has an empty glob"
+                 : want_params == 3
+                     ? "%.60s is not a device function of three parameters defined here (a "
+                       "memory probe: declare it with MGPU_PROBE_LOAD, _STORE or _ACCESS)"
+                     : "%.60s is not a device function of one parameter defined here",
                  function);
         free(function);
         return fail(err, errlen, fname, why);
@@ -146,8 +170,11 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
         return fail(err, errlen, fname, "out of memory");
     }
     set->probes = grown;
-    set->probes[set->nprobes++] =
-        (struct ptx_probe){.function = function, .glob = glob_copy, .place = place, .file = file};
+    set->probes[set->nprobes++] = (struct ptx_probe){.function = function,
+                                                     .glob = glob_copy,
+                                                     .place = place,
+                                                     .every = (unsigned)every,
+                                                     .file = file};
     return 0;
 }
 

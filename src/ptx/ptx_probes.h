@@ -8,6 +8,11 @@
  *     .b32, the block-edge flag) is a probe, called at PLACE: entry or exit
  *     by every thread, block-entry or block-exit by one thread per block,
  *     warp-exit by one thread of each warp's threads leaving together;
+ *     PLACE load, store or access (all), optionally "/N" (load/16: in
+ *     one access in 16 of each thread), makes F a memory probe, taking the
+ *     flag, the .b64 address and a .b32 word saying what the access is
+ *     (PTX_PROBE_ACCESS_WORD), called by each thread before each of the
+ *     kernel's global (or generic, when the address is global) accesses;
  *   __mgpu_probe_map_M = {kind, length, record bytes, initial value}: a map
  *     the runtime allocates per GPU, whose address the probe reads from the
  *     .const u64 __mgpu_map_M that the pass declares.
@@ -27,20 +32,39 @@ enum ptx_probe_place {
     PTX_PROBE_BLOCK_ENTRY, /* thread (0,0,0) at entry */
     PTX_PROBE_BLOCK_EXIT,  /* the block's last thread to leave */
     PTX_PROBE_WARP_EXIT,   /* the lowest of the threads of a warp leaving together */
+    PTX_PROBE_LOAD,        /* every thread, before each ld, ldu or atom of global memory */
+    PTX_PROBE_STORE,       /* every thread, before each st, atom or red of global memory */
+    PTX_PROBE_ACCESS,      /* both */
 };
-/* "entry", "exit", "block-entry", "block-exit", "warp-exit". */
+#define PTX_PROBE_PLACES 8
+/* "entry", "exit", "block-entry", "block-exit", "warp-exit", "load",
+ * "store", "access". */
 const char *ptx_probe_place_name(enum ptx_probe_place place);
 static inline bool ptx_probe_at_exit(enum ptx_probe_place place)
 {
     return place == PTX_PROBE_EXIT || place == PTX_PROBE_BLOCK_EXIT || place == PTX_PROBE_WARP_EXIT;
 }
+static inline bool ptx_probe_at_access(enum ptx_probe_place place)
+{
+    return place == PTX_PROBE_LOAD || place == PTX_PROBE_STORE || place == PTX_PROBE_ACCESS;
+}
+/* What a memory probe's third argument says: the access's bytes, its kind,
+ * and the kernel parameter whose memory the analysis (ptx_analysis.h) found
+ * it reaches, plus one (0: none it could name). */
+enum ptx_probe_access_kind { PTX_ACCESS_LOAD = 0, PTX_ACCESS_STORE = 1, PTX_ACCESS_ATOMIC = 2 };
+#define PTX_PROBE_ACCESS_WORD(bytes, kind, param_plus_one)                                         \
+    ((unsigned)(bytes) | (unsigned)(kind) << 8 | (unsigned)(param_plus_one) << 16)
+/* The most accesses a sampled memory probe may skip per one it takes. */
+#define PTX_PROBE_MAX_EVERY (1u << 20)
+
 enum ptx_probe_map_kind { PTX_PROBE_ARRAY = 1, PTX_PROBE_RING = 2 };
 
 struct ptx_probe {
     char *function;
     char *glob;
     enum ptx_probe_place place;
-    size_t file; /* index in the set's files */
+    unsigned every; /* a memory probe runs at one in `every` of a thread's accesses; else 1 */
+    size_t file;    /* index in the set's files */
 };
 
 struct ptx_probe_map {
@@ -113,6 +137,15 @@ struct ptx_probe_inject {
 /* Per block: the launch's sequence number (__mgpu_grid's launch_sequence),
  * the count of threads gone, the kernel id. */
 #define PTX_PROBE_BLOCK "__mgpu_probe_block"
+/* Per block, declared when a probe file names it: the generic address of
+ * each of the kernel's first PTX_PROBE_PARAMS parameters (0 past the last),
+ * stored at entry (mgpu_kernel_param()). */
+#define PTX_PROBE_PARAMS_SHARED "__mgpu_probe_params"
+#define PTX_PROBE_PARAMS 16
+/* Declared when a probe file names it: a .const .u64, the device address
+ * of the GPU's page map for mgpu_address_owner() (probes/probe_page_map.h),
+ * filled by the runtime per GPU copy. */
+#define PTX_PROBE_POOL_MAP "__mgpu_pool_map"
 
 /* Links the set's files into m (each parsed into parsed[i], which must
  * outlive m's printing: ptx_module_free them after) and inserts the calls

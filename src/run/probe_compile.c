@@ -25,7 +25,8 @@
 #define MGPU_INCLUDEDIR "/usr/local/include"
 #endif
 
-const char *const mgpu_builtin_probes[] = {"launch-latency", "block-time", "thread-count", NULL};
+const char *const mgpu_builtin_probes[] = {"launch-latency", "block-time", "thread-count",
+                                           "memory-locality", NULL};
 
 /* Every probe is compiled for this virtual architecture, the oldest the
  * toolkit supports: its PTX then links into a module of any target mgpu
@@ -189,8 +190,10 @@ static int builtin_source(const char *name, char *out, size_t len, char *err, si
         snprintf(err, errlen, "the built-in probe %s has no source at %s; reinstall mgpu or set "
                               "MGPU_PROBE_DIR", name, out);
     else
-        snprintf(err, errlen, "no built-in probe '%s'; use launch-latency, block-time, "
-                              "thread-count, or a FILE.cu or FILE.ptx", name);
+        snprintf(err, errlen,
+                 "no built-in probe '%s'; use launch-latency, block-time, "
+                 "thread-count, memory-locality, or a FILE.cu or FILE.ptx",
+                 name);
     return -1;
 }
 

@@ -18,11 +18,18 @@
 static struct ptx_probe_map maps[] = {
     {"tc_blocks", PTX_PROBE_ARRAY, 64 * SMS, 8, 0, 0},
     {"tc_threads", PTX_PROBE_ARRAY, 64 * SMS, 8, 0, 0},
-    {"ll_first", PTX_PROBE_ARRAY, SLOTS * SMS, 8, 0, 0},
-    {"ll_last", PTX_PROBE_ARRAY, SLOTS * SMS, 8, 0, 0},
+    {"ll_first", PTX_PROBE_ARRAY, SLOTS *SMS, 8, 0, 0},
+    {"ll_last", PTX_PROBE_ARRAY, SLOTS *SMS, 8, 0, 0},
     {"counts", PTX_PROBE_ARRAY, 4, 8, 0, 0},
     {"events", PTX_PROBE_RING, 2, 12, 0, 0},
+    {"ml_counts", PTX_PROBE_ARRAY,
+     MGPU_PROBE_LOCALITY_COPIES * 64 * MGPU_PROBE_LOCALITY_SLOTS *MGPU_PROBE_LOCALITY_CLASSES, 8, 0,
+     0},
 };
+#define ML_COPY (64 * MGPU_PROBE_LOCALITY_SLOTS * MGPU_PROBE_LOCALITY_CLASSES)
+#define ML_AT(copy, kernel, slot, class)                                                           \
+    ((copy)*ML_COPY +                                                                              \
+     ((kernel)*MGPU_PROBE_LOCALITY_SLOTS + (slot)) * MGPU_PROBE_LOCALITY_CLASSES + (class))
 #define NMAPS (sizeof maps / sizeof maps[0])
 
 static void check_buckets(void)
@@ -115,6 +122,15 @@ int main(void)
     ring[4] = 2222;
     ring[5] = 8;
 
+    /* memory-locality, kernel 0's parameter 0 (slot 1): GPU 0 read its own
+     * pages 300 times (in two copies) and GPU 1's 100 times; GPU 1 read
+     * outside the pool 50 times and a replica 50 times. */
+    gpu[0][offset[6] + ML_AT(0, 0, 1, 2)] = 200;
+    gpu[0][offset[6] + ML_AT(5, 0, 1, 2)] = 100;
+    gpu[0][offset[6] + ML_AT(3, 0, 1, 3)] = 100;
+    gpu[1][offset[6] + ML_AT(7, 0, 1, MGPU_PROBE_LOCALITY_OUTSIDE)] = 50;
+    gpu[1][offset[6] + ML_AT(2, 0, 1, MGPU_PROBE_LOCALITY_REPLICA)] = 50;
+
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -129,6 +145,17 @@ int main(void)
     CHECK_CONTAINS(text, "launch-latency: per kernel and GPU");
     CHECK_CONTAINS(text, "0 (dev 0)           1          3.0          5.0          0.0        0.0");
     CHECK_CONTAINS(text, "counts                   GPU 1 (dev 0)    1 of 4 set, sum 42: [2]=42");
+    CHECK_CONTAINS(text, "memory-locality: global accesses (one in 1 of each thread's)");
+    CHECK_CONTAINS(
+        text, "vector_add             0     0 (dev 0)           400  75.0%  25.0%   0.0%   0.0% "
+              "GPU 1 (dev 0) 25%");
+    CHECK_CONTAINS(
+        text,
+        "vector_add             0     1 (dev 0)           100   0.0%   0.0%  50.0%  50.0% \n");
+    CHECK_CONTAINS(
+        text, "vector_add             0     all                 500  60.0%  20.0%  10.0%  10.0% "
+              "GPU 1 (dev 0) 20%");
+    CHECK(strstr(text, "ml_counts ") == NULL); /* a tool's map, not among the others */
     CHECK_CONTAINS(text, "events                   GPU 0 (dev 0)    ring: 2 records, 3 dropped");
     free(text);
 

@@ -60,6 +60,33 @@
  *     MGPU_PROBE_WARP_EXIT(warp_done, "*") { mgpu_array_add(warps_per_sm, mgpu_sm_id(), 1); } */
 #define MGPU_PROBE_WARP_EXIT(probe, glob) MGPU_PROBE_AT_("warp-exit:" glob, probe)
 
+/* Memory probes: called by each thread before each of the kernel's
+ * accesses to global memory (ld, ldu, st, atom, red of the global space, or
+ * generic ones whose address is global), in the kernel's own body (not in
+ * functions it calls, nor cp.async copies). LOAD takes loads and atomics,
+ * STORE stores and atomics, ACCESS all; mgpu_access_address() and the
+ * helpers below tell the access. A probe at every access of every thread
+ * makes a kernel several times slower; the _SAMPLED forms run it at one in
+ * `every` (a number) of each thread's accesses, each warp counting from its
+ * own phase (its index in the GPU's slice), so that every access of the
+ * kernel and every part of the grid is sampled alike.
+ *     MGPU_PROBE_STORE(watch, "vector_add") { if (mgpu_access_address() == x) ... }
+ *     MGPU_PROBE_ACCESS_SAMPLED(where, "*", 16) { ... mgpu_address_owner(...) ... } */
+#define MGPU_PROBE_LOAD(probe, glob) MGPU_PROBE_MEMORY_AT_("load:" glob, probe)
+#define MGPU_PROBE_STORE(probe, glob) MGPU_PROBE_MEMORY_AT_("store:" glob, probe)
+#define MGPU_PROBE_ACCESS(probe, glob) MGPU_PROBE_MEMORY_AT_("access:" glob, probe)
+#define MGPU_PROBE_LOAD_SAMPLED(probe, glob, every)                                                \
+    MGPU_PROBE_MEMORY_AT_("load/" #every ":" glob, probe)
+#define MGPU_PROBE_STORE_SAMPLED(probe, glob, every)                                               \
+    MGPU_PROBE_MEMORY_AT_("store/" #every ":" glob, probe)
+#define MGPU_PROBE_ACCESS_SAMPLED(probe, glob, every)                                              \
+    MGPU_PROBE_MEMORY_AT_("access/" #every ":" glob, probe)
+
+#define MGPU_PROBE_MEMORY_AT_(where, probe)                                                        \
+    extern "C" __device__ const char __mgpu_probe_attach_##probe[] = where;                        \
+    extern "C" __device__ __noinline__ void probe(                                                 \
+        unsigned __mgpu_block_edge, unsigned long long __mgpu_address, unsigned __mgpu_access)
+
 #define MGPU_PROBE_AT_(where, probe)                                                               \
     extern "C" __device__ const char __mgpu_probe_attach_##probe[] = where;                        \
     extern "C" __device__ __noinline__ void probe(unsigned __mgpu_block_edge)
@@ -174,6 +201,75 @@ static __device__ __forceinline__ unsigned mgpu_kernel_id(void)
     unsigned id;
     asm volatile("ld.shared.u32 %0, [__mgpu_probe_block+8];" : "=r"(id));
     return id;
+}
+
+/* ---- In a memory probe: the access ---------------------------------- */
+
+/* The address the thread is about to read or write (a global address).
+ *     if (mgpu_access_address() - base < 1024) ... */
+#define mgpu_access_address() ((mgpu_u64)__mgpu_address)
+/* Its size in bytes (a vector access counts all its lanes); 0 when mgpu
+ * does not know the type. */
+#define mgpu_access_bytes() (__mgpu_access & 0xffu)
+/* What it is: MGPU_ACCESS_LOAD, MGPU_ACCESS_STORE or MGPU_ACCESS_ATOMIC.
+ *     if (mgpu_access_kind() != MGPU_ACCESS_LOAD) ... // it writes */
+enum { MGPU_ACCESS_LOAD = 0, MGPU_ACCESS_STORE = 1, MGPU_ACCESS_ATOMIC = 2 };
+#define mgpu_access_kind() ((__mgpu_access >> 8) & 0x3u)
+/* The kernel parameter (0 for the first) whose memory mgpu's analysis of
+ * the kernel found the address derives from, or -1 when it cannot name one
+ * (a pointer loaded from memory, chosen between two parameters, ...).
+ *     mgpu_array_add(per_param, mgpu_access_param() + 1, 1); */
+#define mgpu_access_param() ((int)(__mgpu_access >> 16) - 1)
+
+/* ---- The kernel's parameters ------------------------------------------ */
+
+/* The address of the kernel's parameter i (0 for the first, up to 15) as
+ * the program passed it to this GPU's launch, or NULL past the last; read
+ * the value through it. Any probe may call it.
+ *     const float *c = *(const float *const *)mgpu_kernel_param(2); */
+static __device__ __forceinline__ const void *mgpu_kernel_param(unsigned i)
+{
+    mgpu_u64 address = 0;
+    if (i < 16)
+        asm volatile("{\n\t.reg .u64 at;\n\tmov.u64 at, __mgpu_probe_params;\n\t"
+                     "mad.wide.u32 at, %1, 8, at;\n\tld.shared.u64 %0, [at];\n\t}"
+                     : "=l"(address)
+                     : "r"(i));
+    return (const void *)address;
+}
+
+/* ---- Where an address lies: the pool's pages -------------------------- */
+
+/* The GPU (its ordinal, as mgpu_device_ordinal()) whose memory holds
+ * `address` in mgpu's memory pool; MGPU_OWNER_REPLICA for an address in a
+ * read-only replica mgpu keeps of a pool buffer on this GPU (MGPU_MIRROR);
+ * MGPU_OWNER_NONE outside the pool (module variables, memory the program
+ * got around mgpu, a run whose pool is off, such as one GPU) or in no live
+ * allocation. mgpu keeps the page map on every GPU and refreshes it before
+ * a launch when allocations, frees, migrations or replicas changed it.
+ *     int owner = mgpu_address_owner(mgpu_access_address());
+ *     bool local = owner == (int)mgpu_device_ordinal(); */
+enum { MGPU_OWNER_NONE = -1, MGPU_OWNER_REPLICA = -2 };
+static __device__ __forceinline__ int mgpu_address_owner(mgpu_u64 address)
+{
+    /* The GPU's map: the pool's first address, its granules, log2 of the
+     * granule size, the owner bytes, the replicas listed, then [start, end)
+     * of each. */
+    const mgpu_u64 *map; /* read-only while kernels run: cached loads */
+    asm("ld.const.u64 %0, [__mgpu_pool_map];" : "=l"(map));
+    if (map == 0)
+        return MGPU_OWNER_NONE;
+    mgpu_u64 base = __ldg(map), granules = __ldg(map + 1), owners = __ldg(map + 3);
+    mgpu_u64 granule = (address - base) >> __ldg(map + 2);
+    if (address >= base && granule < granules && owners != 0) {
+        unsigned char owner = __ldg((const unsigned char *)owners + granule);
+        return owner == 0xff ? MGPU_OWNER_NONE : (int)owner;
+    }
+    mgpu_u64 count = __ldg(map + 4);
+    for (mgpu_u64 i = 0; i < count; i++)
+        if (address >= map[5 + 2 * i] && address < map[6 + 2 * i])
+            return MGPU_OWNER_REPLICA;
+    return MGPU_OWNER_NONE;
 }
 
 /* ---- Maps: per-GPU memory the host reads at exit -------------------- */
