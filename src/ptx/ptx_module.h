@@ -193,6 +193,9 @@ char *ptx_str_dup(struct ptx_str s);
  * $str$1, ...): immutable, and never named by the host. */
 bool ptx_is_string_literal(struct ptx_str name);
 bool ptx_instruction_has_mod(const struct ptx_instruction *ins, const char *mod);
+/* The bytes of a fundamental type, ".u32" or "u32" (4), ".f16x2" (4),
+ * ".bf16" (2); 0 for anything else. */
+size_t ptx_type_bytes(struct ptx_str type);
 /* The state space an instruction's modifiers name (ld.global, atom.shared::cta),
  * PTX_SPACE_NONE for generic addressing. */
 enum ptx_space ptx_instruction_space(const struct ptx_instruction *ins);

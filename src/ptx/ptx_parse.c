@@ -400,15 +400,21 @@ static long split_commas(struct parser *ps, const char *p, const char *end, stru
 }
 
 /* Bytes of a PTX fundamental type (".u64" → 8), 0 when it is not one. */
-static size_t type_size(struct ptx_str t)
+size_t ptx_type_bytes(struct ptx_str t)
 {
-    if (t.n < 3 || t.p[0] != '.')
+    if (t.n > 0 && t.p[0] == '.') {
+        t.p++;
+        t.n--;
+    }
+    if (t.n < 2)
         return 0;
-    char k = t.p[1];
+    char k = t.p[0];
     if (k != 'b' && k != 'u' && k != 's' && k != 'f')
         return 0;
     size_t bits = 0;
-    size_t i = 2;
+    size_t i = 1;
+    if (k == 'b' && t.n > 2 && t.p[1] == 'f') /* .bf16, .bf16x2 */
+        i = 2;
     for (; i < t.n && is_digit(t.p[i]); i++)
         if ((bits = bits * 10 + (size_t)(t.p[i] - '0')) > 1024)
             return 0; /* no such type; and the number must not overflow */
@@ -445,8 +451,8 @@ static void read_declarator(const char *p, const char *end, struct ptx_str *name
                 vec = 4;
             else if (ptx_str_is(w, ".v8"))
                 vec = 8;
-            else if (type_size(w)) {
-                elem = type_size(w);
+            else if (ptx_type_bytes(w)) {
+                elem = ptx_type_bytes(w);
                 if (floating)
                     *floating = w.p[1] == 'f';
             }

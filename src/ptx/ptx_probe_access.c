@@ -17,23 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static unsigned type_bytes(struct ptx_str mod)
-{
-    static const char *const one[] = {"b8", "u8", "s8", NULL};
-    static const char *const two[] = {"b16", "u16", "s16", "f16", "bf16", NULL};
-    static const char *const four[] = {"b32", "u32", "s32", "f32", "f16x2", "bf16x2", NULL};
-    static const char *const eight[] = {"b64", "u64", "s64", "f64", NULL};
-    if (ptx_str_in(mod, one))
-        return 1;
-    if (ptx_str_in(mod, two))
-        return 2;
-    if (ptx_str_in(mod, four))
-        return 4;
-    if (ptx_str_in(mod, eight))
-        return 8;
-    return ptx_str_is(mod, "b128") ? 16 : 0;
-}
-
 static unsigned access_bytes(const struct ptx_instruction *ins)
 {
     unsigned lanes = 1, bytes = 0;
@@ -45,8 +28,8 @@ static unsigned access_bytes(const struct ptx_instruction *ins)
             lanes = 4;
         else if (ptx_str_is(mod, "v8"))
             lanes = 8;
-        else if (type_bytes(mod) != 0)
-            bytes = type_bytes(mod);
+        else if (ptx_type_bytes(mod) != 0)
+            bytes = (unsigned)ptx_type_bytes(mod);
     }
     return lanes * bytes;
 }
