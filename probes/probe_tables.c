@@ -389,12 +389,17 @@ static void print_locality_row(const struct mgpu_probe_results *r, FILE *out, co
             pct * (double)row->outside, most_text);
 }
 
+/* The sampling of the memory probe in the file that declares ml_counts. */
 static unsigned locality_every(const struct mgpu_probe_results *r)
 {
-    for (size_t i = 0; i < r->set->nprobes; i++)
-        if (ptx_probe_at_access(r->set->probes[i].place) &&
-            strcmp(r->set->probes[i].function, "memory_locality") == 0)
-            return r->set->probes[i].every;
+    for (size_t m = 0; m < r->set->nmaps; m++) {
+        if (strcmp(r->set->maps[m].name, "ml_counts") != 0)
+            continue;
+        for (size_t i = 0; i < r->set->nprobes; i++)
+            if (ptx_probe_at_access(r->set->probes[i].place) &&
+                r->set->probes[i].file == r->set->maps[m].file)
+                return r->set->probes[i].every;
+    }
     return 1;
 }
 

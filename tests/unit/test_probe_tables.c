@@ -50,8 +50,11 @@ int main(void)
     check_buckets();
 
     struct ptx_probe_file file = {"thread-count", NULL, 0};
-    struct ptx_probe probe = {"count_blocks", "*", PTX_PROBE_BLOCK_ENTRY, 0};
-    struct ptx_probe_set set = {&file, 1, &probe, 1, maps, NMAPS};
+    struct ptx_probe probes[2] = {
+        {.function = "count_blocks", .glob = "*", .place = PTX_PROBE_BLOCK_ENTRY, .every = 1},
+        {.function = "where", .glob = "*", .place = PTX_PROBE_ACCESS, .every = 16},
+    };
+    struct ptx_probe_set set = {&file, 1, probes, 2, maps, NMAPS};
     uint64_t offset[NMAPS + 1] = {0};
     for (size_t i = 0; i < NMAPS; i++)
         offset[i + 1] = offset[i] + (ptx_probe_map_bytes(&maps[i]) + 255) / 256 * 32;
@@ -145,7 +148,8 @@ int main(void)
     CHECK_CONTAINS(text, "launch-latency: per kernel and GPU");
     CHECK_CONTAINS(text, "0 (dev 0)           1          3.0          5.0          0.0        0.0");
     CHECK_CONTAINS(text, "counts                   GPU 1 (dev 0)    1 of 4 set, sum 42: [2]=42");
-    CHECK_CONTAINS(text, "memory-locality: global accesses (one in 1 of each thread's)");
+    CHECK_CONTAINS(text, "where at access of '*': 0 kernels");
+    CHECK_CONTAINS(text, "memory-locality: global accesses (one in 16 of each thread's)");
     CHECK_CONTAINS(
         text, "vector_add             0     0 (dev 0)           400  75.0%  25.0%   0.0%   0.0% "
               "GPU 1 (dev 0) 25%");
