@@ -89,6 +89,12 @@ grep -q '__mgpu_probe_block+4' "$work/tc.ptx" && fail "thread-count alone counts
 [ "$(grep -c '@%__mgpu_probe_first st.shared.u32 	\[__mgpu_probe_block\]' "$work/tc.ptx")" -eq "$entries" ] ||
   fail "with thread-count alone, not only thread (0,0,0) stores the launch's number"
 "$PTXAS" -arch=sm_90 "$work/tc.ptx" -o "$work/tc.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
+# The probe's atomics stay GPU-scoped (each GPU's maps are its own), named
+# global (no shared-memory fallback); the program's become system-scoped.
+awk '/^\.visible \.func thread_count_entry\(/,/^}/' "$work/tc.ptx" > "$work/tc_fn"
+[ "$(grep -c 'red.global.add.u64' "$work/tc_fn")" -eq 2 ] && ! grep -q '\.sys' "$work/tc_fn" ||
+  { cat "$work/tc_fn"; fail "thread_count_entry's atomics are not two GPU-scoped global reds"; }
+grep -q 'atom\.sys\.global' "$work/tc.ptx" || fail "the program's atomics were not made system-scoped"
 [ "$(grep -c 'bar.sync 	0;' "$r")" -ge "$entries" ] || fail "no barrier after the exit count is zeroed"
 # Probes read the whole grid's block index: the block-offset pass rewrote
 # %ctaid in them too (kernels copy __mgpu_grid to shared memory).

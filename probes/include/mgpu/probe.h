@@ -316,29 +316,32 @@ enum { MGPU_MAP_ARRAY_ = 1, MGPU_MAP_RING_ = 2 };
 #define mgpu_counter_max(name, value) mgpu_array_max(name, 0, value)
 #define mgpu_counter_min(name, value) mgpu_array_min(name, 0, value)
 
+/* The updates name the global space and leave the scope at the GPU's:
+ * from a generic pointer the compiler adds a compare-and-swap loop for
+ * shared memory, and each GPU's maps are its own. */
 static __device__ __forceinline__ void mgpu_map_add_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
                                                      mgpu_u64 value)
 {
     if (i < n)
-        atomicAdd(base + i, value);
+        asm volatile("red.global.add.u64 [%0], %1;" ::"l"(base + i), "l"(value) : "memory");
 }
 static __device__ __forceinline__ void mgpu_map_max_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
                                                      mgpu_u64 value)
 {
     if (i < n)
-        atomicMax(base + i, value);
+        asm volatile("red.global.max.u64 [%0], %1;" ::"l"(base + i), "l"(value) : "memory");
 }
 static __device__ __forceinline__ void mgpu_map_min_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
                                                      mgpu_u64 value)
 {
     if (i < n)
-        atomicMin(base + i, value);
+        asm volatile("red.global.min.u64 [%0], %1;" ::"l"(base + i), "l"(value) : "memory");
 }
 static __device__ __forceinline__ void mgpu_map_set_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i,
                                                      mgpu_u64 value)
 {
-    if (i < n)
-        atomicExch(base + i, value);
+    if (i < n) /* an aligned 64-bit store is atomic */
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(base + i), "l"(value) : "memory");
 }
 static __device__ __forceinline__ mgpu_u64 mgpu_map_get_(mgpu_u64 *base, mgpu_u64 n, mgpu_u64 i)
 {
@@ -369,9 +372,10 @@ static __device__ __forceinline__ mgpu_u64 mgpu_map_get_(mgpu_u64 *base, mgpu_u6
 static __device__ __forceinline__ bool mgpu_ring_push_(mgpu_u64 *base, mgpu_u64 capacity,
                                                        const void *record, unsigned bytes)
 {
-    mgpu_u64 slot = atomicAdd(base, 1ull);
+    mgpu_u64 slot;
+    asm volatile("atom.global.add.u64 %0, [%1], 1;" : "=l"(slot) : "l"(base) : "memory");
     if (slot >= capacity) {
-        atomicAdd(base + 1, 1ull);
+        asm volatile("red.global.add.u64 [%0], 1;" ::"l"(base + 1) : "memory");
         return false;
     }
     unsigned words = (bytes + 7) / 8;
