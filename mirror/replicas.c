@@ -108,13 +108,7 @@ static struct replica_extra *extra_of(const struct mgpu_replica *r)
 /* With `ctx` current, for a driver call on a copy. */
 static bool push(CUcontext ctx)
 {
-    return mgpu_drv.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
-}
-
-static void pop(void)
-{
-    CUcontext popped;
-    mgpu_drv.cuCtxPopCurrent(&popped);
+    return mgpu_drv_push_context(ctx) == CUDA_SUCCESS;
 }
 
 /* One more whenever a copy is made or freed (mgpu_replicas_copies). */
@@ -126,7 +120,7 @@ static void free_copy(CUdeviceptr copy, CUcontext ctx)
     bool pushed = push(ctx);
     mgpu_drv.cuMemFree(copy);
     if (pushed)
-        pop();
+        mgpu_drv_pop_context();
 }
 
 static void reclaim_pending(void)
@@ -169,7 +163,7 @@ static void release(struct mgpu_replica *r, CUstream stream, bool async)
     if (async && x->home != NULL && push(x->home)) {
         deferred = mgpu_drv.cuEventCreate(&p.done, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS &&
                    mgpu_drv.cuEventRecord(p.done, stream) == CUDA_SUCCESS;
-        pop();
+        mgpu_drv_pop_context();
         if (deferred && npending == pending_capacity) {
             size_t capacity = pending_capacity ? 2 * pending_capacity : 16;
             struct pending_release *grown = realloc(pending, capacity * sizeof *grown);
@@ -234,7 +228,7 @@ static void learn_budget(int gpu, CUcontext ctx)
         size_t free_bytes = 0, total = 0;
         if (push(ctx)) {
             mgpu_drv.cuMemGetInfo(&free_bytes, &total);
-            pop();
+            mgpu_drv_pop_context();
         }
         device_budget = (size_t)((double)free_bytes * budget_fraction);
     }
@@ -341,7 +335,7 @@ static bool copy_on(struct mgpu_replica *r, int gpu, CUcontext ctx)
     if (!push(ctx))
         return false;
     CUresult made = mgpu_drv.cuMemAlloc(&copy, r->bytes);
-    pop();
+    mgpu_drv_pop_context();
     if (made != CUDA_SUCCESS)
         return false;
     if (mgpu_replica_table_place(&table, r, gpu, copy) != 0) {

@@ -35,7 +35,8 @@ struct gpu_page_map {
 };
 
 static struct {
-    bool on, warned;
+    atomic_bool in_use; /* a module copy names the map: set at its GPU's first */
+    bool warned;
     pthread_mutex_t lock;
     struct gpu_page_map gpus[MGPU_MAX_GPUS];
     int ngpus;                                       /* one past the highest GPU with a map */
@@ -44,22 +45,6 @@ static struct {
     size_t owners_capacity;
     uint64_t header[HEADER_WORDS];
 } maps = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-void mgpu_probe_page_map_enable(bool on)
-{
-    maps.on = on;
-}
-
-static bool push(CUcontext ctx)
-{
-    return mgpu_drv.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
-}
-
-static void pop(void)
-{
-    CUcontext popped;
-    mgpu_drv.cuCtxPopCurrent(&popped);
-}
 
 /* GPU g's copy brought to what maps.header and maps.owners say. Under
  * maps.lock, with g's context current. */
@@ -125,8 +110,6 @@ static size_t read_layout(uint64_t *pool_version, uint64_t *replica_version)
 
 CUresult mgpu_probe_page_map_fill_module(CUmodule module, int gpu)
 {
-    if (!maps.on)
-        return CUDA_SUCCESS;
     if (gpu < 0 || gpu >= MGPU_MAX_GPUS)
         return CUDA_ERROR_INVALID_VALUE;
     CUdeviceptr where;
@@ -154,6 +137,7 @@ CUresult mgpu_probe_page_map_fill_module(CUmodule module, int gpu)
             g->shown_replicas = replica_version;
             if (gpu >= maps.ngpus)
                 maps.ngpus = gpu + 1;
+            atomic_store(&maps.in_use, true);
             /* Another GPU may show older versions: the next refresh sees. */
             atomic_store(&maps.shown_pool, 0);
         } else {
@@ -172,7 +156,7 @@ CUresult mgpu_probe_page_map_fill_module(CUmodule module, int gpu)
 
 void mgpu_probe_page_map_refresh(void)
 {
-    if (!maps.on)
+    if (!atomic_load_explicit(&maps.in_use, memory_order_acquire))
         return;
     uint64_t pool_now = mgpu_pool_layout_version();
     uint64_t replicas_now = mgpu_replicas_copies_version();
@@ -188,10 +172,11 @@ void mgpu_probe_page_map_refresh(void)
         if (g->header == 0 ||
             (g->shown_pool == pool_version && g->shown_replicas == replica_version))
             continue;
-        bool pushed = push(g->context);
-        CUresult r = pushed ? upload(g, granules) : CUDA_ERROR_INVALID_CONTEXT;
-        if (pushed)
-            pop();
+        CUresult r = mgpu_drv_push_context(g->context);
+        if (r == CUDA_SUCCESS) {
+            r = upload(g, granules);
+            mgpu_drv_pop_context();
+        }
         if (r == CUDA_SUCCESS) {
             g->shown_pool = pool_version;
             g->shown_replicas = replica_version;
@@ -216,19 +201,19 @@ void mgpu_probe_page_map_release(void)
     pthread_mutex_lock(&maps.lock);
     for (int i = 0; i < maps.ngpus; i++) {
         struct gpu_page_map *g = &maps.gpus[i];
-        if (g->header == 0 || !push(g->context))
+        if (g->header == 0 || mgpu_drv_push_context(g->context) != CUDA_SUCCESS)
             continue;
         mgpu_drv.cuMemFree(g->header);
         if (g->owners)
             mgpu_drv.cuMemFree(g->owners);
         mgpu_drv.cuStreamDestroy(g->stream);
-        pop();
+        mgpu_drv_pop_context();
         memset(g, 0, sizeof *g);
     }
     maps.ngpus = 0;
     free(maps.owners);
     maps.owners = NULL;
     maps.owners_capacity = 0;
-    maps.on = false;
+    atomic_store(&maps.in_use, false);
     pthread_mutex_unlock(&maps.lock);
 }

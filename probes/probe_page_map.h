@@ -2,7 +2,8 @@
  * mgpu/probe.h): on every GPU of the run, which GPU owns each granule of
  * the pool and where the replicas' copies lie, kept in that GPU's memory
  * and refreshed before a probed launch whenever the pool's layout or the
- * replicas changed. Made only when a probe file reads it. */
+ * replicas changed. Made only on GPUs whose module copies name it (a probe
+ * file that reads it). */
 #ifndef MGPU_PROBE_PAGE_MAP_H
 #define MGPU_PROBE_PAGE_MAP_H
 
@@ -25,12 +26,10 @@ enum {
 /* Copies listed; an address in a copy past these reads as outside. */
 #define MGPU_PAGE_MAP_MAX_REPLICAS 1024
 
-/* Whether the probes read the map (a probe file names it); set once, at load. */
-void mgpu_probe_page_map_enable(bool on);
-
-/* For GPU `gpu`'s module copy, loaded in the current context: the GPU's map
- * (made at its first copy) named in the module's __mgpu_pool_map. Returns
- * a driver error, CUDA_SUCCESS also when the map is off. */
+/* For GPU `gpu`'s module copy, loaded in the current context: when the
+ * module declares __mgpu_pool_map, the GPU's map (made at its first such
+ * copy) named there. Returns a driver error, CUDA_SUCCESS also for a
+ * module without the symbol. */
 CUresult mgpu_probe_page_map_fill_module(CUmodule module, int gpu);
 
 /* Before a probed launch: the maps brought up to date when the pool or the

@@ -129,9 +129,6 @@ int mgpu_probes_load(const char *list, const char *out, void (*started)(void), c
     probes.started = started;
     probes.run_start_ns = (uint64_t)mgpu_monotonic_ns();
     probes.on = true;
-    for (size_t i = 0; i < probes.set.nfiles; i++)
-        if (strstr(probes.set.files[i].ptx, PTX_PROBE_POOL_MAP) != NULL)
-            mgpu_probe_page_map_enable(true);
     mgpu_info("probes: %zu probe%s and %zu map%s from %zu file%s", probes.set.nprobes,
               probes.set.nprobes == 1 ? "" : "s", probes.set.nmaps,
               probes.set.nmaps == 1 ? "" : "s", probes.set.nfiles,
@@ -276,16 +273,16 @@ static uint64_t *read_maps(int g)
     uint64_t *data = malloc((words + 1) * sizeof *data);
     if (data == NULL)
         return NULL;
-    CUresult r = mgpu_drv_synchronize_context(m->context);
-    if (r == CUDA_SUCCESS)
-        r = mgpu_drv.cuCtxPushCurrent(m->context);
+    CUresult r = mgpu_drv_push_context(m->context);
     if (r == CUDA_SUCCESS) {
-        r = mgpu_drv.cuMemcpyDtoHAsync(data, m->base, words * sizeof *data, NULL);
+        /* Every stream's kernels, non-blocking ones too, before the copy. */
+        r = mgpu_drv.cuCtxSynchronize();
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuMemcpyDtoHAsync(data, m->base, words * sizeof *data, NULL);
         if (r == CUDA_SUCCESS)
             r = mgpu_drv.cuCtxSynchronize();
         mgpu_drv.cuMemFree(m->base);
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
+        mgpu_drv_pop_context();
     }
     m->ready = false;
     if (r != CUDA_SUCCESS) {

@@ -153,14 +153,24 @@ unsigned mgpu_device_arch(CUdevice dev)
     return (unsigned)(major * 10 + minor);
 }
 
+CUresult mgpu_drv_push_context(CUcontext ctx)
+{
+    return mgpu_drv.cuCtxPushCurrent(ctx);
+}
+
+void mgpu_drv_pop_context(void)
+{
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+}
+
 CUresult mgpu_drv_synchronize_context(CUcontext ctx)
 {
-    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    CUresult r = mgpu_drv_push_context(ctx);
     if (r != CUDA_SUCCESS)
         return r;
     r = mgpu_drv.cuCtxSynchronize();
-    CUcontext popped;
-    mgpu_drv.cuCtxPopCurrent(&popped);
+    mgpu_drv_pop_context();
     return r;
 }
 

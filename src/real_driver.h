@@ -114,6 +114,11 @@ unsigned mgpu_device_arch(CUdevice dev);
 /* "CUDA_ERROR_NO_DEVICE" and the like, for messages. */
 const char *mgpu_cu_error_name(CUresult r);
 
+/* `ctx` made current through the real driver, over the caller's, and the
+ * caller's put back: for a few driver calls on another GPU's context. */
+CUresult mgpu_drv_push_context(CUcontext ctx);
+void mgpu_drv_pop_context(void);
+
 /* Waits for every stream of `ctx` through the real driver, with ctx made
  * current for the call and the caller's current context put back. Returns
  * the push's error, else the synchronisation's. */
