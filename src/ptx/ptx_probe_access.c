@@ -1,6 +1,6 @@
 /* Owns the probes pass's memory-access glue (see ptx_probe_access.h):
  * finding a kernel's global memory accesses, their size, kind and address,
- * the per-block sampling predicates, and the calls of memory probes
+ * the per-access sampling counts, and the calls of memory probes
  * before each access.
  *
  * Sampling is by access: each thread counts its accesses and calls a
