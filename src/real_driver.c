@@ -7,6 +7,8 @@
 #include <string.h>
 
 struct mgpu_driver_api mgpu_drv;
+__attribute__((visibility("default"))) __thread int mgpu_driver_bypass
+    __attribute__((tls_model("initial-exec")));
 static void *driver_handle;
 static char driver_path[4096];
 

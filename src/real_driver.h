@@ -114,6 +114,23 @@ unsigned mgpu_device_arch(CUdevice dev);
 /* "CUDA_ERROR_NO_DEVICE" and the like, for messages. */
 const char *mgpu_cu_error_name(CUresult r);
 
+/* Non-zero on a thread whose driver calls, made by whatever library, go to
+ * the driver itself rather than to mgpu's hooks: the shim's exports read
+ * it (src/shim/gen-driver-exports.sh). mgpu sets it around its calls into
+ * a library that reaches the driver through the shim, such as the cuBLAS
+ * handles that run the parts of a split GEMM (blas/), so that their
+ * allocations and launches are that GPU's own. Initial-exec: the shim's
+ * trampolines read it with two instructions. */
+extern __thread int mgpu_driver_bypass __attribute__((tls_model("initial-exec")));
+static inline void mgpu_driver_bypass_begin(void)
+{
+    mgpu_driver_bypass++;
+}
+static inline void mgpu_driver_bypass_end(void)
+{
+    mgpu_driver_bypass--;
+}
+
 /* `ctx` made current through the real driver, over the caller's, and the
  * caller's put back: for a few driver calls on another GPU's context. */
 CUresult mgpu_drv_push_context(CUcontext ctx);

@@ -238,12 +238,14 @@ void mgpu_runtime_start(const char *shim_path)
     pthread_once(&start_once, start);
 }
 
-void *mgpu_runtime_resolve_export(const char *name, void *exported)
+void *mgpu_runtime_resolve_export(const char *name, void *exported, void **driver)
 {
     pthread_once(&start_once, start);
+    *driver = NULL;
     if (!mgpu_driver_loaded())
         return (void *)no_driver_entry;
     void *entry = mgpu_driver_symbol(name);
+    *driver = entry;
     mgpu_export_map_add(entry, exported);
     const struct mgpu_hook *h = mgpu_hook_find(name);
     if (h != NULL)

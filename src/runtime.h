@@ -26,7 +26,8 @@ void mgpu_runtime_program_running(void);
 
 /* What the shim's export `name`, at address `exported`, should jump to:
  * mgpu's hook, else the driver's entry point, else NULL when the driver
- * lacks the symbol. */
-MGPU_EXPORT void *mgpu_runtime_resolve_export(const char *name, void *exported);
+ * lacks the symbol. *driver is set to the driver's entry point (or NULL),
+ * where the export jumps on a thread inside mgpu_driver_bypass. */
+MGPU_EXPORT void *mgpu_runtime_resolve_export(const char *name, void *exported, void **driver);
 
 #endif

@@ -6,6 +6,9 @@
 extern const unsigned mgpu_export_count;
 extern const char *const mgpu_export_names[];
 extern void *mgpu_export_slots[] __attribute__((visibility("hidden")));
+/* Where each function jumps on a thread inside mgpu_driver_bypass: the
+ * driver's own entry point. */
+extern void *mgpu_export_driver[] __attribute__((visibility("hidden")));
 /* The address of each exported function itself, as dlsym would give it. */
 extern void *const mgpu_export_addresses[] __attribute__((visibility("hidden")));
 

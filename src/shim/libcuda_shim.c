@@ -36,8 +36,11 @@ static void resolve_all(void)
     if (mgpu_runtime_logs_calls())
         call_log_targets = calloc(mgpu_export_count, sizeof *call_log_targets);
     for (unsigned i = 0; i < mgpu_export_count; i++) {
-        void *target = mgpu_runtime_resolve_export(mgpu_export_names[i], mgpu_export_addresses[i]);
+        void *driver = NULL;
+        void *target =
+            mgpu_runtime_resolve_export(mgpu_export_names[i], mgpu_export_addresses[i], &driver);
         target = target ? target : (void *)missing_in_driver;
+        mgpu_export_driver[i] = driver ? driver : (void *)missing_in_driver;
         if (call_log_targets)
             call_log_targets[i] = target;
         else
