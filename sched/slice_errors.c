@@ -4,7 +4,6 @@
 
 #include "config.h"
 #include "log.h"
-#include "ptx/ptx_analysis.h"
 #include "real_driver.h"
 #include "slice_streams.h"
 
@@ -19,17 +18,17 @@ static _Atomic CUresult sticky_error = CUDA_SUCCESS;
 static _Atomic(CUcontext) slice_contexts[MGPU_MAX_GPUS];
 static pthread_mutex_t check_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
+void mgpu_slice_errors_launched(const CUcontext *contexts, int ngpus, bool prints,
                                 const struct mgpu_grid_slice *slices, int nslices)
 {
     unsigned long long gpus = 0;
     for (int s = 0; s < nslices; s++)
         if (slices[s].gpu > 0 && slices[s].gpu < 64)
             gpus |= 1ull << slices[s].gpu;
-    for (int g = 1; g < k->ngpus && g < MGPU_MAX_GPUS; g++)
+    for (int g = 1; g < ngpus && g < MGPU_MAX_GPUS; g++)
         if (slice_contexts[g] == NULL)
-            slice_contexts[g] = k->contexts[g];
-    if (k->notes & MGPU_NOTE_PRINTF)
+            slice_contexts[g] = contexts[g];
+    if (prints)
         atomic_store(&printf_pending, true);
     atomic_fetch_or(&unchecked_gpus, gpus);
 }

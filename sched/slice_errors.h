@@ -19,8 +19,9 @@
 #include <cuda.h>
 #include <stdbool.h>
 
-/* A split launch of `k` put work on the GPUs of `slices`. */
-void mgpu_slice_errors_launched(const struct mgpu_kernel_copies *k,
+/* A split launch put work on the GPUs of `slices`, whose contexts are
+ * contexts[0 .. ngpus-1]; `prints` when its kernel calls printf. */
+void mgpu_slice_errors_launched(const CUcontext *contexts, int ngpus, bool prints,
                                 const struct mgpu_grid_slice *slices, int nslices);
 
 /* A slice stream of GPU `gpu` failed with `error`, found by the slice

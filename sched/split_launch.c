@@ -14,6 +14,7 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "mirror_reads.h"
+#include "ptx/ptx_analysis.h"
 #include "real_driver.h"
 #include "slice_errors.h"
 #include "slice_streams.h"
@@ -121,6 +122,10 @@ static void redirect_to_replicas(const struct mgpu_split_request *req, int gpu,
 static bool prepare_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l)
 {
     const struct mgpu_grid_slice *slice = &req->slices[s];
+    l->params = NULL;
+    l->buffer = NULL;
+    if (req->work != NULL)
+        return true;
     memset(&l->grid_words, 0, sizeof l->grid_words);
     for (int d = 0; d < 3; d++) {
         l->grid_words.first[d] = slice->first[d];
@@ -132,8 +137,6 @@ static bool prepare_slice(const struct mgpu_split_request *req, int s, struct sl
         l->grid_words.iteration_begin = slice->iteration_begin;
         l->grid_words.iteration_end = slice->iteration_end;
     }
-    l->params = NULL;
-    l->buffer = NULL;
     if (req->params != NULL) {
         unsigned n = req->kernel->nparams;
         l->params = n + 1 <= INLINE_PARAMS ? l->params_inline : malloc((n + 1) * sizeof(void *));
@@ -171,6 +174,8 @@ static CUresult launch_slice_now(const struct mgpu_split_request *req, int s,
                                  struct slice_launch *l, CUstream stream)
 {
     const struct mgpu_grid_slice *slice = &req->slices[s];
+    if (req->work != NULL)
+        return req->work->run(req->work->arg, s, slice->gpu, stream);
     CUfunction fn = req->kernel->fns[slice->gpu];
     void **extra = l->params != NULL ? NULL : l->extra;
     if (req->config == NULL && req->cooperative)
@@ -383,6 +388,8 @@ static CUresult split_with_events(struct split_job *job, const bool *wanted, int
 CUresult mgpu_split_launch(const struct mgpu_split_request *req)
 {
     const struct mgpu_kernel_copies *k = req->kernel;
+    const CUcontext *contexts = k != NULL ? k->contexts : req->work->contexts;
+    int ngpus = k != NULL ? k->ngpus : req->work->ngpus;
     pthread_mutex_lock(&mgpu_slice_streams_lock);
     struct split_job *job = &the_job;
     job->req = req;
@@ -392,8 +399,7 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
         prepared++;
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     if (prepared == req->nslices)
-        job->streams =
-            mgpu_slice_streams_for(req->stream, k->contexts[0], k->ngpus, k->contexts, &r);
+        job->streams = mgpu_slice_streams_for(req->stream, contexts[0], ngpus, contexts, &r);
     if (prepared < req->nslices || job->streams == NULL)
         goto out;
 
@@ -420,7 +426,8 @@ CUresult mgpu_split_launch(const struct mgpu_split_request *req)
     r = job->flags ? split_with_flags(job, wanted, home_slice)
                    : split_with_events(job, wanted, home_slice);
     r = combine_private_copies(req, r);
-    mgpu_slice_errors_launched(k, req->slices, req->nslices);
+    mgpu_slice_errors_launched(contexts, ngpus, k != NULL && (k->notes & MGPU_NOTE_PRINTF),
+                               req->slices, req->nslices);
     queued = true;
 out:
     for (int s = 0; s < prepared; s++)

@@ -16,9 +16,20 @@
 
 struct mgpu_mirror_plan; /* mirror_reads.h */
 
+/* Work cut per GPU that is not a kernel's grid (a library call, blas/):
+ * run(arg, s, gpu, stream) queues slice s's part in `stream`, with GPU
+ * gpu's context current, and returns the call's error as a CUresult. */
+struct mgpu_split_work {
+    CUresult (*run)(void *arg, int slice, int gpu, CUstream stream);
+    void *arg;
+    const CUcontext *contexts; /* the run's GPUs' contexts, [0] the home */
+    int ngpus;
+};
+
 struct mgpu_split_request {
-    const struct mgpu_kernel_copies *kernel;
-    const struct mgpu_grid_slice *slices; /* in GPU order */
+    const struct mgpu_kernel_copies *kernel; /* NULL with work */
+    const struct mgpu_split_work *work;      /* instead of a kernel's slices, or NULL */
+    const struct mgpu_grid_slice *slices;    /* in GPU order; with work, only .gpu counts */
     int nslices;
     unsigned grid[3]; /* the whole grid */
     unsigned block[3];
