@@ -27,6 +27,16 @@ AC_DEFUN([MGPU_CHECK_CUDA], [
     AS_IF([test -f "$d/libcudart_static.a" || test -f "$d/libcudart.so"], [CUDA_LIBDIR="$d"; break])
   done
   AS_IF([test -z "$CUDA_LIBDIR"], [AC_MSG_ERROR([the CUDA runtime library is missing from $CUDA_HOME; install the full toolkit])])
+  dnl cuBLAS: its header for the GEMM entry points mgpu interposes (blas/),
+  dnl its shared library for the GPU test that calls it.
+  AC_MSG_CHECKING([for cublas_v2.h])
+  AS_IF([test -f "$CUDA_HOME/include/cublas_v2.h"], [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     AC_MSG_ERROR([cublas_v2.h not found in $CUDA_HOME/include; install cuBLAS with the toolkit (Debian package libcublas-dev, or NVIDIA's libcublas-dev-13-0)])])
+  AC_MSG_CHECKING([for the shared cuBLAS])
+  AS_IF([test -f "$CUDA_LIBDIR/libcublas.so"], [have_cublas=yes], [have_cublas=no])
+  AC_MSG_RESULT([$have_cublas])
+  AM_CONDITIONAL([HAVE_CUBLAS], [test "x$have_cublas" = xyes])
   save_CPPFLAGS=$CPPFLAGS; CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"
   AC_MSG_CHECKING([that cuda.h is CUDA 12.3 or newer])
   AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <cuda.h>

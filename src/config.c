@@ -63,6 +63,12 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_NCCL", "0|1",
      "mirrors' collectives (refreshes, combines of privatised reductions) through NCCL where "
      "libnccl.so.2 loads (default 1); 0: device copies and mgpu's own kernels only"},
+    {"MGPU_BLAS", "auto|never",
+     "auto: a large cuBLAS GEMM of the program becomes one GEMM per GPU, C cut by owner "
+     "(default); never: cuBLAS runs as it is, on the home GPU"},
+    {"MGPU_BLAS_MIN", "N",
+     "the least m*n*k (times the batch count) of a GEMM that is split (default 2^30, a "
+     "1024^3 GEMM)"},
     {NULL, NULL, NULL},
 };
 
@@ -244,6 +250,8 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->nccl = true;
     cfg->mirror_budget_percent = 50;
     cfg->rank = -1;
+    cfg->blas_split = true;
+    cfg->blas_split_min = 1073741824.0;
 }
 
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
@@ -275,6 +283,16 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0)
         return -1;
+    v = get("MGPU_BLAS_MIN");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        double least = strtod(v, &end);
+        if (errno != 0 || end == v || *end != '\0' || !(least >= 0))
+            return fail(err, errlen,
+                        "MGPU_BLAS_MIN=%s is not valid; use a size such as MGPU_BLAS_MIN=1e9", v);
+        cfg->blas_split_min = least;
+    }
     v = get("MGPU_RANK");
     if (v && *v) {
         long rank;
@@ -320,6 +338,11 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->split = (enum mgpu_split_mode)choice;
+    static const char *const blas_modes[] = {"auto", "never", NULL};
+    if (parse_one_of(get, "MGPU_BLAS", blas_modes, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->blas_split = choice == 0;
     static const char *const fork_joins[] = {"flags", "events", NULL};
     if (parse_one_of(get, "MGPU_FORK_JOIN", fork_joins, &choice, err, errlen) != 0)
         return -1;

@@ -56,6 +56,8 @@ struct mgpu_config {
      * mgpu-run makes of --probe; empty: no probes */
     char probes[4 * MGPU_PATH_MAX];
     char probe_out[MGPU_PATH_MAX]; /* MGPU_PROBE_OUT: JSON Lines of the probes' maps */
+    bool blas_split;               /* MGPU_BLAS: split the program's large cuBLAS GEMMs */
+    double blas_split_min;         /* MGPU_BLAS_MIN: the least m*n*k (times the batch) split */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -5,6 +5,7 @@
 #include "demangle.h"
 #include "gpu_contexts.h"
 
+#include "blas_stats.h"
 #include "hook_table.h"
 #include "kernel_stats.h"
 #include "copy_router.h"
@@ -185,6 +186,11 @@ void mgpu_report_print(void)
     r.mirror_shapes_decided = policy.decided;
     r.mirror_shapes_mirrored = policy.mirrored;
     r.mirror_gain_percent = (1.0 - MGPU_MIRROR_GAIN) * 100.0;
+
+    static char blas_lines[64][160];
+    r.blas_lines = (const char(*)[160])blas_lines;
+    r.blas_line_count = mgpu_blas_stats_describe(blas_lines, 64);
+    r.blas_static = mgpu_blas_linked_statically();
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

@@ -375,6 +375,14 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
         fprintf(out, "  on the home GPU only: %s\n", r->pool_off_reason);
     }
 
+    if (r->blas_line_count > 0)
+        fprintf(out, "cuBLAS GEMMs:\n");
+    for (size_t i = 0; i < r->blas_line_count; i++)
+        fprintf(out, "  %s\n", r->blas_lines[i]);
+    if (r->blas_static)
+        fprintf(out, "cuBLAS: linked statically into the program; its calls cannot be seen, "
+                     "so its GEMMs run whole on the home GPU\n");
+
     fprintf(out, "driver calls intercepted: %lu%s\n", r->calls_total, r->call_kinds ? ":" : "");
     char line[MGPU_REPORT_WIDTH + 1];
     size_t used = 0;

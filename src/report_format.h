@@ -84,6 +84,10 @@ struct mgpu_report {
     bool mirror_auto;
     unsigned long mirror_shapes_decided, mirror_shapes_mirrored;
     double mirror_gain_percent; /* how much faster mirrored must be to be kept */
+    /* the program's cuBLAS GEMMs (blas/): a line per routine called */
+    const char (*blas_lines)[160];
+    size_t blas_line_count;
+    bool blas_static; /* the program carries cuBLAS linked in: nothing intercepted */
     unsigned long lookups, lookups_hooked, lookups_passed;
     const char *const *call_names; /* hooked functions called, most first */
     const unsigned long *call_counts;

@@ -329,9 +329,10 @@ int main(int argc, char **argv)
     const char *libdir = getenv("MGPU_LIBDIR");
     if (libdir == NULL || *libdir == '\0')
         libdir = MGPU_PKGLIBDIR;
-    char shim[PATH_MAX], audit[PATH_MAX];
+    char shim[PATH_MAX], audit[PATH_MAX], blas[PATH_MAX];
     snprintf(shim, sizeof shim, "%s/libcuda.so.1", libdir);
     snprintf(audit, sizeof audit, "%s/mgpu_audit.so", libdir);
+    snprintf(blas, sizeof blas, "%s/libmgpu-blas.so", libdir);
     if (access(shim, R_OK) != 0) {
         say("mgpu's driver library %s is missing; reinstall mgpu (make install) or set MGPU_LIBDIR",
             shim);
@@ -427,6 +428,10 @@ int main(int argc, char **argv)
     prepend_env("LD_LIBRARY_PATH", libdir);
     if (env.audit && access(audit, R_OK) == 0)
         prepend_env("LD_AUDIT", audit);
+    /* The program's cuBLAS GEMMs, split over the GPUs (blas/): cuBLAS is
+     * found again behind it, so a program without cuBLAS is unaffected. */
+    if (env.blas_split && access(blas, R_OK) == 0)
+        prepend_env("LD_PRELOAD", blas);
     setenv("MGPU_REPORT", opt.report ? "1" : "0", 1);
     char level[2] = {(char)('0' + opt.verbose), '\0'};
     setenv("MGPU_VERBOSE", level, 1);

@@ -1,0 +1,197 @@
+/* Owns the report's figures for cuBLAS GEMMs (see blas_stats.h). */
+#include "blas_stats.h"
+
+#include "real_driver.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_ROUTINES 48
+/* Split calls whose events are kept until the report; past this, the
+ * finished ones are added up as new ones come. */
+#define MAX_PENDING 256
+
+struct routine_stats {
+    const char *name;
+    unsigned long calls, split;
+    unsigned long unsplit[MGPU_BLAS_UNSPLIT_REASON_COUNT];
+    unsigned long cuts[4]; /* by enum mgpu_gemm_cut */
+    unsigned long by_owner;
+    long long m, n, k; /* the largest m*n*k seen */
+    unsigned long parts[MGPU_MAX_GPUS];
+    double gpu_ms;
+    unsigned long timed;
+};
+
+struct pending {
+    int routine;
+    CUevent start, end;
+};
+
+static struct routine_stats routines[MAX_ROUTINES];
+static int routine_count;
+static struct pending pending[MAX_PENDING];
+static int pending_count;
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const unsplit_words[MGPU_BLAS_UNSPLIT_REASON_COUNT] = {
+    "MGPU_BLAS=never",       "one GPU",        "below MGPU_BLAS_MIN",
+    "stream capture",        "nothing to cut", "scalars on the device out of reach",
+    "not on the run's GPUs",
+};
+
+/* Under stats_lock: routine `name`'s record, or NULL when the table is full. */
+static struct routine_stats *routine(const char *name, long long m, long long n, long long k)
+{
+    int i;
+    for (i = 0; i < routine_count; i++)
+        if (routines[i].name == name || strcmp(routines[i].name, name) == 0)
+            break;
+    if (i == routine_count) {
+        if (routine_count == MAX_ROUTINES)
+            return NULL;
+        routines[routine_count++].name = name;
+    }
+    struct routine_stats *r = &routines[i];
+    r->calls++;
+    if ((double)m * n * k > (double)r->m * r->n * r->k) {
+        r->m = m;
+        r->n = n;
+        r->k = k;
+    }
+    return r;
+}
+
+void mgpu_blas_stats_unsplit(const char *name, enum mgpu_blas_unsplit why, long long m, long long n,
+                             long long k)
+{
+    pthread_mutex_lock(&stats_lock);
+    struct routine_stats *r = routine(name, m, n, k);
+    if (r != NULL)
+        r->unsplit[why]++;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+/* Under stats_lock: adds the time of pending call i when its end has
+ * passed (or, with `wait`, once it has) and drops it; false when it is
+ * still running. */
+static bool settle(int i, bool wait)
+{
+    struct pending *p = &pending[i];
+    if (!wait && mgpu_drv.cuEventQuery(p->end) == CUDA_ERROR_NOT_READY)
+        return false;
+    float ms = 0;
+    if (mgpu_drv.cuEventSynchronize(p->end) == CUDA_SUCCESS &&
+        mgpu_drv.cuEventElapsedTime(&ms, p->start, p->end) == CUDA_SUCCESS) {
+        routines[p->routine].gpu_ms += ms;
+        routines[p->routine].timed++;
+    }
+    mgpu_drv.cuEventDestroy(p->start);
+    mgpu_drv.cuEventDestroy(p->end);
+    *p = pending[--pending_count];
+    return true;
+}
+
+void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, long long m,
+                           long long n, long long k, CUevent start, CUevent end)
+{
+    pthread_mutex_lock(&stats_lock);
+    struct routine_stats *r = routine(name, m, n, k);
+    if (r != NULL) {
+        r->split++;
+        r->cuts[plan->cut]++;
+        r->by_owner += plan->by_owner;
+        for (int p = 0; p < plan->nparts; p++)
+            r->parts[plan->parts[p].gpu]++;
+    }
+    if (start != NULL && end != NULL && r != NULL) {
+        for (int i = 0; pending_count == MAX_PENDING && i < pending_count;)
+            if (!settle(i, false))
+                i++;
+        if (pending_count == MAX_PENDING)
+            settle(0, true);
+        pending[pending_count++] = (struct pending){(int)(r - routines), start, end};
+    } else {
+        if (start != NULL)
+            mgpu_drv.cuEventDestroy(start);
+        if (end != NULL)
+            mgpu_drv.cuEventDestroy(end);
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
+{
+    pthread_mutex_lock(&stats_lock);
+    while (pending_count > 0)
+        settle(0, true);
+    size_t used = 0;
+    for (int i = 0; i < routine_count && used < max; i++) {
+        const struct routine_stats *r = &routines[i];
+        char *line = lines[used++];
+        size_t len = 0;
+        len += (size_t)snprintf(line + len, 160 - len, "%s: %lu calls, %lu split", r->name,
+                                r->calls, r->split);
+        for (int c = MGPU_GEMM_BY_COLUMNS; c <= MGPU_GEMM_BY_BATCH && len < 160; c++)
+            if (r->cuts[c] > 0)
+                len += (size_t)snprintf(line + len, 160 - len, " (%lu by %s)", r->cuts[c],
+                                        mgpu_gemm_cut_name((enum mgpu_gemm_cut)c));
+        if (r->timed > 0 && len < 160)
+            len += (size_t)snprintf(line + len, 160 - len, ", %.3f ms on the GPUs", r->gpu_ms);
+        if (len < 160)
+            len += (size_t)snprintf(line + len, 160 - len, "; largest %lldx%lldx%lld", r->m, r->n,
+                                    r->k);
+        for (int w = 0; w < MGPU_BLAS_UNSPLIT_REASON_COUNT && len < 160; w++)
+            if (r->unsplit[w] > 0)
+                len += (size_t)snprintf(line + len, 160 - len, "; %lu whole: %s", r->unsplit[w],
+                                        unsplit_words[w]);
+        if (r->split > 0 && used < max) {
+            line = lines[used++];
+            len = (size_t)snprintf(line, 160, "  parts per GPU:");
+            for (int g = 0; g < MGPU_MAX_GPUS && len < 160; g++)
+                if (r->parts[g] > 0)
+                    len += (size_t)snprintf(line + len, 160 - len, " %d:%lu", g, r->parts[g]);
+            if (r->by_owner > 0 && len < 160)
+                snprintf(line + len, 160 - len, " (%lu cut where C's owners change)", r->by_owner);
+        }
+    }
+    pthread_mutex_unlock(&stats_lock);
+    return used;
+}
+
+/* Whether the file holds `needle` anywhere (the executable's symbol or
+ * string tables name cuBLAS's functions when cuBLAS is linked into it). */
+static bool file_contains(const char *path, const char *needle)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool found = false;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            found = memmem(map, (size_t)st.st_size, needle, strlen(needle)) != NULL;
+            munmap(map, (size_t)st.st_size);
+        }
+    }
+    close(fd);
+    return found;
+}
+
+bool mgpu_blas_linked_statically(void)
+{
+    void *create = dlsym(RTLD_DEFAULT, "cublasCreate_v2");
+    Dl_info info;
+    if (create != NULL && dladdr(create, &info) != 0 && info.dli_fname != NULL &&
+        strstr(info.dli_fname, ".so") != NULL)
+        return false; /* a shared cuBLAS is loaded: its calls reach the interposer */
+    return file_contains("/proc/self/exe", "cublasCreate_v2");
+}

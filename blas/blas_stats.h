@@ -1,0 +1,43 @@
+/* The report's figures for the program's cuBLAS GEMMs: per routine, the
+ * calls, how many were split and along what, why the others were not,
+ * the largest shape, the parts each GPU ran and the GPU time of the split
+ * calls (events around each call's fork and join in the program's
+ * stream); and whether the program carries cuBLAS linked statically,
+ * where no call can be intercepted. */
+#ifndef MGPU_BLAS_STATS_H
+#define MGPU_BLAS_STATS_H
+
+#include "gemm_plan.h"
+
+#include <cuda.h>
+#include <stddef.h>
+
+enum mgpu_blas_unsplit {
+    MGPU_BLAS_UNSPLIT_OFF,     /* MGPU_BLAS=never */
+    MGPU_BLAS_UNSPLIT_ONE_GPU, /* the run has one GPU */
+    MGPU_BLAS_UNSPLIT_SMALL,   /* below MGPU_BLAS_MIN */
+    MGPU_BLAS_UNSPLIT_CAPTURE, /* the stream is being captured */
+    MGPU_BLAS_UNSPLIT_SHAPE,   /* nothing to cut: pointer arrays of fewer matrices than GPUs */
+    MGPU_BLAS_UNSPLIT_SCALARS, /* alpha/beta in device memory another GPU cannot read */
+    MGPU_BLAS_UNSPLIT_CONTEXT, /* not on the run's home context, or no handle for a GPU */
+    MGPU_BLAS_UNSPLIT_REASON_COUNT
+};
+
+/* One call of routine `name` (a static string), not split for `why`. */
+void mgpu_blas_stats_unsplit(const char *name, enum mgpu_blas_unsplit why, long long m, long long n,
+                             long long k);
+/* One call split as `plan` says; `start` and `end` are events recorded
+ * around it in the program's stream (home context), or NULL; they are
+ * the stats' to destroy. */
+void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, long long m,
+                           long long n, long long k, CUevent start, CUevent end);
+
+/* One line per routine called, for the report; returns how many. The GPU
+ * times are waited for here. */
+size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max);
+
+/* Whether the program itself defines cuBLAS's functions (linked with the
+ * static cuBLAS): its calls then never reach the interposer. */
+bool mgpu_blas_linked_statically(void);
+
+#endif

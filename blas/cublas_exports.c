@@ -1,0 +1,362 @@
+/* libmgpu-blas.so, which mgpu-run preloads: owns the cuBLAS GEMM entry
+ * points a program calls (cublas?gemm, GemmEx, the strided and batched
+ * forms, each also as _64), with cuBLAS's own prototypes. Each one hands
+ * its call to the runtime (mgpu_blas_gemm in libmgpu), which splits it
+ * over the run's GPUs or declines; a declined call goes on to the real
+ * routine, found with dlsym(RTLD_NEXT) in the program's cuBLAS. Nothing
+ * here keeps state but those addresses. A program that links cuBLAS
+ * statically defines these names itself and never calls them. */
+#include "gemm_call.h"
+
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* cuBLAS declares its half-precision GEMMs for C++ only (__half is a C++
+ * class); in C they take this two-byte type, which has the same layout. */
+#ifndef __cplusplus
+typedef struct {
+    unsigned short bits;
+} __half;
+#define HALF_GEMMS(I)                                                                              \
+    cublasStatus_t CUBLASWINAPI cublasHgemm##I(                                                    \
+        cublasHandle_t, cublasOperation_t, cublasOperation_t, HALF_INT##I, HALF_INT##I,            \
+        HALF_INT##I, const __half *, const __half *, HALF_INT##I, const __half *, HALF_INT##I,     \
+        const __half *, __half *, HALF_INT##I);                                                    \
+    cublasStatus_t CUBLASWINAPI cublasHgemmStridedBatched##I(                                      \
+        cublasHandle_t, cublasOperation_t, cublasOperation_t, HALF_INT##I, HALF_INT##I,            \
+        HALF_INT##I, const __half *, const __half *, HALF_INT##I, long long int, const __half *,   \
+        HALF_INT##I, long long int, const __half *, __half *, HALF_INT##I, long long int,          \
+        HALF_INT##I);                                                                              \
+    cublasStatus_t CUBLASWINAPI cublasHgemmBatched##I(                                             \
+        cublasHandle_t, cublasOperation_t, cublasOperation_t, HALF_INT##I, HALF_INT##I,            \
+        HALF_INT##I, const __half *, const __half *const[], HALF_INT##I, const __half *const[],    \
+        HALF_INT##I, const __half *, __half *const[], HALF_INT##I, HALF_INT##I);
+#define HALF_INT int
+#define HALF_INT_64 int64_t
+HALF_GEMMS()
+HALF_GEMMS(_64)
+#endif
+
+/* The routines: X(name, element type, integer type, form) for the typed
+ * ones; the Ex forms take their types as arguments. */
+#define TYPED_ROUTINES(X)                                                                          \
+    X(cublasSgemm_v2, float, int, PLAIN)                                                           \
+    X(cublasDgemm_v2, double, int, PLAIN)                                                          \
+    X(cublasCgemm_v2, cuComplex, int, PLAIN)                                                       \
+    X(cublasZgemm_v2, cuDoubleComplex, int, PLAIN)                                                 \
+    X(cublasHgemm, __half, int, PLAIN)                                                             \
+    X(cublasSgemm_v2_64, float, int64_t, PLAIN)                                                    \
+    X(cublasDgemm_v2_64, double, int64_t, PLAIN)                                                   \
+    X(cublasCgemm_v2_64, cuComplex, int64_t, PLAIN)                                                \
+    X(cublasZgemm_v2_64, cuDoubleComplex, int64_t, PLAIN)                                          \
+    X(cublasHgemm_64, __half, int64_t, PLAIN)                                                      \
+    X(cublasSgemmStridedBatched, float, int, STRIDED)                                              \
+    X(cublasDgemmStridedBatched, double, int, STRIDED)                                             \
+    X(cublasCgemmStridedBatched, cuComplex, int, STRIDED)                                          \
+    X(cublasZgemmStridedBatched, cuDoubleComplex, int, STRIDED)                                    \
+    X(cublasHgemmStridedBatched, __half, int, STRIDED)                                             \
+    X(cublasSgemmStridedBatched_64, float, int64_t, STRIDED)                                       \
+    X(cublasDgemmStridedBatched_64, double, int64_t, STRIDED)                                      \
+    X(cublasCgemmStridedBatched_64, cuComplex, int64_t, STRIDED)                                   \
+    X(cublasZgemmStridedBatched_64, cuDoubleComplex, int64_t, STRIDED)                             \
+    X(cublasHgemmStridedBatched_64, __half, int64_t, STRIDED)                                      \
+    X(cublasSgemmBatched, float, int, BATCHED)                                                     \
+    X(cublasDgemmBatched, double, int, BATCHED)                                                    \
+    X(cublasCgemmBatched, cuComplex, int, BATCHED)                                                 \
+    X(cublasZgemmBatched, cuDoubleComplex, int, BATCHED)                                           \
+    X(cublasHgemmBatched, __half, int, BATCHED)                                                    \
+    X(cublasSgemmBatched_64, float, int64_t, BATCHED)                                              \
+    X(cublasDgemmBatched_64, double, int64_t, BATCHED)                                             \
+    X(cublasCgemmBatched_64, cuComplex, int64_t, BATCHED)                                          \
+    X(cublasZgemmBatched_64, cuDoubleComplex, int64_t, BATCHED)                                    \
+    X(cublasHgemmBatched_64, __half, int64_t, BATCHED)
+#define EX_ROUTINES(X)                                                                             \
+    X(cublasGemmEx, int, PLAIN)                                                                    \
+    X(cublasGemmEx_64, int64_t, PLAIN)                                                             \
+    X(cublasGemmStridedBatchedEx, int, STRIDED)                                                    \
+    X(cublasGemmStridedBatchedEx_64, int64_t, STRIDED)                                             \
+    X(cublasGemmBatchedEx, int, BATCHED)                                                           \
+    X(cublasGemmBatchedEx_64, int64_t, BATCHED)
+
+enum routine {
+#define ROUTINE_ID(fn_name, ...) R_##fn_name,
+    TYPED_ROUTINES(ROUTINE_ID) EX_ROUTINES(ROUTINE_ID)
+#undef ROUTINE_ID
+        ROUTINE_COUNT
+};
+
+static const char *const routine_names[ROUTINE_COUNT] = {
+#define ROUTINE_NAME(fn_name, ...) #fn_name,
+    TYPED_ROUTINES(ROUTINE_NAME) EX_ROUTINES(ROUTINE_NAME)
+#undef ROUTINE_NAME
+};
+
+static _Atomic(void *) real_routines[ROUTINE_COUNT];
+
+/* The program's cuBLAS's own `routine`, or NULL when it has none. */
+static void *real(enum routine r)
+{
+    void *fn = atomic_load_explicit(&real_routines[r], memory_order_acquire);
+    if (fn == NULL) {
+        fn = dlsym(RTLD_NEXT, routine_names[r]);
+        atomic_store_explicit(&real_routines[r], fn, memory_order_release);
+    }
+    return fn;
+}
+
+/* The bytes of one element of a cudaDataType, or 0 for the packed types
+ * (under a byte) whose parts cannot start at any element. */
+static size_t data_type_bytes(cudaDataType t)
+{
+    switch (t) {
+    case CUDA_R_8I:
+    case CUDA_R_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
+        return 1;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+    case CUDA_C_8I:
+    case CUDA_C_8U:
+    case CUDA_R_16I:
+    case CUDA_R_16U:
+        return 2;
+    case CUDA_R_32F:
+    case CUDA_C_16F:
+    case CUDA_C_16BF:
+    case CUDA_R_32I:
+    case CUDA_R_32U:
+    case CUDA_C_16I:
+    case CUDA_C_16U:
+        return 4;
+    case CUDA_R_64F:
+    case CUDA_C_32F:
+    case CUDA_R_64I:
+    case CUDA_R_64U:
+    case CUDA_C_32I:
+    case CUDA_C_32U:
+        return 8;
+    case CUDA_C_64F:
+    case CUDA_C_64I:
+    case CUDA_C_64U:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
+/* Calls the real routine of `call` on `handle` with the call's arguments
+ * (the whole call, or one part of it that the runtime made). */
+static int run_real(const struct mgpu_gemm_call *c, void *handle)
+{
+    void *fn = real((enum routine)c->routine);
+    if (fn == NULL)
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    switch ((enum routine)c->routine) {
+#define RUN_PLAIN(fn_name, T, I)                                                                   \
+    return ((__typeof__(&fn_name))fn)(handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k,     \
+                                      c->alpha, c->a, (I)c->lda, c->b, (I)c->ldb, c->beta, c->c,   \
+                                      (I)c->ldc)
+#define RUN_STRIDED(fn_name, T, I)                                                                 \
+    return ((__typeof__(&fn_name))fn)(handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k,     \
+                                      c->alpha, c->a, (I)c->lda, c->stride_a, c->b, (I)c->ldb,     \
+                                      c->stride_b, c->beta, c->c, (I)c->ldc, c->stride_c,          \
+                                      (I)c->batch)
+#define RUN_BATCHED(fn_name, T, I)                                                                 \
+    return ((__typeof__(&fn_name))fn)(handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k,     \
+                                      c->alpha, c->a, (I)c->lda, c->b, (I)c->ldb, c->beta, c->c,   \
+                                      (I)c->ldc, (I)c->batch)
+#define RUN_TYPED(fn_name, T, I, form)                                                             \
+    case R_##fn_name:                                                                              \
+        RUN_##form(fn_name, T, I);
+        TYPED_ROUTINES(RUN_TYPED)
+#define RUN_EX_PLAIN(fn_name, I)                                                                   \
+    return ((__typeof__(&fn_name))fn)(handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k,     \
+                                      c->alpha, c->a, c->a_type, (I)c->lda, c->b, c->b_type,       \
+                                      (I)c->ldb, c->beta, c->c, c->c_type, (I)c->ldc,              \
+                                      c->compute_type, c->algo)
+#define RUN_EX_STRIDED(fn_name, I)                                                                 \
+    return ((__typeof__(&fn_name))fn)(                                                             \
+        handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k, c->alpha, c->a, c->a_type,        \
+        (I)c->lda, c->stride_a, c->b, c->b_type, (I)c->ldb, c->stride_b, c->beta, c->c, c->c_type, \
+        (I)c->ldc, c->stride_c, (I)c->batch, c->compute_type, c->algo)
+#define RUN_EX_BATCHED(fn_name, I)                                                                 \
+    return ((__typeof__(&fn_name))fn)(handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k,     \
+                                      c->alpha, c->a, c->a_type, (I)c->lda, c->b, c->b_type,       \
+                                      (I)c->ldb, c->beta, c->c, c->c_type, (I)c->ldc, (I)c->batch, \
+                                      c->compute_type, c->algo)
+#define RUN_EX(fn_name, I, form)                                                                   \
+    case R_##fn_name:                                                                              \
+        RUN_EX_##form(fn_name, I);
+        EX_ROUTINES(RUN_EX)
+    default:
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+}
+
+/* The handle calls the runtime needs, each found once. */
+#define LIBRARY_CALL(field, symbol, params, args)                                                  \
+    static int field params                                                                        \
+    {                                                                                              \
+        static _Atomic(void *) fn;                                                                 \
+        void *f = atomic_load_explicit(&fn, memory_order_acquire);                                 \
+        if (f == NULL) {                                                                           \
+            f = dlsym(RTLD_NEXT, #symbol);                                                         \
+            atomic_store_explicit(&fn, f, memory_order_release);                                   \
+        }                                                                                          \
+        return f ? ((__typeof__(&symbol))f)args : CUBLAS_STATUS_NOT_INITIALIZED;                   \
+    }
+LIBRARY_CALL(create_handle, cublasCreate_v2, (void **h), ((cublasHandle_t *)h))
+LIBRARY_CALL(set_stream, cublasSetStream_v2, (void *h, void *s), (h, s))
+LIBRARY_CALL(get_stream, cublasGetStream_v2, (void *h, void **s), (h, (cudaStream_t *)s))
+LIBRARY_CALL(get_pointer_mode, cublasGetPointerMode_v2, (void *h, int *m),
+             (h, (cublasPointerMode_t *)m))
+LIBRARY_CALL(set_pointer_mode, cublasSetPointerMode_v2, (void *h, int m),
+             (h, (cublasPointerMode_t)m))
+LIBRARY_CALL(get_math_mode, cublasGetMathMode, (void *h, int *m), (h, (cublasMath_t *)m))
+LIBRARY_CALL(set_math_mode, cublasSetMathMode, (void *h, int m), (h, (cublasMath_t)m))
+LIBRARY_CALL(get_atomics_mode, cublasGetAtomicsMode, (void *h, int *m),
+             (h, (cublasAtomicsMode_t *)m))
+LIBRARY_CALL(set_atomics_mode, cublasSetAtomicsMode, (void *h, int m), (h, (cublasAtomicsMode_t)m))
+
+static const struct mgpu_blas_library library = {
+    .create = create_handle,
+    .set_stream = set_stream,
+    .get_stream = get_stream,
+    .get_pointer_mode = get_pointer_mode,
+    .set_pointer_mode = set_pointer_mode,
+    .get_math_mode = get_math_mode,
+    .set_math_mode = set_math_mode,
+    .get_atomics_mode = get_atomics_mode,
+    .set_atomics_mode = set_atomics_mode,
+    .run = run_real,
+};
+
+/* Calls made while this thread is inside one: cuBLAS calling its own
+ * entry points (through its PLT, which finds these first). They are the
+ * outer call's business, so they go straight on; mgpu's worker threads
+ * are told apart by the runtime itself (mgpu_driver_bypass). */
+static __thread int dispatching;
+
+/* The runtime's split, else the real routine. Element sizes of 0 (packed
+ * types) and a missing real routine go straight on. */
+static cublasStatus_t dispatch(const struct mgpu_gemm_call *call)
+{
+    int status;
+    if (dispatching > 0 || call->a_bytes == 0 || call->b_bytes == 0 || call->c_bytes == 0 ||
+        real((enum routine)call->routine) == NULL)
+        return (cublasStatus_t)run_real(call, call->handle);
+    dispatching++;
+    if (!mgpu_blas_gemm(&library, call, &status))
+        status = run_real(call, call->handle);
+    dispatching--;
+    return (cublasStatus_t)status;
+}
+
+#define CALL_COMMON(fn_name, form_)                                                                \
+    .routine = R_##fn_name, .name = #fn_name, .form = MGPU_GEMM_##form_, .handle = handle,         \
+    .transa = transa, .transb = transb, .m = m, .n = n, .k = k, .alpha = alpha, .beta = beta,      \
+    .lda = lda, .ldb = ldb, .ldc = ldc
+
+#define DEFINE_PLAIN(fn_name, T, I)                                                                \
+    EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
+        const T *alpha, const T *A, I lda, const T *B, I ldb, const T *beta, T *C, I ldc)          \
+    {                                                                                              \
+        struct mgpu_gemm_call call = {CALL_COMMON(fn_name, PLAIN),                                 \
+                                      .a = A,                                                      \
+                                      .b = B,                                                      \
+                                      .c = C,                                                      \
+                                      .batch = 1,                                                  \
+                                      .a_bytes = sizeof(T),                                        \
+                                      .b_bytes = sizeof(T),                                        \
+                                      .c_bytes = sizeof(T)};                                       \
+        return dispatch(&call);                                                                    \
+    }
+#define DEFINE_STRIDED(fn_name, T, I)                                                              \
+    EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
+        const T *alpha, const T *A, I lda, long long int strideA, const T *B, I ldb,               \
+        long long int strideB, const T *beta, T *C, I ldc, long long int strideC, I batchCount)    \
+    {                                                                                              \
+        struct mgpu_gemm_call call = {CALL_COMMON(fn_name, STRIDED),                               \
+                                      .a = A,                                                      \
+                                      .b = B,                                                      \
+                                      .c = C,                                                      \
+                                      .stride_a = strideA,                                         \
+                                      .stride_b = strideB,                                         \
+                                      .stride_c = strideC,                                         \
+                                      .batch = batchCount,                                         \
+                                      .a_bytes = sizeof(T),                                        \
+                                      .b_bytes = sizeof(T),                                        \
+                                      .c_bytes = sizeof(T)};                                       \
+        return dispatch(&call);                                                                    \
+    }
+#define DEFINE_BATCHED(fn_name, T, I)                                                              \
+    EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
+        const T *alpha, const T *const Aarray[], I lda, const T *const Barray[], I ldb,            \
+        const T *beta, T *const Carray[], I ldc, I batchCount)                                     \
+    {                                                                                              \
+        struct mgpu_gemm_call call = {                                                             \
+            CALL_COMMON(fn_name, BATCHED), .a = Aarray,         .b = Barray,                       \
+            .c = (void *)Carray,           .batch = batchCount, .a_bytes = sizeof(T),              \
+            .b_bytes = sizeof(T),          .c_bytes = sizeof(T)};                                  \
+        return dispatch(&call);                                                                    \
+    }
+#define DEFINE_TYPED(fn_name, T, I, form) DEFINE_##form(fn_name, T, I)
+TYPED_ROUTINES(DEFINE_TYPED)
+
+#define EX_TYPES                                                                                   \
+    .a_type = Atype, .b_type = Btype, .c_type = Ctype, .compute_type = computeType, .algo = algo,  \
+    .a_bytes = data_type_bytes(Atype), .b_bytes = data_type_bytes(Btype),                          \
+    .c_bytes = data_type_bytes(Ctype)
+#define DEFINE_EX_PLAIN(fn_name, I)                                                                \
+    EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
+        const void *alpha, const void *A, cudaDataType Atype, I lda, const void *B,                \
+        cudaDataType Btype, I ldb, const void *beta, void *C, cudaDataType Ctype, I ldc,           \
+        cublasComputeType_t computeType, cublasGemmAlgo_t algo)                                    \
+    {                                                                                              \
+        struct mgpu_gemm_call call = {                                                             \
+            CALL_COMMON(fn_name, PLAIN), .a = A, .b = B, .c = C, .batch = 1, EX_TYPES};            \
+        return dispatch(&call);                                                                    \
+    }
+#define DEFINE_EX_STRIDED(fn_name, I)                                                              \
+    EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
+        const void *alpha, const void *A, cudaDataType Atype, I lda, long long int strideA,        \
+        const void *B, cudaDataType Btype, I ldb, long long int strideB, const void *beta,         \
+        void *C, cudaDataType Ctype, I ldc, long long int strideC, I batchCount,                   \
+        cublasComputeType_t computeType, cublasGemmAlgo_t algo)                                    \
+    {                                                                                              \
+        struct mgpu_gemm_call call = {CALL_COMMON(fn_name, STRIDED),                               \
+                                      .a = A,                                                      \
+                                      .b = B,                                                      \
+                                      .c = C,                                                      \
+                                      .stride_a = strideA,                                         \
+                                      .stride_b = strideB,                                         \
+                                      .stride_c = strideC,                                         \
+                                      .batch = batchCount,                                         \
+                                      EX_TYPES};                                                   \
+        return dispatch(&call);                                                                    \
+    }
+#define DEFINE_EX_BATCHED(fn_name, I)                                                              \
+    EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
+        cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
+        const void *alpha, const void *const Aarray[], cudaDataType Atype, I lda,                  \
+        const void *const Barray[], cudaDataType Btype, I ldb, const void *beta,                   \
+        void *const Carray[], cudaDataType Ctype, I ldc, I batchCount,                             \
+        cublasComputeType_t computeType, cublasGemmAlgo_t algo)                                    \
+    {                                                                                              \
+        struct mgpu_gemm_call call = {                                                             \
+            CALL_COMMON(fn_name, BATCHED), .a = Aarray,         .b = Barray,                       \
+            .c = (void *)Carray,           .batch = batchCount, EX_TYPES};                         \
+        return dispatch(&call);                                                                    \
+    }
+#define DEFINE_EX(fn_name, I, form) DEFINE_EX_##form(fn_name, I)
+EX_ROUTINES(DEFINE_EX)

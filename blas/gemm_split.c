@@ -1,0 +1,301 @@
+/* Owns running one of the program's cuBLAS GEMMs as one GEMM per GPU of
+ * the run: the decision (size, stream capture, where the scalars live),
+ * the plan (gemm_plan.c, C cut by the owners of its pages), a cuBLAS
+ * handle per GPU entry made in that GPU's context, and the parts queued
+ * through sched/'s split launch (forked from and joined to the program's
+ * stream, the home GPU's part in that stream, the others' on their slice
+ * streams by their workers). Every call into cuBLAS for a part is made
+ * inside mgpu_driver_bypass, so that the library's launches and
+ * allocations go to that GPU's driver context as they are, not through
+ * mgpu's hooks; the program's own handle stays untouched. */
+#include "blas_stats.h"
+#include "gemm_call.h"
+#include "gemm_plan.h"
+
+#include "gpu_contexts.h"
+#include "hook_table.h"
+#include "kernel_timing.h"
+#include "log.h"
+#include "memory_pool.h"
+#include "real_driver.h"
+#include "replicas.h"
+#include "runtime.h"
+#include "split_launch.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* A handle per GPU entry, its stream and modes as last set (-1: not yet),
+ * used under the slice streams' lock that every split holds; made on the
+ * calling thread under handles_lock. */
+struct entry_handle {
+    void *handle;
+    int pointer_mode, math_mode, atomics_mode;
+};
+static struct entry_handle entry_handles[MGPU_MAX_GPUS];
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct gemm_job {
+    const struct mgpu_blas_library *lib;
+    const struct mgpu_gemm_call *call;
+    struct mgpu_gemm_shape shape;
+    struct mgpu_gemm_plan plan;
+    int pointer_mode, math_mode, atomics_mode; /* the program's handle's */
+    int status[MGPU_MAX_GPUS];                 /* by part; -1: not run */
+};
+
+static int owner_of(uint64_t address, void *arg)
+{
+    (void)arg;
+    return mgpu_pool_owner((CUdeviceptr)address);
+}
+
+/* Entry g's handle, made in `ctx` the first time; NULL when cuBLAS could
+ * not make one. */
+static void *entry_handle(const struct mgpu_blas_library *lib, int g, CUcontext ctx)
+{
+    pthread_mutex_lock(&handles_lock);
+    struct entry_handle *e = &entry_handles[g];
+    if (e->handle == NULL && mgpu_drv_push_context(ctx) == CUDA_SUCCESS) {
+        mgpu_driver_bypass_begin();
+        void *h = NULL;
+        int st = lib->create(&h);
+        mgpu_driver_bypass_end();
+        mgpu_drv_pop_context();
+        if (st == 0 && h != NULL) {
+            e->handle = h;
+            e->pointer_mode = e->math_mode = e->atomics_mode = -1;
+        } else {
+            mgpu_warn("cuBLAS could not make a handle for GPU %d (status %d); GEMMs run whole", g,
+                      st);
+        }
+    }
+    pthread_mutex_unlock(&handles_lock);
+    return e->handle;
+}
+
+/* The program handle's modes on entry g's handle; cuBLAS's status. */
+static int copy_modes(const struct gemm_job *job, struct entry_handle *e)
+{
+    const struct mgpu_blas_library *lib = job->lib;
+    int st = 0;
+    if (e->pointer_mode != job->pointer_mode &&
+        (st = lib->set_pointer_mode(e->handle, job->pointer_mode)) == 0)
+        e->pointer_mode = job->pointer_mode;
+    if (st == 0 && e->math_mode != job->math_mode &&
+        (st = lib->set_math_mode(e->handle, job->math_mode)) == 0)
+        e->math_mode = job->math_mode;
+    if (st == 0 && e->atomics_mode != job->atomics_mode &&
+        (st = lib->set_atomics_mode(e->handle, job->atomics_mode)) == 0)
+        e->atomics_mode = job->atomics_mode;
+    return st;
+}
+
+static const void *advance(const void *p, long long elements, size_t bytes)
+{
+    return (const char *)p + elements * (long long)bytes;
+}
+
+/* Part p of the call: its m, n and batch, and where its operands start. */
+static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *sub)
+{
+    const struct mgpu_gemm_call *call = job->call;
+    struct mgpu_gemm_part_shape ps;
+    mgpu_gemm_part_shape(&job->shape, &job->plan, p, &ps);
+    *sub = *call;
+    sub->m = ps.m;
+    sub->n = ps.n;
+    sub->batch = ps.batch;
+    if (call->form == MGPU_GEMM_BATCHED) {
+        sub->a = advance(call->a, ps.a_offset, sizeof(void *));
+        sub->b = advance(call->b, ps.b_offset, sizeof(void *));
+        sub->c = (void *)advance(call->c, ps.c_offset, sizeof(void *));
+    } else if (job->plan.cut == MGPU_GEMM_BY_BATCH) {
+        sub->a = advance(call->a, ps.a_offset * call->stride_a, call->a_bytes);
+        sub->b = advance(call->b, ps.b_offset * call->stride_b, call->b_bytes);
+        sub->c = (void *)advance(call->c, ps.c_offset * call->stride_c, call->c_bytes);
+    } else {
+        sub->a = advance(call->a, ps.a_offset, call->a_bytes);
+        sub->b = advance(call->b, ps.b_offset, call->b_bytes);
+        sub->c = (void *)advance(call->c, ps.c_offset, call->c_bytes);
+    }
+}
+
+/* sched/'s split launch calls this for part p on GPU gpu, with its
+ * context current and `stream` the program's (home part) or the GPU's
+ * slice stream. */
+static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
+{
+    struct gemm_job *job = arg;
+    struct entry_handle *e = &entry_handles[gpu];
+    struct mgpu_gemm_call sub;
+    part_call(job, p, &sub);
+    struct mgpu_launch_timer timer;
+    bool traced = mgpu_timing_traced();
+    if (traced)
+        mgpu_timing_begin_own(&timer, job->call->name, stream, gpu);
+    mgpu_driver_bypass_begin();
+    int st = copy_modes(job, e);
+    if (st == 0)
+        st = job->lib->set_stream(e->handle, stream);
+    if (st == 0)
+        st = job->lib->run(&sub, e->handle);
+    mgpu_driver_bypass_end();
+    CUresult r = st == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+    if (traced)
+        mgpu_timing_end(&timer, stream, r);
+    job->status[p] = st;
+    return r;
+}
+
+/* The bytes from C's first element to past its last. */
+static size_t c_span(const struct mgpu_gemm_call *call)
+{
+    long long last = (call->n - 1) * call->ldc + call->m;
+    if (call->form == MGPU_GEMM_STRIDED)
+        last += (call->batch - 1) * call->stride_c;
+    return (size_t)last * call->c_bytes;
+}
+
+static bool scalars_reachable(const struct gemm_job *job, const struct mgpu_gpu_entries *entries)
+{
+    if (job->pointer_mode == 0) /* CUBLAS_POINTER_MODE_HOST: read at the call */
+        return true;
+    for (int p = 0; p < job->plan.nparts; p++)
+        if (entries->device[job->plan.parts[p].gpu] != entries->device[0])
+            return mgpu_pool_holds((CUdeviceptr)job->call->alpha) &&
+                   mgpu_pool_holds((CUdeviceptr)job->call->beta);
+    return true;
+}
+
+/* Why the call runs whole, or -1 to split it; fills job, contexts and
+ * *stream. */
+static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *ngpus,
+                  CUstream *stream)
+{
+    const struct mgpu_gemm_call *call = job->call;
+    const struct mgpu_blas_library *lib = job->lib;
+    if (!mgpu_cfg.blas_split)
+        return MGPU_BLAS_UNSPLIT_OFF;
+    const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    if (entries == NULL || entries->count < 2)
+        return MGPU_BLAS_UNSPLIT_ONE_GPU;
+    if ((double)call->m * (double)call->n * (double)call->k * (double)call->batch <
+        mgpu_cfg.blas_split_min)
+        return MGPU_BLAS_UNSPLIT_SMALL;
+    void *program_stream = NULL;
+    CUcontext home = NULL;
+    char why[160];
+    if (lib->get_stream(call->handle, &program_stream) != 0 ||
+        lib->get_pointer_mode(call->handle, &job->pointer_mode) != 0 ||
+        lib->get_math_mode(call->handle, &job->math_mode) != 0 ||
+        lib->get_atomics_mode(call->handle, &job->atomics_mode) != 0 ||
+        mgpu_drv.cuCtxGetCurrent(&home) != CUDA_SUCCESS || home == NULL ||
+        mgpu_gpu_contexts(home, contexts, ngpus, why, sizeof why) != 0)
+        return MGPU_BLAS_UNSPLIT_CONTEXT;
+    *stream = (CUstream)program_stream;
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (mgpu_drv.cuStreamIsCapturing != NULL &&
+        (mgpu_drv.cuStreamIsCapturing(*stream, &capture) != CUDA_SUCCESS ||
+         capture != CU_STREAM_CAPTURE_STATUS_NONE))
+        return MGPU_BLAS_UNSPLIT_CAPTURE;
+    job->shape = (struct mgpu_gemm_shape){
+        .transa = call->transa,
+        .transb = call->transb,
+        .m = call->m,
+        .n = call->n,
+        .k = call->k,
+        .lda = call->lda,
+        .ldb = call->ldb,
+        .ldc = call->ldc,
+        .batch = call->batch,
+        .pointer_arrays = call->form == MGPU_GEMM_BATCHED,
+        .a_bytes = call->a_bytes,
+        .b_bytes = call->b_bytes,
+        .c_bytes = call->c_bytes,
+    };
+    mgpu_gemm_plan_make(&job->shape, *ngpus, (uint64_t)(uintptr_t)call->c, owner_of, NULL,
+                        &job->plan);
+    if (job->plan.cut == MGPU_GEMM_WHOLE)
+        return MGPU_BLAS_UNSPLIT_SHAPE;
+    if (!scalars_reachable(job, entries))
+        return MGPU_BLAS_UNSPLIT_SCALARS;
+    for (int p = 0; p < job->plan.nparts; p++) {
+        int g = job->plan.parts[p].gpu;
+        if (entry_handle(lib, g, contexts[g]) == NULL)
+            return MGPU_BLAS_UNSPLIT_CONTEXT;
+    }
+    if (mgpu_split_launch_start(*ngpus, contexts) != 0)
+        return MGPU_BLAS_UNSPLIT_CONTEXT;
+    return -1;
+}
+
+bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_call *call,
+                    int *status)
+{
+    /* A GEMM that cuBLAS calls from inside one of mgpu's parts (through
+     * its own exported entry points) is that part's business. */
+    if (mgpu_driver_bypass)
+        return false;
+    struct gemm_job job;
+    memset(&job, 0, sizeof job);
+    job.lib = lib;
+    job.call = call;
+    CUcontext contexts[MGPU_MAX_GPUS];
+    int ngpus = 0;
+    CUstream stream = NULL;
+    int why = decide(&job, contexts, &ngpus, &stream);
+    if (why >= 0) {
+        mgpu_blas_stats_unsplit(call->name, (enum mgpu_blas_unsplit)why, call->m, call->n, call->k);
+        return false;
+    }
+
+    struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
+    memset(slices, 0, sizeof slices);
+    for (int p = 0; p < job.plan.nparts; p++) {
+        slices[p].gpu = job.plan.parts[p].gpu;
+        job.status[p] = -1;
+    }
+    struct mgpu_split_work work = {run_part, &job, contexts, ngpus};
+    struct mgpu_split_request req = {
+        .work = &work,
+        .slices = slices,
+        .nslices = job.plan.nparts,
+        .stream = stream,
+        .trace_kernel = -1,
+    };
+    CUevent start = NULL, end = NULL;
+    if (mgpu_cfg.report && (mgpu_drv.cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+                            mgpu_drv.cuEventRecord(start, stream) != CUDA_SUCCESS))
+        start = NULL;
+    CUresult r = mgpu_split_launch(&req);
+    if (start != NULL && (mgpu_drv.cuEventCreate(&end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+                          mgpu_drv.cuEventRecord(end, stream) != CUDA_SUCCESS))
+        end = NULL;
+
+    bool ran = false;
+    *status = 0;
+    for (int p = 0; p < job.plan.nparts; p++) {
+        ran |= job.status[p] >= 0;
+        if (*status == 0 && job.status[p] > 0)
+            *status = job.status[p];
+    }
+    if (!ran) { /* nothing was queued: the program's call runs as it is */
+        if (start != NULL)
+            mgpu_drv.cuEventDestroy(start);
+        if (end != NULL)
+            mgpu_drv.cuEventDestroy(end);
+        mgpu_blas_stats_unsplit(call->name, MGPU_BLAS_UNSPLIT_CONTEXT, call->m, call->n, call->k);
+        return false;
+    }
+    if (*status == 0 && r != CUDA_SUCCESS)
+        *status = 13; /* CUBLAS_STATUS_EXECUTION_FAILED */
+    if (call->form == MGPU_GEMM_BATCHED)
+        mgpu_replicas_written_anywhere();
+    else
+        mgpu_replicas_written((CUdeviceptr)call->c, c_span(call));
+    mgpu_blas_stats_split(call->name, &job.plan, call->m, call->n, call->k, start, end);
+    mgpu_debug("%s %lldx%lldx%lld (batch %lld) split by %s into %d parts", call->name, call->m,
+               call->n, call->k, call->batch, mgpu_gemm_cut_name(job.plan.cut), job.plan.nparts);
+    return true;
+}

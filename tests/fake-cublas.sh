@@ -1,0 +1,99 @@
+#!/bin/sh
+# The program's cuBLAS GEMMs cut over the GPUs (issue 21, blas/), on the
+# fake GPU with the fake cuBLAS of tests/fake (no GPU needed). The client
+# tests/gpu/cublas_gemms calls every routine form and checks every element
+# of each C buffer against the reference, which the fake computes with too:
+# a part run on the wrong columns, rows or matrices, with the wrong
+# transpose offsets, scalars or modes, or written out of place, changes the
+# bits. The fake's log (FAKE_CUBLAS_LOG) says which handle ran each call
+# and what device count the driver gave it: 4 for mgpu's own handles,
+# whose driver calls bypass the hooks, 1 for the program's handle under
+# MGPU_DEVICE_COUNT=one. Then the same with one device standing for four,
+# with BLAS splitting off, on one GPU, with mirrors, at the default size
+# threshold, and for a program with cuBLAS built in (as the static cuBLAS
+# is), which must run correctly and unsplit, and be reported.
+. "$(dirname "$0")/common.sh"
+export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+export FAKE_CUDA_GPUS=4
+export MGPU_DEVICE_COUNT=one
+client=tests/fake/fake_cublas_gemms
+cases=30
+
+# run NAME PROGRAM ARGS...: PROGRAM --exact under mgpu-run ARGS --report,
+# correct; its output in $work/NAME.out and .err, the fake's log in
+# $work/NAME.log.
+run() {
+  name=$1; program=$2; shift 2
+  : > "$work/$name.log"
+  FAKE_CUBLAS_LOG="$work/$name.log" "$MGPU_RUN" "$@" --report "$program" --exact \
+    > "$work/$name.out" 2> "$work/$name.err" || {
+    cat "$work/$name.out" "$work/$name.err"; fail "$program under $* ($name)"; }
+  expect_in "$work/$name.out" "cublas_gemms: $cases cases correct"
+}
+
+# lines NAME REGEX: how many lines of NAME's log match REGEX.
+lines() { grep -c -E -- "$2" "$work/$1.log"; }
+
+# count_is NAME REGEX N WHAT
+count_is() {
+  got=$(lines "$1" "$2")
+  [ "$got" -eq "$3" ] || { cat "$work/$1.log" >&2; fail "$4: $got calls match '$2', not $3"; }
+}
+
+MGPU_BLAS_MIN=1000 run n4 "$client" -n 4
+# 45 columns over 4 GPUs: 11, 11, 11 and 12, for the 9 transposes of 67x45x23.
+count_is n4 '^cublasSgemm_v2 m=67 n=1[12] k=23 .*devices=4 ' 36 "the Sgemms of 67x45x23 in parts"
+count_is n4 'devices=1 ' 2 "calls left to the program's handle"
+count_is n4 '^cublasSgemm_v2 m=8 n=8 k=8 .*devices=1 ' 1 "the small Sgemm, whole"
+count_is n4 '^cublasSgemmBatched m=31 .*batch=2 .*devices=1 ' 1 "2 pointer-array matrices, whole"
+count_is n4 '^cublasSgemm_v2 m=[0-9]+ n=2 k=30 .*devices=4 ' 4 "a C of 2 columns cut by rows"
+count_is n4 '^cublasSgemm_v2 m=96 n=24 k=64 .*devices=4 math=3 ' 4 "the TF32 math mode on every part"
+count_is n4 '^cublasSgemm_v2 m=53 .*devices=4 .*pointer=1' 4 "device scalars on every part"
+count_is n4 '^cublasSgemmStridedBatched m=21 n=19 k=11 batch=[23] .*devices=4 ' 4 \
+  "10 strided matrices cut by matrix"
+count_is n4 '^cublasSgemmStridedBatched m=21 n=[45] k=11 batch=3 .*devices=4 ' 4 \
+  "3 strided matrices cut by columns"
+count_is n4 '^cublasGemmBatchedEx m=16 n=24 k=12 batch=[23] .*devices=4 ' 4 \
+  "9 pointer-array matrices cut by matrix"
+count_is n4 '^cublasHgemm m=48 n=10 k=16 .*devices=4 ' 4 "Hgemm in parts"
+count_is n4 '^cublasSgemm_v2_64 m=100 n=[12] k=50 .*devices=4 ' 4 "Sgemm_v2_64 in parts"
+expect_in "$work/n4.err" "cuBLAS GEMMs:"
+expect_match "$work/n4.err" "cublasSgemm_v2: 14 calls, 13 split \\(12 by columns\\) \\(1 by rows\\).*; 1 whole: below MGPU_BLAS_MIN"
+expect_match "$work/n4.err" "cublasSgemmBatched: 2 calls, 1 split \\(1 by batch\\).*; 1 whole: nothing to cut"
+expect_match "$work/n4.err" "parts per GPU: 0:[0-9]+ 1:[0-9]+ 2:[0-9]+ 3:[0-9]+"
+pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole"
+
+MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
+count_is entries '^cublasSgemm_v2 m=67 n=1[12] k=23 ' 36 "the Sgemms of 67x45x23 in parts on one device"
+expect_match "$work/entries.err" "cublasSgemm_v2: 14 calls, 13 split"
+pass "--gpus 0x4: the same parts on one device standing for four, correct"
+
+MGPU_BLAS_MIN=1000 MGPU_FORK_JOIN=events run events "$client" -n 4
+expect_match "$work/events.err" "cublasSgemm_v2: 14 calls, 13 split"
+pass "-n 4 with events for fork and join"
+
+# NCCL cannot run on the fake GPU: the mirrors refresh with device copies.
+MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always MGPU_NCCL=0 run mirrors "$client" -n 4
+expect_in "$work/mirrors.err" "mirrors:"
+expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
+pass "MGPU_MIRROR=always: the kernel's second read of the buffer the GEMM wrote is not stale"
+
+MGPU_BLAS=never MGPU_BLAS_MIN=1000 run never "$client" -n 4
+count_is never 'devices=4 ' 0 "MGPU_BLAS=never"
+grep -q "cuBLAS GEMMs:" "$work/never.err" && fail "MGPU_BLAS=never still reports GEMMs"
+pass "MGPU_BLAS=never: cuBLAS untouched, correct"
+
+MGPU_BLAS_MIN=1000 run one "$client" -n 1
+count_is one 'devices=4 ' 0 "-n 1"
+expect_match "$work/one.err" "cublasSgemm_v2: 14 calls, 0 split; largest .*; 14 whole: one GPU"
+pass "-n 1: whole, reported as one GPU"
+
+run default "$client" -n 4
+count_is default 'devices=4 ' 0 "the default threshold"
+expect_match "$work/default.err" "cublasSgemm_v2: 14 calls, 0 split; .*14 whole: below MGPU_BLAS_MIN"
+pass "the default MGPU_BLAS_MIN (2^30) keeps these small GEMMs whole"
+
+MGPU_BLAS_MIN=1000 run static tests/fake/fake_cublas_static_gemms -n 4
+count_is static 'devices=4 ' 0 "cuBLAS built into the program"
+expect_in "$work/static.err" "cuBLAS: linked statically into the program"
+pass "cuBLAS linked into the program: correct, unsplit, reported"

@@ -1,0 +1,57 @@
+#!/bin/sh
+# The program's cuBLAS GEMMs cut over the GPUs (issue 21, blas/) with the
+# real cuBLAS: tests/gpu/cublas_gemms calls every routine form (all
+# transposes, odd sizes, strided and batched, scalars on the host and the
+# device, the TF32 math mode, a stream set on the handle, a C inside a
+# buffer a kernel reads before and after) and checks every element of each
+# C buffer, guards and padding included, within the kind's tolerance. It
+# runs plainly (the test itself is right), then under mgpu-run on each of
+# the test's GPU sets (GPU 0 repeated; distinct GPUs where there are
+# several) with MGPU_BLAS_MIN low enough to split them all: correct, and
+# the report shows the calls split, the parts on every GPU and the trace
+# the parts on the GPUs' tracks. Then with mirrors (the kernel's second
+# read must not be stale), on one GPU, and with splitting off.
+. "$(dirname "$0")/common.sh"
+require_gpu
+prog=tests/gpu/cublas_gemms
+[ -x "$prog" ] || { echo "no $prog: configure found no shared cuBLAS"; exit 77; }
+cases=30
+
+timeout 120 $prog > "$work/plain" 2>&1 || { cat "$work/plain" >&2; fail "without mgpu"; }
+expect_in "$work/plain" "cublas_gemms: $cases cases correct"
+pass "without mgpu: every case within tolerance"
+
+# run NAME ENV... -- MGPU-RUN ARGS...
+run() {
+  name=$1; shift
+  envs=""
+  while [ "$1" != "--" ]; do envs="$envs $1"; shift; done
+  shift
+  env $envs timeout 180 "$MGPU_RUN" "$@" --report $prog > "$work/$name.out" 2> "$work/$name.err" ||
+    { cat "$work/$name.out" "$work/$name.err" >&2; fail "under mgpu-run $* with$envs ($name)"; }
+  expect_in "$work/$name.out" "cublas_gemms: $cases cases correct"
+}
+
+for gpus in $entry_sets; do
+  label=$(echo "$gpus" | tr ',' '_')
+  run "$label" MGPU_BLAS_MIN=1000 -- --gpus "$gpus" --trace "$work/$label.json"
+  expect_match "$work/$label.err" "cublasSgemm_v2: 14 calls, 13 split .*; 1 whole: below MGPU_BLAS_MIN"
+  expect_match "$work/$label.err" "cublasGemmStridedBatchedEx: 1 calls, 1 split"
+  n=$(entries_in "$gpus")
+  last=$((n - 1))
+  expect_match "$work/$label.err" "parts per GPU: 0:[0-9]+ .*$last:[0-9]+"
+  expect_in "$work/$label.json" '"name":"cublasSgemm_v2"'
+  pass "--gpus $gpus: every form split, within tolerance; parts on all $n GPUs and on the trace"
+done
+
+run mirrors MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always -- --gpus 0x4
+expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
+pass "MGPU_MIRROR=always: the kernel's read after the GEMM sees its C"
+
+run one MGPU_BLAS_MIN=1000 -- -n 1
+expect_match "$work/one.err" "cublasSgemm_v2: 14 calls, 0 split; .*14 whole: one GPU"
+pass "-n 1: cuBLAS runs whole, reported"
+
+run never MGPU_BLAS=never MGPU_BLAS_MIN=1000 -- --gpus 0x4
+grep -q "cuBLAS GEMMs:" "$work/never.err" && fail "MGPU_BLAS=never still intercepts"
+pass "MGPU_BLAS=never: cuBLAS untouched"
