@@ -36,6 +36,7 @@ int main(void)
     CHECK(cfg.placement == MGPU_PLACEMENT_AUTO);
     CHECK(cfg.mirror == MGPU_MIRROR_NEVER && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
+    CHECK(cfg.blas_split && cfg.blas_split_min == 1073741824.0);
 
     const char *const full[] = {"MGPU_NGPUS",
                                 "4",
@@ -95,6 +96,9 @@ int main(void)
     const char *const ranked[] = {"MGPU_RANK", "12", NULL};
     CHECK(parse(ranked, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == 12);
     CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == -1);
+    const char *const blas[] = {"MGPU_BLAS", "never", "MGPU_BLAS_MIN", "1e6", NULL};
+    CHECK(parse(blas, &automatic_cfg, err, sizeof err) == 0 && !automatic_cfg.blas_split &&
+          automatic_cfg.blas_split_min == 1e6);
     const char *const plain[] = {"MGPU_MIRROR_BUDGET", "4096", NULL};
     CHECK(parse(plain, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror_budget_bytes == 4096);
@@ -163,6 +167,10 @@ int main(void)
         {"MGPU_MIRROR_BUDGET", "99999999999G", "use a share of free memory such as 50% or a size"},
         {"MGPU_MIRROR_BUDGET", "-5M", "use a share of free memory such as 50% or a size"},
         {"MGPU_RANK", "two", "MGPU_RANK=two is not a rank; mgpu-run sets it under MPI"},
+        {"MGPU_BLAS", "always", "use MGPU_BLAS=auto or never"},
+        {"MGPU_BLAS_MIN", "big", "use a size such as MGPU_BLAS_MIN=1e9"},
+        {"MGPU_BLAS_MIN", "-1", "use a size such as MGPU_BLAS_MIN=1e9"},
+        {"MGPU_BLAS_MIN", "nan", "use a size such as MGPU_BLAS_MIN=1e9"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};
