@@ -2,6 +2,7 @@
 #include "blas_stats.h"
 
 #include "real_driver.h"
+#include "report_format.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -30,6 +31,18 @@ struct routine_stats {
     unsigned long timed;
 };
 
+/* A CPU program's routine under --blas. */
+#define HOST_REASONS 4
+struct host_routine_stats {
+    const char *name;
+    unsigned long calls, offloaded;
+    double gpu_ms;
+    unsigned long long bytes;
+    long long m, n, k;
+    const char *reasons[HOST_REASONS];
+    unsigned long reason_counts[HOST_REASONS];
+};
+
 struct pending {
     int routine;
     CUevent start, end;
@@ -39,6 +52,8 @@ static struct routine_stats routines[MAX_ROUTINES];
 static int routine_count;
 static struct pending pending[MAX_PENDING];
 static int pending_count;
+static struct host_routine_stats host_routines[MAX_ROUTINES];
+static int host_routine_count;
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const unsplit_words[MGPU_BLAS_UNSPLIT_REASON_COUNT] = {
@@ -184,6 +199,64 @@ static bool file_contains(const char *path, const char *needle)
     }
     close(fd);
     return found;
+}
+
+void mgpu_blas_stats_host(const char *name, const char *cpu_reason, long long m, long long n,
+                          long long k, double gpu_ms, unsigned long long bytes_copied)
+{
+    pthread_mutex_lock(&stats_lock);
+    int i;
+    for (i = 0; i < host_routine_count; i++)
+        if (strcmp(host_routines[i].name, name) == 0)
+            break;
+    if (i == host_routine_count && host_routine_count < MAX_ROUTINES)
+        host_routines[host_routine_count++].name = name;
+    if (i < host_routine_count) {
+        struct host_routine_stats *r = &host_routines[i];
+        r->calls++;
+        if ((double)m * n * k > (double)r->m * r->n * r->k) {
+            r->m = m;
+            r->n = n;
+            r->k = k;
+        }
+        if (cpu_reason == NULL) {
+            r->offloaded++;
+            r->gpu_ms += gpu_ms;
+            r->bytes += bytes_copied;
+        } else {
+            int w;
+            for (w = 0; w < HOST_REASONS && r->reasons[w] != NULL; w++)
+                if (strcmp(r->reasons[w], cpu_reason) == 0)
+                    break;
+            if (w < HOST_REASONS) {
+                r->reasons[w] = cpu_reason;
+                r->reason_counts[w]++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+size_t mgpu_blas_stats_describe_host(char (*lines)[160], size_t max)
+{
+    pthread_mutex_lock(&stats_lock);
+    size_t used = 0;
+    for (int i = 0; i < host_routine_count && used < max; i++) {
+        const struct host_routine_stats *r = &host_routines[i];
+        char *line = lines[used++];
+        char copied[32];
+        mgpu_format_bytes(copied, sizeof copied, r->bytes);
+        size_t len = (size_t)snprintf(line, 160,
+                                      "%s: %lu calls, %lu on the GPUs (%.3f ms, %s copied); "
+                                      "largest %lldx%lldx%lld",
+                                      r->name, r->calls, r->offloaded, r->gpu_ms, copied, r->m,
+                                      r->n, r->k);
+        for (int w = 0; w < HOST_REASONS && r->reasons[w] != NULL && len < 160; w++)
+            len += (size_t)snprintf(line + len, 160 - len, "; %lu on the CPU: %s",
+                                    r->reason_counts[w], r->reasons[w]);
+    }
+    pthread_mutex_unlock(&stats_lock);
+    return used;
 }
 
 bool mgpu_blas_linked_statically(void)

@@ -2,7 +2,8 @@
  * calls, how many were split and along what, why the others were not,
  * the largest shape, the parts each GPU ran and the GPU time of the split
  * calls (events around each call's fork and join in the program's
- * stream); and whether the program carries cuBLAS linked statically,
+ * stream); a CPU program's BLAS calls under --blas, on the GPUs or not
+ * and why; and whether the program carries cuBLAS linked statically,
  * where no call can be intercepted. */
 #ifndef MGPU_BLAS_STATS_H
 #define MGPU_BLAS_STATS_H
@@ -32,9 +33,19 @@ void mgpu_blas_stats_unsplit(const char *name, enum mgpu_blas_unsplit why, long 
 void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, long long m,
                            long long n, long long k, CUevent start, CUevent end);
 
+/* A CPU program's BLAS call under mgpu-run --blas (libmgpu-hostblas.so):
+ * routine `name` (a static string) ran on the GPUs (cpu_reason NULL, with
+ * its GPU time and the bytes copied in and out) or on the CPU BLAS for
+ * cpu_reason (a static string). Exported for that library. */
+__attribute__((visibility("default"))) void
+mgpu_blas_stats_host(const char *name, const char *cpu_reason, long long m, long long n,
+                     long long k, double gpu_ms, unsigned long long bytes_copied);
+
 /* One line per routine called, for the report; returns how many. The GPU
  * times are waited for here. */
 size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max);
+/* The same for the CPU program's BLAS calls (--blas). */
+size_t mgpu_blas_stats_describe_host(char (*lines)[160], size_t max);
 
 /* Whether the program itself defines cuBLAS's functions (linked with the
  * static cuBLAS): its calls then never reach the interposer. */

@@ -69,6 +69,11 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_BLAS_MIN", "N",
      "the least m*n*k (times the batch count) of a GEMM that is split (default 2^30, a "
      "1024^3 GEMM)"},
+    {"MGPU_HOST_BLAS_MIN", "N",
+     "with --blas: the least m*n*k of a CPU program's GEMM run on the GPUs (default 2^30); "
+     "smaller ones stay on its CPU BLAS"},
+    {"MGPU_CUBLAS", "PATH",
+     "with --blas: the shared cuBLAS to load (default libcublas.so.13, found by the loader)"},
     {NULL, NULL, NULL},
 };
 
@@ -241,6 +246,22 @@ static int parse_one_of(mgpu_getenv_fn get, const char *name, const char *const 
     return fail(err, errlen, "%s=%s is not valid; use %s=%s", name, v, name, allowed);
 }
 
+/* NAME=N, a count such as 1e9 (0 or more), into *out when set. */
+static int parse_size_var(mgpu_getenv_fn get, const char *name, double *out, char *err,
+                          size_t errlen)
+{
+    const char *v = get(name);
+    if (v == NULL || *v == '\0')
+        return 0;
+    char *end;
+    errno = 0;
+    double n = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(n >= 0))
+        return fail(err, errlen, "%s=%s is not valid; use a size such as %s=1e9", name, v, name);
+    *out = n;
+    return 0;
+}
+
 void mgpu_config_defaults(struct mgpu_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -252,6 +273,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->rank = -1;
     cfg->blas_split = true;
     cfg->blas_split_min = 1073741824.0;
+    cfg->host_blas_min = 1073741824.0;
 }
 
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
@@ -283,16 +305,9 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0)
         return -1;
-    v = get("MGPU_BLAS_MIN");
-    if (v && *v) {
-        char *end;
-        errno = 0;
-        double least = strtod(v, &end);
-        if (errno != 0 || end == v || *end != '\0' || !(least >= 0))
-            return fail(err, errlen,
-                        "MGPU_BLAS_MIN=%s is not valid; use a size such as MGPU_BLAS_MIN=1e9", v);
-        cfg->blas_split_min = least;
-    }
+    if (parse_size_var(get, "MGPU_BLAS_MIN", &cfg->blas_split_min, err, errlen) != 0 ||
+        parse_size_var(get, "MGPU_HOST_BLAS_MIN", &cfg->host_blas_min, err, errlen) != 0)
+        return -1;
     v = get("MGPU_RANK");
     if (v && *v) {
         long rank;

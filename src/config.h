@@ -58,6 +58,7 @@ struct mgpu_config {
     char probe_out[MGPU_PATH_MAX]; /* MGPU_PROBE_OUT: JSON Lines of the probes' maps */
     bool blas_split;               /* MGPU_BLAS: split the program's large cuBLAS GEMMs */
     double blas_split_min;         /* MGPU_BLAS_MIN: the least m*n*k (times the batch) split */
+    double host_blas_min; /* MGPU_HOST_BLAS_MIN: the least m*n*k of a CPU GEMM sent to the GPUs */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -191,6 +191,9 @@ void mgpu_report_print(void)
     r.blas_lines = (const char(*)[160])blas_lines;
     r.blas_line_count = mgpu_blas_stats_describe(blas_lines, 64);
     r.blas_static = mgpu_blas_linked_statically();
+    static char host_blas_lines[64][160];
+    r.host_blas_lines = (const char(*)[160])host_blas_lines;
+    r.host_blas_line_count = mgpu_blas_stats_describe_host(host_blas_lines, 64);
 
     struct call_list calls = {.len = 0};
     mgpu_hooks_for_each_called(add_call, &calls);

@@ -379,6 +379,10 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
         fprintf(out, "cuBLAS GEMMs:\n");
     for (size_t i = 0; i < r->blas_line_count; i++)
         fprintf(out, "  %s\n", r->blas_lines[i]);
+    if (r->host_blas_line_count > 0)
+        fprintf(out, "CPU BLAS calls (--blas):\n");
+    for (size_t i = 0; i < r->host_blas_line_count; i++)
+        fprintf(out, "  %s\n", r->host_blas_lines[i]);
     if (r->blas_static)
         fprintf(out, "cuBLAS: linked statically into the program; its calls cannot be seen, "
                      "so its GEMMs run whole on the home GPU\n");

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The program's cuBLAS GEMMs cut over the GPUs (issue 21, blas/), on the
 # fake GPU with the fake cuBLAS of tests/fake (no GPU needed). The client
-# tests/gpu/cublas_gemms calls every routine form and checks every element
+# tests/blas/cublas_gemms calls every routine form and checks every element
 # of each C buffer against the reference, which the fake computes with too:
 # a part run on the wrong columns, rows or matrices, with the wrong
 # transpose offsets, scalars or modes, or written out of place, changes the

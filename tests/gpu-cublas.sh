@@ -1,6 +1,6 @@
 #!/bin/sh
 # The program's cuBLAS GEMMs cut over the GPUs (issue 21, blas/) with the
-# real cuBLAS: tests/gpu/cublas_gemms calls every routine form (all
+# real cuBLAS: tests/blas/cublas_gemms calls every routine form (all
 # transposes, odd sizes, strided and batched, scalars on the host and the
 # device, the TF32 math mode, a stream set on the handle, a C inside a
 # buffer a kernel reads before and after) and checks every element of each
@@ -13,7 +13,7 @@
 # read must not be stale), on one GPU, and with splitting off.
 . "$(dirname "$0")/common.sh"
 require_gpu
-prog=tests/gpu/cublas_gemms
+prog=tests/blas/cublas_gemms
 [ -x "$prog" ] || { echo "no $prog: configure found no shared cuBLAS"; exit 77; }
 cases=30
 

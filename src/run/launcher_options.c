@@ -83,6 +83,8 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
             o->version = true;
         } else if (strcmp(arg, "--report") == 0) {
             o->report = true;
+        } else if (strcmp(arg, "--blas") == 0) {
+            o->host_blas = true;
         } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
             o->verbose = o->verbose < 2 ? o->verbose + 1 : 2;
         } else if (strcmp(arg, "-vv") == 0) {
@@ -137,7 +139,7 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
 void launcher_print_help(const char *argv0)
 {
     printf("Usage: %s [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]\n"
-           "       [--probe NAME|FILE.cu|FILE.ptx]... [--] program [args]\n"
+           "       [--probe NAME|FILE.cu|FILE.ptx]... [--blas] [--] program [args]\n"
            "\n"
            "Runs an unmodified CUDA program with the selected GPUs presented as one device.\n"
            "\n"
@@ -153,6 +155,8 @@ void launcher_print_help(const char *argv0)
            "                   memory-locality),\n"
            "                   a CUDA C file using mgpu/probe.h (compiled with nvcc), or\n"
            "                   its PTX (nvcc -ptx -rdc=true); tables at exit (stderr)\n"
+           "      --blas       run a CPU program's large BLAS GEMMs (cblas_?gemm, ?gemm_) on\n"
+           "                   the GPUs, the smaller ones on its CPU BLAS\n"
            "  -v, --verbose    say what mgpu does; twice for every hooked lookup\n"
            "  -h, --help       show this help\n"
            "  -V, --version    show the version\n"

@@ -16,6 +16,7 @@ struct launcher_options {
     const char *count_source; /* "-n " or "MGPU_NGPUS=", for messages */
     const char *list_source;  /* "--gpus" or "MGPU_GPUS" */
     bool report;
+    bool host_blas;       /* --blas: a CPU program's large GEMMs to the GPUs */
     const char *trace;    /* NULL when not asked for */
     const char *topology; /* --topology or MGPU_TOPOLOGY; NULL: this machine's */
     int verbose;

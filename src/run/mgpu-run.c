@@ -329,10 +329,16 @@ int main(int argc, char **argv)
     const char *libdir = getenv("MGPU_LIBDIR");
     if (libdir == NULL || *libdir == '\0')
         libdir = MGPU_PKGLIBDIR;
-    char shim[PATH_MAX], audit[PATH_MAX], blas[PATH_MAX];
+    char shim[PATH_MAX], audit[PATH_MAX], blas[PATH_MAX], host_blas[PATH_MAX];
     snprintf(shim, sizeof shim, "%s/libcuda.so.1", libdir);
     snprintf(audit, sizeof audit, "%s/mgpu_audit.so", libdir);
     snprintf(blas, sizeof blas, "%s/libmgpu-blas.so", libdir);
+    snprintf(host_blas, sizeof host_blas, "%s/libmgpu-hostblas.so", libdir);
+    if (opt.host_blas && access(host_blas, R_OK) != 0) {
+        say("--blas needs %s, which is missing; reinstall mgpu (make install) or set MGPU_LIBDIR",
+            host_blas);
+        return EXIT_USAGE;
+    }
     if (access(shim, R_OK) != 0) {
         say("mgpu's driver library %s is missing; reinstall mgpu (make install) or set MGPU_LIBDIR",
             shim);
@@ -432,6 +438,9 @@ int main(int argc, char **argv)
      * found again behind it, so a program without cuBLAS is unaffected. */
     if (env.blas_split && access(blas, R_OK) == 0)
         prepend_env("LD_PRELOAD", blas);
+    /* --blas: a CPU program's GEMMs, found in front of its CPU BLAS. */
+    if (opt.host_blas)
+        prepend_env("LD_PRELOAD", host_blas);
     setenv("MGPU_REPORT", opt.report ? "1" : "0", 1);
     char level[2] = {(char)('0' + opt.verbose), '\0'};
     setenv("MGPU_VERBOSE", level, 1);

@@ -1,14 +1,15 @@
 /* A fake cuBLAS for the tests without a GPU: handles that keep a stream,
  * pointer, math and atomics modes, and the GEMM routines the cuBLAS test
  * client calls, computed on the host at the call with the reference GEMM
- * of tests/gpu/gemm_reference.h (the fake GPU's device pointers are host
+ * of tests/blas/gemm_reference.h (the fake GPU's device pointers are host
  * addresses and its streams run work as it is queued). With
  * FAKE_CUBLAS_LOG=FILE every GEMM appends a line: the routine, its m, n,
  * k and batch, the handle's number, and the device count the driver gives
  * this call, which is the real count when the call comes from mgpu's own
  * handles (inside mgpu_driver_bypass) and the virtual one when it comes
- * from the program's (MGPU_DEVICE_COUNT=one makes that 1). */
-#include "../gpu/gemm_reference.h"
+ * from the program's (MGPU_DEVICE_COUNT=one makes that 1).
+ * FAKE_CUBLAS_FAIL_CALL=K makes the K-th GEMM call fail. */
+#include "../blas/gemm_reference.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -104,6 +105,16 @@ EXPORT cublasStatus_t cublasGetAtomicsMode(cublasHandle_t h, cublasAtomicsMode_t
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* FAKE_CUBLAS_FAIL_CALL=K: the K-th GEMM call (from 1) fails, as a GPU
+ * fault would make it. */
+static atomic_long gemm_calls;
+static bool injected_failure(void)
+{
+    const char *k = getenv("FAKE_CUBLAS_FAIL_CALL");
+    long n = atomic_fetch_add(&gemm_calls, 1) + 1;
+    return k != NULL && *k != '\0' && atol(k) == n;
+}
+
 static int driver_device_count(void)
 {
     CUresult (*count)(int *) = (CUresult(*)(int *))dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
@@ -166,6 +177,8 @@ static bool valid(const struct gemm *g, long long batch)
         GEMM_ARGS(kind);                                                                           \
         if (!valid(&g, 1))                                                                         \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
+        if (injected_failure())                                                                    \
+            return CUBLAS_STATUS_EXECUTION_FAILED;                                                 \
         log_call(#name, h, m, n, k, 1);                                                            \
         run_gemm(&g, A, B, C);                                                                     \
         return CUBLAS_STATUS_SUCCESS;                                                              \
@@ -187,6 +200,8 @@ EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperatio
     GEMM_ARGS(ELEM_R32);
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (injected_failure())
+        return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasSgemmStridedBatched", h, m, n, k, batch);
     /* As a shared library, through the exported cublasSgemm_v2 as the
      * dynamic linker finds it first, as a library that calls its own entry
@@ -219,6 +234,8 @@ EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t tra
     GEMM_ARGS(ELEM_R32);
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (injected_failure())
+        return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasSgemmBatched", h, m, n, k, batch);
     for (int i = 0; i < batch; i++)
         run_gemm(&g, A[i], B[i], C[i]);
@@ -284,6 +301,8 @@ EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t transa,
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!valid(&g, 1))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (injected_failure())
+        return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasGemmEx", h, m, n, k, 1);
     run_gemm(&g, A, B, C);
     return CUBLAS_STATUS_SUCCESS;
@@ -301,6 +320,8 @@ EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (injected_failure())
+        return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasGemmStridedBatchedEx", h, m, n, k, batch);
     for (int i = 0; i < batch; i++)
         run_gemm(&g, (const char *)A + i * strideA * (long long)elem_bytes(g.ka),
@@ -323,6 +344,8 @@ EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t tr
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (injected_failure())
+        return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasGemmBatchedEx", h, m, n, k, batch);
     for (int i = 0; i < batch; i++)
         run_gemm(&g, A[i], B[i], C[i]);

@@ -366,6 +366,50 @@ FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size
     return copy(dst, src, n, s, true, true, false);
 }
 
+/* A 2D copy between host and device memory (arrays are not faked): row
+ * by row, each row checked as one copy would be, the whole in stream
+ * order. */
+static CUresult copy_2d(const CUDA_MEMCPY2D *p, CUstream stream, bool blocking)
+{
+    if (p == NULL || p->srcXInBytes != 0 || p->srcY != 0 || p->dstXInBytes != 0 || p->dstY != 0 ||
+        p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY ||
+        p->srcMemoryType == CU_MEMORYTYPE_UNIFIED || p->dstMemoryType == CU_MEMORYTYPE_UNIFIED)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    bool src_device = p->srcMemoryType == CU_MEMORYTYPE_DEVICE;
+    bool dst_device = p->dstMemoryType == CU_MEMORYTYPE_DEVICE;
+    uint64_t src = src_device ? p->srcDevice : U(p->srcHost);
+    uint64_t dst = dst_device ? p->dstDevice : U(p->dstHost);
+    CUresult r = CUDA_SUCCESS;
+    struct fake_stream *s = fake_stream_of(stream, &r);
+    if (s == NULL)
+        return r;
+    for (size_t row = 0; row < p->Height; row++)
+        if ((src_device && !fake_memory_valid(src + row * p->srcPitch, p->WidthInBytes)) ||
+            (dst_device && !fake_memory_valid(dst + row * p->dstPitch, p->WidthInBytes)) ||
+            src == 0 || dst == 0)
+            return CUDA_ERROR_INVALID_VALUE;
+    fake_stream_begin(s);
+    for (size_t row = 0; row < p->Height; row++)
+        memmove((void *)(uintptr_t)(dst + row * p->dstPitch),
+                (const void *)(uintptr_t)(src + row * p->srcPitch), p->WidthInBytes);
+    fake_stream_end(s);
+    return blocking ? atomic_load(&fake_stream_context(s)->sticky) : CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *p)
+{
+    FAKE_ENTER_INIT("cuMemcpy2D_v2", CUDA_ERROR_INVALID_VALUE);
+    return copy_2d(p, NULL, true);
+}
+
+FAKE_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s)
+{
+    FAKE_ENTER_INIT("cuMemcpy2DAsync_v2", CUDA_ERROR_INVALID_VALUE);
+    return copy_2d(p, s, false);
+}
+
 FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
     FAKE_ENTER_INIT("cuMemcpyAsync", CUDA_ERROR_INVALID_VALUE);

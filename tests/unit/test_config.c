@@ -37,6 +37,7 @@ int main(void)
     CHECK(cfg.mirror == MGPU_MIRROR_NEVER && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
     CHECK(cfg.blas_split && cfg.blas_split_min == 1073741824.0);
+    CHECK(cfg.host_blas_min == 1073741824.0);
 
     const char *const full[] = {"MGPU_NGPUS",
                                 "4",
@@ -171,6 +172,7 @@ int main(void)
         {"MGPU_BLAS_MIN", "big", "use a size such as MGPU_BLAS_MIN=1e9"},
         {"MGPU_BLAS_MIN", "-1", "use a size such as MGPU_BLAS_MIN=1e9"},
         {"MGPU_BLAS_MIN", "nan", "use a size such as MGPU_BLAS_MIN=1e9"},
+        {"MGPU_HOST_BLAS_MIN", "1e9x", "use a size such as MGPU_HOST_BLAS_MIN=1e9"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};
