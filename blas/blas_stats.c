@@ -19,13 +19,24 @@
  * finished ones are added up as new ones come. */
 #define MAX_PENDING 256
 
+/* The largest GEMM a routine was called for, by m*n*k. */
+struct largest_shape {
+    long long m, n, k;
+};
+
+static void keep_largest(struct largest_shape *l, long long m, long long n, long long k)
+{
+    if ((double)m * n * k > (double)l->m * l->n * l->k)
+        *l = (struct largest_shape){m, n, k};
+}
+
 struct routine_stats {
     const char *name;
     unsigned long calls, split;
     unsigned long unsplit[MGPU_BLAS_UNSPLIT_REASON_COUNT];
     unsigned long cuts[4]; /* by enum mgpu_gemm_cut */
     unsigned long by_owner;
-    long long m, n, k; /* the largest m*n*k seen */
+    struct largest_shape largest;
     unsigned long parts[MGPU_MAX_GPUS];
     double gpu_ms;
     unsigned long timed;
@@ -38,7 +49,7 @@ struct host_routine_stats {
     unsigned long calls, offloaded;
     double gpu_ms;
     unsigned long long bytes;
-    long long m, n, k;
+    struct largest_shape largest;
     const char *reasons[HOST_REASONS];
     unsigned long reason_counts[HOST_REASONS];
 };
@@ -76,11 +87,7 @@ static struct routine_stats *routine(const char *name, long long m, long long n,
     }
     struct routine_stats *r = &routines[i];
     r->calls++;
-    if ((double)m * n * k > (double)r->m * r->n * r->k) {
-        r->m = m;
-        r->n = n;
-        r->k = k;
-    }
+    keep_largest(&r->largest, m, n, k);
     return r;
 }
 
@@ -161,8 +168,8 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
         if (r->timed > 0 && len < 160)
             len += (size_t)snprintf(line + len, 160 - len, ", %.3f ms on the GPUs", r->gpu_ms);
         if (len < 160)
-            len += (size_t)snprintf(line + len, 160 - len, "; largest %lldx%lldx%lld", r->m, r->n,
-                                    r->k);
+            len += (size_t)snprintf(line + len, 160 - len, "; largest %lldx%lldx%lld", r->largest.m,
+                                    r->largest.n, r->largest.k);
         for (int w = 0; w < MGPU_BLAS_UNSPLIT_REASON_COUNT && len < 160; w++)
             if (r->unsplit[w] > 0)
                 len += (size_t)snprintf(line + len, 160 - len, "; %lu whole: %s", r->unsplit[w],
@@ -214,11 +221,7 @@ void mgpu_blas_stats_host(const char *name, const char *cpu_reason, long long m,
     if (i < host_routine_count) {
         struct host_routine_stats *r = &host_routines[i];
         r->calls++;
-        if ((double)m * n * k > (double)r->m * r->n * r->k) {
-            r->m = m;
-            r->n = n;
-            r->k = k;
-        }
+        keep_largest(&r->largest, m, n, k);
         if (cpu_reason == NULL) {
             r->offloaded++;
             r->gpu_ms += gpu_ms;
@@ -249,8 +252,8 @@ size_t mgpu_blas_stats_describe_host(char (*lines)[160], size_t max)
         size_t len = (size_t)snprintf(line, 160,
                                       "%s: %lu calls, %lu on the GPUs (%.3f ms, %s copied); "
                                       "largest %lldx%lldx%lld",
-                                      r->name, r->calls, r->offloaded, r->gpu_ms, copied, r->m,
-                                      r->n, r->k);
+                                      r->name, r->calls, r->offloaded, r->gpu_ms, copied,
+                                      r->largest.m, r->largest.n, r->largest.k);
         for (int w = 0; w < HOST_REASONS && r->reasons[w] != NULL && len < 160; w++)
             len += (size_t)snprintf(line + len, 160 - len, "; %lu on the CPU: %s",
                                     r->reason_counts[w], r->reasons[w]);

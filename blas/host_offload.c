@@ -116,43 +116,49 @@ static bool reserve(int i, size_t bytes)
     return true;
 }
 
+/* `height` rows of `width` bytes between the host (rows `host_pitch`
+ * apart) and the device (`device_pitch` apart), in stream s: one plain
+ * copy when both sides are packed, else a 2D copy. */
+static CUresult copy_rows(bool to_device, const void *host, CUdeviceptr device, size_t width,
+                          size_t height, size_t host_pitch, size_t device_pitch, CUstream s)
+{
+    if (height == 1 || (host_pitch == width && device_pitch == width))
+        return to_device ? cuMemcpyHtoDAsync(device, host, width * height, s)
+                         : cuMemcpyDtoHAsync((void *)host, device, width * height, s);
+    CUDA_MEMCPY2D p;
+    memset(&p, 0, sizeof p);
+    p.srcMemoryType = to_device ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    p.dstMemoryType = to_device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    if (to_device) {
+        p.srcHost = host;
+        p.srcPitch = host_pitch;
+        p.dstDevice = device;
+        p.dstPitch = device_pitch;
+    } else {
+        p.srcDevice = device;
+        p.srcPitch = device_pitch;
+        p.dstHost = (void *)host;
+        p.dstPitch = host_pitch;
+    }
+    p.WidthInBytes = width;
+    p.Height = height;
+    return cuMemcpy2DAsync(&p, s);
+}
+
 /* A host matrix region of `cols` columns of `rows` elements, `ld` apart,
- * to or from the device, packed there (ld = rows); one plain copy when the
- * host's columns are packed too. */
+ * to or from the device, packed there (ld = rows). */
 static CUresult copy_in(CUdeviceptr dst, const void *src, long long rows, long long cols,
                         long long ld, size_t e, CUstream s)
 {
-    if (ld == rows || cols == 1)
-        return cuMemcpyHtoDAsync(dst, src, (size_t)(rows * cols) * e, s);
-    CUDA_MEMCPY2D p;
-    memset(&p, 0, sizeof p);
-    p.srcMemoryType = CU_MEMORYTYPE_HOST;
-    p.srcHost = src;
-    p.srcPitch = (size_t)ld * e;
-    p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    p.dstDevice = dst;
-    p.dstPitch = (size_t)rows * e;
-    p.WidthInBytes = (size_t)rows * e;
-    p.Height = (size_t)cols;
-    return cuMemcpy2DAsync(&p, s);
+    return copy_rows(true, src, dst, (size_t)rows * e, (size_t)cols, (size_t)ld * e,
+                     (size_t)rows * e, s);
 }
 
 static CUresult copy_out(void *dst, CUdeviceptr src, long long rows, long long cols, long long ld,
                          size_t e, CUstream s)
 {
-    if (ld == rows || cols == 1)
-        return cuMemcpyDtoHAsync(dst, src, (size_t)(rows * cols) * e, s);
-    CUDA_MEMCPY2D p;
-    memset(&p, 0, sizeof p);
-    p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    p.srcDevice = src;
-    p.srcPitch = (size_t)rows * e;
-    p.dstMemoryType = CU_MEMORYTYPE_HOST;
-    p.dstHost = dst;
-    p.dstPitch = (size_t)ld * e;
-    p.WidthInBytes = (size_t)rows * e;
-    p.Height = (size_t)cols;
-    return cuMemcpy2DAsync(&p, s);
+    return copy_rows(false, dst, src, (size_t)rows * e, (size_t)cols, (size_t)ld * e,
+                     (size_t)rows * e, s);
 }
 
 static bool beta_is_zero(const struct mgpu_host_gemm *g)
@@ -180,17 +186,8 @@ static CUresult queue_chunk(const struct mgpu_host_gemm *g, const struct chunk *
         result->bytes_in += (unsigned long long)(g->k * c->count) * e;
     } else { /* op(B)'s columns are B's rows: in place in a packed n x k copy */
         db = gpu.buffers[1] + (CUdeviceptr)c->first * e;
-        CUDA_MEMCPY2D p;
-        memset(&p, 0, sizeof p);
-        p.srcMemoryType = CU_MEMORYTYPE_HOST;
-        p.srcHost = (const char *)g->b + c->first * (long long)e;
-        p.srcPitch = (size_t)g->ldb * e;
-        p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-        p.dstDevice = db;
-        p.dstPitch = (size_t)g->n * e;
-        p.WidthInBytes = (size_t)c->count * e;
-        p.Height = (size_t)g->k;
-        r = cuMemcpy2DAsync(&p, s);
+        r = copy_rows(true, (const char *)g->b + c->first * (long long)e, db, (size_t)c->count * e,
+                      (size_t)g->k, (size_t)g->ldb * e, (size_t)g->n * e, s);
         result->bytes_in += (unsigned long long)(g->k * c->count) * e;
     }
     if (r == CUDA_SUCCESS && load_c) {

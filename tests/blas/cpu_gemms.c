@@ -38,17 +38,6 @@ struct gemm_case {
     bool beta_zero;
 };
 
-static void fill(enum elem_kind kind, void *p, long long count, unsigned seed)
-{
-    for (long long i = 0; i < count; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        double re = (double)((int)((seed >> 9) % 129) - 64) / 64.0;
-        seed = seed * 1664525u + 1013904223u;
-        double im = (double)((int)((seed >> 9) % 129) - 64) / 64.0;
-        elem_store(kind, p, i, CMPLX(re, im));
-    }
-}
-
 static const CBLAS_TRANSPOSE cblas_ops[] = {CblasNoTrans, CblasTrans, CblasConjTrans};
 
 /* The case's call. In the row-major layout the matrices are stored
@@ -106,9 +95,9 @@ static bool run_case(const struct gemm_case *c)
     long long c_count = (long long)ldc * n;
     void *a = malloc((size_t)a_count * e), *b = malloc((size_t)b_count * e);
     void *got = malloc((size_t)c_count * e), *want = malloc((size_t)c_count * e);
-    fill(c->kind, a, a_count, 3);
-    fill(c->kind, b, b_count, 4);
-    fill(c->kind, got, c_count, 5);
+    reference_fill(c->kind, a, a_count, 3);
+    reference_fill(c->kind, b, b_count, 4);
+    reference_fill(c->kind, got, c_count, 5);
     memcpy(want, got, (size_t)c_count * e);
     bool complex_kind = c->kind == ELEM_C32 || c->kind == ELEM_C64;
     double complex alpha = complex_kind ? CMPLX(1.5, 0.5) : 1.5;
@@ -163,8 +152,8 @@ static bool time_sgemm(int n)
     size_t count = (size_t)n * (size_t)n;
     float *a = malloc(count * sizeof *a), *b = malloc(count * sizeof *b);
     float *c = malloc(count * sizeof *c);
-    fill(ELEM_R32, a, (long long)count, 8);
-    fill(ELEM_R32, b, (long long)count, 9);
+    reference_fill(ELEM_R32, a, (long long)count, 8);
+    reference_fill(ELEM_R32, b, (long long)count, 9);
     double seconds[4];
     for (int r = 0; r < 4; r++) {
         double t0 = now_s();

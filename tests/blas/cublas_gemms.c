@@ -17,6 +17,7 @@
  * reference, so a correct split gives the same bits). Prints one line per
  * case and "cublas_gemms: N cases correct"; exits 1 on the first failure. */
 #include "../fake/test_kernels.h"
+#include "cublas_half.h"
 #include "gemm_reference.h"
 
 #include <cublas_v2.h>
@@ -24,14 +25,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* cuBLAS declares Hgemm for C++ only; its half is two bytes. */
-typedef struct {
-    unsigned short bits;
-} half_t;
-cublasStatus_t cublasHgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                           const half_t *, const half_t *, int, const half_t *, int, const half_t *,
-                           half_t *, int);
 
 #define GUARD 37 /* elements of C's buffer before and after the matrices */
 
@@ -78,17 +71,6 @@ static bool check_blas(const char *what, cublasStatus_t s)
         return true;
     printf("error: %s returned cuBLAS status %d\n", what, (int)s);
     return false;
-}
-
-static void fill(enum elem_kind kind, void *host, long long count, unsigned seed)
-{
-    for (long long i = 0; i < count; i++) {
-        seed = seed * 1664525u + 1013904223u;
-        double re = (double)((int)((seed >> 9) % 129) - 64) / 64.0;
-        seed = seed * 1664525u + 1013904223u;
-        double im = (double)((int)((seed >> 9) % 129) - 64) / 64.0;
-        elem_store(kind, host, i, CMPLX(re, im));
-    }
 }
 
 static CUdeviceptr upload(const void *host, size_t bytes)
@@ -192,9 +174,9 @@ static bool run_case(const struct gemm_case *c)
     size_t ea = elem_bytes(c->ka), ec = elem_bytes(c->kc);
     void *a = malloc((size_t)a_count * ea), *b = malloc((size_t)b_count * ea);
     void *cw = malloc((size_t)c_count * ec), *got = malloc((size_t)c_count * ec);
-    fill(c->ka, a, a_count, 11);
-    fill(c->ka, b, b_count, 23);
-    fill(c->kc, cw, c_count, 37);
+    reference_fill(c->ka, a, a_count, 11);
+    reference_fill(c->ka, b, b_count, 23);
+    reference_fill(c->kc, cw, c_count, 37);
     CUdeviceptr da = upload(a, (size_t)a_count * ea), db = upload(b, (size_t)b_count * ea);
     CUdeviceptr dc = upload(cw, (size_t)c_count * ec);
     CUdeviceptr c0 = dc + GUARD * ec;
@@ -284,9 +266,9 @@ static bool c_inside_a_buffer_read_later(void)
         return false;
     float *x = malloc(COUNT * sizeof *x), *y = malloc(COUNT * sizeof *y);
     float *a = malloc(M * K * sizeof *a), *b = malloc(K * N * sizeof *b);
-    fill(ELEM_R32, x, COUNT, 5);
-    fill(ELEM_R32, a, M * K, 6);
-    fill(ELEM_R32, b, K * N, 7);
+    reference_fill(ELEM_R32, x, COUNT, 5);
+    reference_fill(ELEM_R32, a, M * K, 6);
+    reference_fill(ELEM_R32, b, K * N, 7);
     for (int i = 0; i < COUNT; i++)
         y[i] = 0;
     CUdeviceptr dx = upload(x, COUNT * sizeof *x), dy1 = upload(y, COUNT * sizeof *y);

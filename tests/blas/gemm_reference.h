@@ -123,4 +123,17 @@ static inline void reference_gemm(enum elem_kind ka, enum elem_kind kb, enum ele
         }
 }
 
+/* count elements of kind k from `seed`: multiples of 1/64 in [-1, 1] (exact
+ * in every kind), real and imaginary parts alike. */
+static inline void reference_fill(enum elem_kind k, void *p, long long count, unsigned seed)
+{
+    for (long long i = 0; i < count; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        double re = (double)((int)((seed >> 9) % 129) - 64) / 64.0;
+        seed = seed * 1664525u + 1013904223u;
+        double im = (double)((int)((seed >> 9) % 129) - 64) / 64.0;
+        elem_store(k, p, i, CMPLX(re, im));
+    }
+}
+
 #endif

@@ -9,6 +9,7 @@
  * handles (inside mgpu_driver_bypass) and the virtual one when it comes
  * from the program's (MGPU_DEVICE_COUNT=one makes that 1).
  * FAKE_CUBLAS_FAIL_CALL=K makes the K-th GEMM call fail. */
+#include "../blas/cublas_half.h"
 #include "../blas/gemm_reference.h"
 
 #include <cublas_v2.h>
@@ -33,13 +34,6 @@ struct cublasContext {
 static atomic_int handles_made;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
-typedef struct {
-    unsigned short bits;
-} half_t;
-/* cuBLAS declares it for C++ only. */
-cublasStatus_t cublasHgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                           const half_t *, const half_t *, int, const half_t *, int, const half_t *,
-                           half_t *, int);
 
 EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
