@@ -36,6 +36,7 @@ struct routine_stats {
     unsigned long unsplit[MGPU_BLAS_UNSPLIT_REASON_COUNT];
     unsigned long cuts[4]; /* by enum mgpu_gemm_cut */
     unsigned long by_owner;
+    unsigned long mirrored; /* split calls whose parts read A or B from mirrors */
     struct largest_shape largest;
     unsigned long parts[MGPU_MAX_GPUS];
     double gpu_ms;
@@ -121,8 +122,8 @@ static bool settle(int i, bool wait)
     return true;
 }
 
-void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, long long m,
-                           long long n, long long k, CUevent start, CUevent end)
+void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, bool mirrored,
+                           long long m, long long n, long long k, CUevent start, CUevent end)
 {
     pthread_mutex_lock(&stats_lock);
     struct routine_stats *r = routine(name, m, n, k);
@@ -130,6 +131,7 @@ void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, 
         r->split++;
         r->cuts[plan->cut]++;
         r->by_owner += plan->by_owner;
+        r->mirrored += mirrored;
         for (int p = 0; p < plan->nparts; p++)
             r->parts[plan->parts[p].gpu]++;
     }
@@ -181,7 +183,12 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
                 if (r->parts[g] > 0)
                     len += (size_t)snprintf(line + len, 160 - len, " %d:%lu", g, r->parts[g]);
             if (r->by_owner > 0 && len < 160)
-                snprintf(line + len, 160 - len, " (%lu cut where C's owners change)", r->by_owner);
+                len += (size_t)snprintf(line + len, 160 - len,
+                                        " (%lu cut where C's owners change)", r->by_owner);
+            if (r->mirrored > 0 && len < 160)
+                snprintf(line + len, 160 - len, "; %lu calls read A or B from mirrors",
+                         r->mirrored);
+
         }
     }
     pthread_mutex_unlock(&stats_lock);

@@ -17,6 +17,7 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
+#include "mirror_reads.h"
 #include "real_driver.h"
 #include "replicas.h"
 #include "runtime.h"
@@ -42,6 +43,10 @@ struct gemm_job {
     struct mgpu_gemm_plan plan;
     int pointer_mode, math_mode, atomics_mode; /* the program's handle's */
     int status[MGPU_MAX_GPUS];                 /* by part; -1: not run */
+    /* Where GPU g's part reads the operand every part reads whole (A for
+     * a cut by columns, B by rows) from its mirror; 0: from the pool */
+    CUdeviceptr shared_copy[MGPU_MAX_GPUS];
+    bool shared_is_a;
 };
 
 static int owner_of(uint64_t address, void *arg)
@@ -119,6 +124,45 @@ static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *
         sub->b = advance(call->b, ps.b_offset, call->b_bytes);
         sub->c = (void *)advance(call->c, ps.c_offset, call->c_bytes);
     }
+    CUdeviceptr copy = job->shared_copy[job->plan.parts[p].gpu];
+    if (copy != 0 && job->shared_is_a)
+        sub->a = advance((const void *)copy, ps.a_offset, call->a_bytes);
+    else if (copy != 0)
+        sub->b = advance((const void *)copy, ps.b_offset, call->b_bytes);
+}
+
+/* With mirrors on, the operand every part reads whole (A when C is cut by
+ * columns, B by rows) from each part's GPU's replica of its pool buffer,
+ * refreshed in the program's stream before the fork: under
+ * MGPU_MIRROR=always for every part, else for the parts on other devices
+ * than the home one (entries of one device read the same memory anyway).
+ * Not when C lies in the same buffer, nor for batches (each part reads
+ * its own matrices). Returns whether any part reads a copy. */
+static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, CUstream stream)
+{
+    const struct mgpu_gemm_call *call = job->call;
+    if (!mgpu_replicas_on() || call->form == MGPU_GEMM_BATCHED ||
+        (job->plan.cut != MGPU_GEMM_BY_COLUMNS && job->plan.cut != MGPU_GEMM_BY_ROWS))
+        return false;
+    job->shared_is_a = job->plan.cut == MGPU_GEMM_BY_COLUMNS;
+    CUdeviceptr operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b);
+    struct mgpu_pool_block shared, written;
+    if (!mgpu_pool_find(operand, &shared) ||
+        (mgpu_pool_find((CUdeviceptr)call->c, &written) && written.start == shared.start))
+        return false;
+    const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    bool any = false;
+    mgpu_replicas_begin();
+    for (int p = 0; p < job->plan.nparts; p++) {
+        int g = job->plan.parts[p].gpu, holder = mgpu_mirror_holder(g);
+        if (mgpu_cfg.mirror != MGPU_MIRROR_ALWAYS && entries->device[g] == entries->device[0])
+            continue;
+        job->shared_copy[g] = mgpu_replicas_read(shared.start, shared.bytes, shared.id, operand,
+                                                 holder, contexts[holder], contexts[0], stream);
+        any |= job->shared_copy[g] != 0;
+    }
+    mgpu_replicas_end(stream);
+    return any;
 }
 
 /* sched/'s split launch calls this for part p on GPU gpu, with its
@@ -268,6 +312,7 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     if (mgpu_cfg.report && (mgpu_drv.cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                             mgpu_drv.cuEventRecord(start, stream) != CUDA_SUCCESS))
         start = NULL;
+    bool mirrored = plan_shared_reads(&job, contexts, stream);
     CUresult r = mgpu_split_launch(&req);
     if (start != NULL && (mgpu_drv.cuEventCreate(&end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                           mgpu_drv.cuEventRecord(end, stream) != CUDA_SUCCESS))
@@ -294,7 +339,7 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
         mgpu_replicas_written_anywhere();
     else
         mgpu_replicas_written((CUdeviceptr)call->c, c_span(call));
-    mgpu_blas_stats_split(call->name, &job.plan, call->m, call->n, call->k, start, end);
+    mgpu_blas_stats_split(call->name, &job.plan, mirrored, call->m, call->n, call->k, start, end);
     mgpu_debug("%s %lldx%lldx%lld (batch %lld) split by %s into %d parts", call->name, call->m,
                call->n, call->k, call->batch, mgpu_gemm_cut_name(job.plan.cut), job.plan.nparts);
     return true;

@@ -40,7 +40,7 @@ static bool launch_writes_buffer(const struct mgpu_kernel_copies *k, void *const
  * MGPU_MIRROR=always (so that one GPU listed several times exercises
  * every copy), else the first entry on its device (entries of a device
  * share its memory, so one copy serves them all). */
-static int holder_of(int gpu)
+int mgpu_mirror_holder(int gpu)
 {
     const struct mgpu_gpu_entries *e = mgpu_run_gpus();
     if (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS || e == NULL)
@@ -123,7 +123,7 @@ static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params
          * later entries, whose copy could not be started in one stream
          * before all of their slices. */
         if (gpu == 0 || (mgpu_cfg.mirror != MGPU_MIRROR_ALWAYS &&
-                         (on_home_device(gpu) || holder_of(gpu) != gpu)))
+                         (on_home_device(gpu) || mgpu_mirror_holder(gpu) != gpu)))
             continue;
         p->copy[gpu] = mgpu_replicas_private(b.start, b.bytes, b.id, gpu, k->contexts[gpu],
                                              k->contexts[0], stream, from_contents, code);
@@ -171,7 +171,7 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
         bool any = false;
         memset(plan->value[j], 0, sizeof plan->value[j]);
         for (int s = 0; s < nslices; s++) {
-            int gpu = slices[s].gpu, holder = holder_of(gpu);
+            int gpu = slices[s].gpu, holder = mgpu_mirror_holder(gpu);
             plan->value[j][gpu] = mgpu_replicas_read(b.start, b.bytes, b.id, pointer, holder,
                                                      k->contexts[holder], k->contexts[0], stream);
             any |= plan->value[j][gpu] != 0;

@@ -50,6 +50,11 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, struct mgpu_mirror_plan *plan);
 
+/* The GPU entry whose copies GPU entry `gpu` reads: itself with
+ * MGPU_MIRROR=always (each entry keeps its own), else the first entry on
+ * its device. */
+int mgpu_mirror_holder(int gpu);
+
 /* After a launch: the buffers it may write go stale. k NULL: a kernel
  * mgpu has no analysis of. */
 void mgpu_mirror_launch_writes(const struct mgpu_kernel_copies *k, void *const *params,

@@ -17,7 +17,7 @@ export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
 export FAKE_CUDA_GPUS=4
 export MGPU_DEVICE_COUNT=one
 client=tests/fake/fake_cublas_gemms
-cases=30
+cases=31
 
 # run NAME PROGRAM ARGS...: PROGRAM --exact under mgpu-run ARGS --report,
 # correct; its output in $work/NAME.out and .err, the fake's log in
@@ -58,25 +58,26 @@ count_is n4 '^cublasGemmBatchedEx m=16 n=24 k=12 batch=[23] .*devices=4 ' 4 \
 count_is n4 '^cublasHgemm m=48 n=10 k=16 .*devices=4 ' 4 "Hgemm in parts"
 count_is n4 '^cublasSgemm_v2_64 m=100 n=[12] k=50 .*devices=4 ' 4 "Sgemm_v2_64 in parts"
 expect_in "$work/n4.err" "cuBLAS GEMMs:"
-expect_match "$work/n4.err" "cublasSgemm_v2: 14 calls, 13 split \\(12 by columns\\) \\(1 by rows\\).*; 1 whole: below MGPU_BLAS_MIN"
+expect_match "$work/n4.err" "cublasSgemm_v2: 16 calls, 15 split \\(14 by columns\\) \\(1 by rows\\).*; 1 whole: below MGPU_BLAS_MIN"
 expect_match "$work/n4.err" "cublasSgemmBatched: 2 calls, 1 split \\(1 by batch\\).*; 1 whole: nothing to cut"
 expect_match "$work/n4.err" "parts per GPU: 0:[0-9]+ 1:[0-9]+ 2:[0-9]+ 3:[0-9]+"
 pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole"
 
 MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
 count_is entries '^cublasSgemm_v2 m=67 n=1[12] k=23 ' 36 "the Sgemms of 67x45x23 in parts on one device"
-expect_match "$work/entries.err" "cublasSgemm_v2: 14 calls, 13 split"
+expect_match "$work/entries.err" "cublasSgemm_v2: 16 calls, 15 split"
 pass "--gpus 0x4: the same parts on one device standing for four, correct"
 
 MGPU_BLAS_MIN=1000 MGPU_FORK_JOIN=events run events "$client" -n 4
-expect_match "$work/events.err" "cublasSgemm_v2: 14 calls, 13 split"
+expect_match "$work/events.err" "cublasSgemm_v2: 16 calls, 15 split"
 pass "-n 4 with events for fork and join"
 
 # NCCL cannot run on the fake GPU: the mirrors refresh with device copies.
 MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always MGPU_NCCL=0 run mirrors "$client" -n 4
 expect_in "$work/mirrors.err" "mirrors:"
 expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
-pass "MGPU_MIRROR=always: the kernel's second read of the buffer the GEMM wrote is not stale"
+expect_match "$work/mirrors.err" "parts per GPU: .*; 15 calls read A or B from mirrors"
+pass "MGPU_MIRROR=always: the parts read A (B) from mirrors; a kernel's read after a GEMM wrote its buffer, and a GEMM's after A was rewritten, are not stale"
 
 MGPU_BLAS=never MGPU_BLAS_MIN=1000 run never "$client" -n 4
 count_is never 'devices=4 ' 0 "MGPU_BLAS=never"
@@ -85,12 +86,12 @@ pass "MGPU_BLAS=never: cuBLAS untouched, correct"
 
 MGPU_BLAS_MIN=1000 run one "$client" -n 1
 count_is one 'devices=4 ' 0 "-n 1"
-expect_match "$work/one.err" "cublasSgemm_v2: 14 calls, 0 split; largest .*; 14 whole: one GPU"
+expect_match "$work/one.err" "cublasSgemm_v2: 16 calls, 0 split; largest .*; 16 whole: one GPU"
 pass "-n 1: whole, reported as one GPU"
 
 run default "$client" -n 4
 count_is default 'devices=4 ' 0 "the default threshold"
-expect_match "$work/default.err" "cublasSgemm_v2: 14 calls, 0 split; .*14 whole: below MGPU_BLAS_MIN"
+expect_match "$work/default.err" "cublasSgemm_v2: 16 calls, 0 split; .*16 whole: below MGPU_BLAS_MIN"
 pass "the default MGPU_BLAS_MIN (2^30) keeps these small GEMMs whole"
 
 MGPU_BLAS_MIN=1000 run static tests/fake/fake_cublas_static_gemms -n 4

@@ -15,7 +15,7 @@
 require_gpu
 prog=tests/blas/cublas_gemms
 [ -x "$prog" ] || { echo "no $prog: configure found no shared cuBLAS"; exit 77; }
-cases=30
+cases=31
 
 timeout 120 $prog > "$work/plain" 2>&1 || { cat "$work/plain" >&2; fail "without mgpu"; }
 expect_in "$work/plain" "cublas_gemms: $cases cases correct"
@@ -35,7 +35,7 @@ run() {
 for gpus in $entry_sets; do
   label=$(echo "$gpus" | tr ',' '_')
   run "$label" MGPU_BLAS_MIN=1000 -- --gpus "$gpus" --trace "$work/$label.json"
-  expect_match "$work/$label.err" "cublasSgemm_v2: 14 calls, 13 split .*; 1 whole: below MGPU_BLAS_MIN"
+  expect_match "$work/$label.err" "cublasSgemm_v2: 16 calls, 15 split .*; 1 whole: below MGPU_BLAS_MIN"
   expect_match "$work/$label.err" "cublasGemmStridedBatchedEx: 1 calls, 1 split"
   n=$(entries_in "$gpus")
   last=$((n - 1))
@@ -46,10 +46,11 @@ done
 
 run mirrors MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always -- --gpus 0x4
 expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
-pass "MGPU_MIRROR=always: the kernel's read after the GEMM sees its C"
+expect_match "$work/mirrors.err" "parts per GPU: .*; 15 calls read A or B from mirrors"
+pass "MGPU_MIRROR=always: the parts read A (B) from mirrors; nothing read stale"
 
 run one MGPU_BLAS_MIN=1000 -- -n 1
-expect_match "$work/one.err" "cublasSgemm_v2: 14 calls, 0 split; .*14 whole: one GPU"
+expect_match "$work/one.err" "cublasSgemm_v2: 16 calls, 0 split; .*16 whole: one GPU"
 pass "-n 1: cuBLAS runs whole, reported"
 
 run never MGPU_BLAS=never MGPU_BLAS_MIN=1000 -- --gpus 0x4

@@ -310,6 +310,52 @@ static bool c_inside_a_buffer_read_later(void)
     return ok;
 }
 
+/* A GEMM, A rewritten by a copy, the same GEMM again: the second must
+ * read the new A (a mirror of A that the first read must not be read
+ * stale). */
+static bool a_rewritten_between_gemms(void)
+{
+    enum { N = 64 };
+    float *a = malloc(N * N * sizeof *a), *b = malloc(N * N * sizeof *b);
+    float *c = malloc(N * N * sizeof *c), *want = malloc(N * N * sizeof *want);
+    reference_fill(ELEM_R32, a, N * N, 12);
+    reference_fill(ELEM_R32, b, N * N, 13);
+    CUdeviceptr da = upload(a, N * N * sizeof *a), db = upload(b, N * N * sizeof *b);
+    CUdeviceptr dc = upload(a, N * N * sizeof *c);
+    const float alpha = 1.0f, beta = 0.0f;
+    reference_fill(ELEM_R32, a, N * N, 14);
+    bool ok = check_blas("cublasSetPointerMode",
+                         cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST)) &&
+              check_blas("cublasSetMathMode", cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH)) &&
+              check_blas("cublasSgemm", cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N,
+                                                    &alpha, (float *)da, N, (float *)db, N, &beta,
+                                                    (float *)dc, N)) &&
+              check_cu("cuMemcpyHtoDAsync",
+                       cuMemcpyHtoDAsync(da, a, N * N * sizeof *a, stream)) &&
+              check_blas("cublasSgemm", cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N,
+                                                    &alpha, (float *)da, N, (float *)db, N, &beta,
+                                                    (float *)dc, N)) &&
+              check_cu("cuStreamSynchronize", cuStreamSynchronize(stream)) &&
+              check_cu("cuMemcpyDtoH", cuMemcpyDtoH(c, dc, N * N * sizeof *c));
+    reference_gemm(ELEM_R32, ELEM_R32, ELEM_R32, 0, 0, N, N, N, 1.0, a, N, b, N, 0.0, want, N);
+    for (int i = 0; ok && i < N * N; i++)
+        if (fabsf(c[i] - want[i]) > (exact ? 0.0f : 1e-5f * (2 * N + 1))) {
+            printf("FAIL: A rewritten between two GEMMs: C[%d] is %g, not %g (the old A read)\n",
+                   i, c[i], want[i]);
+            ok = false;
+        }
+    if (ok)
+        printf("ok: A rewritten between two GEMMs\n");
+    cuMemFree(da);
+    cuMemFree(db);
+    cuMemFree(dc);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     exact = argc > 1 && strcmp(argv[1], "--exact") == 0;
@@ -378,10 +424,10 @@ int main(int argc, char **argv)
         if (!run_case(&cases[i]))
             return 1;
     }
-    if (!c_inside_a_buffer_read_later())
+    if (!c_inside_a_buffer_read_later() || !a_rewritten_between_gemms())
         return 1;
     cublasDestroy(handle);
     cuStreamDestroy(stream);
-    printf("cublas_gemms: %d cases correct\n", count + 1);
+    printf("cublas_gemms: %d cases correct\n", count + 2);
     return 0;
 }
