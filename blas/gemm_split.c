@@ -147,9 +147,9 @@ static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, C
     job->shared_is_a = job->plan.cut == MGPU_GEMM_BY_COLUMNS;
     CUdeviceptr operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b);
     struct mgpu_pool_block shared, written;
-    if (!mgpu_pool_find(operand, &shared) ||
+    if (!mgpu_pool_find(operand, &shared) || shared.shared ||
         (mgpu_pool_find((CUdeviceptr)call->c, &written) && written.start == shared.start))
-        return false;
+        return false; /* shared.shared: another process may write it unseen */
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
     bool any = false;
     mgpu_replicas_begin();

@@ -22,6 +22,7 @@ struct mgpu_allocation {
     size_t bytes;  /* as the program asked */
     uint64_t span; /* address space it takes: whole granules, or its slot */
     bool small;    /* a slot of the sub-allocator, on a shared granule */
+    bool shared;   /* mapped by another process (cuIpcGetMemHandle): never migrated */
     void *context; /* the CUcontext current when it was made */
     void *mempool; /* the CUmemoryPool of a stream-ordered one, else NULL */
     unsigned long long id;

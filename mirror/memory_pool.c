@@ -37,6 +37,7 @@ static struct {
     pthread_mutex_t lock;
     struct mgpu_pool_settings settings;
     bool tried, active, one_gpu;
+    bool not_exportable; /* the driver made no shareable physical memory */
     char why_off[256];
     int ngpus;                         /* the run's GPUs (entries) */
     CUdevice devices[MGPU_MAX_GPUS];   /* the device each stands on */
@@ -91,7 +92,17 @@ static CUresult create_and_map(uint64_t va, size_t bytes, int *gpu,
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         prop.location.id = pool.devices[g];
+        /* Exportable as a file descriptor, so that another process can map
+         * it (cuIpcGetMemHandle, mirror/pool_ipc.c); without, where the
+         * driver refuses that. */
+        if (!pool.not_exportable)
+            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         r = mgpu_drv.cuMemCreate(handle, bytes, &prop, 0);
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY && !pool.not_exportable) {
+            pool.not_exportable = true;
+            prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+            r = mgpu_drv.cuMemCreate(handle, bytes, &prop, 0);
+        }
         if (r == CUDA_ERROR_OUT_OF_MEMORY)
             continue;
         if (r != CUDA_SUCCESS)
@@ -582,9 +593,45 @@ bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out)
     if (a != NULL && address >= a->start + a->bytes)
         a = NULL; /* past the end the program asked for: the driver knows no such pointer */
     if (a != NULL)
-        *out = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id};
+        *out = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id, a->shared};
     pthread_mutex_unlock(&pool.lock);
     return a != NULL;
+}
+
+size_t mgpu_pool_share(CUdeviceptr address, struct mgpu_pool_shared *out,
+                       struct mgpu_pool_piece *pieces, size_t max)
+{
+    if (!mgpu_pool_holds(address) || pool.not_exportable)
+        return 0;
+    pthread_mutex_lock(&pool.lock);
+    size_t n = 0;
+    struct mgpu_allocation *a = holding(address);
+    if (a != NULL && address < a->start + a->bytes) {
+        out->start = a->start;
+        out->bytes = a->bytes;
+        out->id = a->id;
+        if (a->small) { /* its slot's granule, shared with its neighbours */
+            uint64_t base = a->start / MGPU_GRANULE_SIZE * MGPU_GRANULE_SIZE;
+            for (size_t i = 0; i < pool.nslab_granules && n == 0; i++)
+                if (pool.slab_granules[i].address == base && max > 0)
+                    pieces[n++] =
+                        (struct mgpu_pool_piece){0, MGPU_GRANULE_SIZE, pool.slab_granules[i].handle,
+                                                 pool.slab_granules[i].gpu};
+            out->map_base = base;
+            out->map_bytes = MGPU_GRANULE_SIZE;
+        } else if (a->nchunks <= max) {
+            for (size_t i = 0; i < a->nchunks; i++)
+                pieces[n++] = (struct mgpu_pool_piece){
+                    a->chunks[i].offset, a->chunks[i].bytes,
+                    (CUmemGenericAllocationHandle)a->chunks[i].handle, a->chunks[i].gpu};
+            out->map_base = a->start;
+            out->map_bytes = a->span;
+        }
+        if (n > 0)
+            a->shared = true;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return n;
 }
 
 static int owner_locked(const struct mgpu_allocation *a, uint64_t offset)
@@ -769,6 +816,9 @@ CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu)
     if (a == NULL || a->small || gpu < 0 || gpu >= pool.ngpus ||
         address + bytes > a->start + a->span)
         goto out;
+    r = CUDA_ERROR_NOT_PERMITTED;
+    if (a->shared) /* another process maps its pages */
+        goto out;
     r = wait_for_home();
     uint64_t from = (address - a->start) / MGPU_GRANULE_SIZE * MGPU_GRANULE_SIZE;
     uint64_t to = (address - a->start + bytes + MGPU_GRANULE_SIZE - 1) / MGPU_GRANULE_SIZE *
@@ -819,7 +869,9 @@ CUresult mgpu_pool_spread(CUdeviceptr start)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&pool.lock);
     struct spreading s = {mgpu_allocation_table_at(&pool.table, start), CUDA_ERROR_INVALID_VALUE};
-    if (s.a != NULL && !s.a->small) {
+    if (s.a != NULL && s.a->shared)
+        s.r = CUDA_ERROR_NOT_PERMITTED; /* another process maps its pages */
+    else if (s.a != NULL && !s.a->small) {
         s.r = wait_for_home();
         if (s.r == CUDA_SUCCESS)
             each_placed_run(s.a, migrate_run, &s);
@@ -865,7 +917,7 @@ size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max)
     size_t count = pool.active ? pool.table.nlarge : 0;
     for (size_t i = 0; i < count && i < max; i++) {
         const struct mgpu_allocation *a = pool.table.large[i];
-        out[i] = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id};
+        out[i] = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id, a->shared};
     }
     pthread_mutex_unlock(&pool.lock);
     return count;

@@ -62,6 +62,7 @@ struct mgpu_pool_block {
     CUcontext context;
     CUmemoryPool mempool;
     unsigned long long id; /* unique over the run, never reused */
+    bool shared;           /* mapped by another process (mgpu_pool_share) */
 };
 bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out);
 
@@ -93,6 +94,29 @@ size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, siz
 /* The program's large allocations (at most `max` into out); returns how
  * many there are. */
 size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max);
+
+/* The physical memory under the pool allocation holding `address`, for
+ * another process to map (cuIpcGetMemHandle, mirror/pool_ipc.c): each
+ * piece one physical allocation (exportable as a file descriptor) at
+ * `offset` from out->map_base, the whole laid out over out->map_bytes; the
+ * allocation itself starts at out->start (out->bytes long, pool id
+ * out->id). A small allocation shares its granule with its neighbours,
+ * which the other process then maps too, as the driver's own IPC of a
+ * sub-allocated buffer does. From then on the allocation is never
+ * migrated: the other process maps these pages. Returns the number of
+ * pieces, 0 when the address is in no allocation, the pieces are more
+ * than `max`, or the driver made no shareable memory. */
+struct mgpu_pool_piece {
+    uint64_t offset, bytes;
+    CUmemGenericAllocationHandle handle;
+    int gpu;
+};
+struct mgpu_pool_shared {
+    uint64_t start, bytes, map_base, map_bytes;
+    unsigned long long id;
+};
+size_t mgpu_pool_share(CUdeviceptr address, struct mgpu_pool_shared *out,
+                       struct mgpu_pool_piece *pieces, size_t max);
 
 /* The owner of the byte at `address`, or -1 outside the pool. */
 int mgpu_pool_owner(CUdeviceptr address);

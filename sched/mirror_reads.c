@@ -104,7 +104,7 @@ static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params
     struct mgpu_pool_block b;
     if (code == 0 || k->param_use[i] != MGPU_PARAM_ATOMIC ||
         plan->nprivate >= MGPU_MIRROR_MAX_PARAMS ||
-        !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
+        !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) || b.shared ||
         others_reach_buffer(k, params, buffer, i, b.start) ||
         !mgpu_private_reductions_ready(k->contexts[0]))
         return false;
@@ -161,8 +161,8 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
         struct mgpu_pool_block b;
         if (k->param_use[i] != MGPU_PARAM_LOAD ||
             !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
-            launch_writes_buffer(k, params, buffer, b.start))
-            continue;
+            launch_writes_buffer(k, params, buffer, b.start) || b.shared)
+            continue; /* a shared buffer: another process may write it unseen */
         if (!begun) {
             mgpu_replicas_begin();
             begun = true;

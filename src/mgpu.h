@@ -21,7 +21,9 @@ int mgpu_memory_owner(const void *ptr);
 
 /* Moves the 2 MiB pages holding [ptr, ptr + bytes) of one device
  * allocation to GPU `gpu`: copied, then remapped, so the address stays the
- * same. Call it between kernels. Returns 0, or a CUresult code. */
+ * same. Call it between kernels. Returns 0, or a CUresult code:
+ * CUDA_ERROR_NOT_PERMITTED (800) for an allocation shared with another
+ * process (cuIpcGetMemHandle), whose pages that process maps. */
 int mgpu_memory_migrate(const void *ptr, size_t bytes, int gpu);
 
 #ifdef __cplusplus

@@ -99,6 +99,8 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuMemUnmap", (void **)&mgpu_drv.cuMemUnmap},
         {"cuMemSetAccess", (void **)&mgpu_drv.cuMemSetAccess},
         {"cuMemGetAllocationGranularity", (void **)&mgpu_drv.cuMemGetAllocationGranularity},
+        {"cuMemExportToShareableHandle", (void **)&mgpu_drv.cuMemExportToShareableHandle},
+        {"cuMemImportFromShareableHandle", (void **)&mgpu_drv.cuMemImportFromShareableHandle},
         {"cuDeviceCanAccessPeer", (void **)&mgpu_drv.cuDeviceCanAccessPeer},
         {"cuMemGetInfo_v2", (void **)&mgpu_drv.cuMemGetInfo},
         {"cuMemAllocPitch_v2", (void **)&mgpu_drv.cuMemAllocPitch},

@@ -60,6 +60,9 @@ struct mgpu_driver_api {
     PFN_cuMemUnmap_v10020 cuMemUnmap;
     PFN_cuMemSetAccess_v10020 cuMemSetAccess;
     PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity;
+    /* pool memory shared with other processes (cuIpcGetMemHandle) */
+    PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle;
+    PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle;
     PFN_cuDeviceCanAccessPeer_v4000 cuDeviceCanAccessPeer;
     PFN_cuMemGetInfo_v3020 cuMemGetInfo;
     PFN_cuMemAllocPitch_v3020 cuMemAllocPitch;

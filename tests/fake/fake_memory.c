@@ -614,3 +614,36 @@ FAKE_EXPORT CUresult cuPointerGetAttributes(unsigned count, CUpointer_attribute 
     }
     return CUDA_SUCCESS;
 }
+
+/* --- the driver's own IPC of plain allocations: not faked ------------------------ */
+
+/* Present, so that mgpu's hooks of these calls bind as with a real driver;
+ * the fake shares only VMM memory (fake_vmm.c's export and import). */
+FAKE_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr p)
+{
+    FAKE_ENTER_INIT("cuIpcGetMemHandle", CUDA_ERROR_INVALID_VALUE);
+    (void)handle;
+    (void)p;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle handle, unsigned flags)
+{
+    FAKE_ENTER_INIT("cuIpcOpenMemHandle_v2", CUDA_ERROR_INVALID_VALUE);
+    (void)p;
+    (void)handle;
+    (void)flags;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle handle, unsigned flags)
+{
+    return cuIpcOpenMemHandle_v2(p, handle, flags);
+}
+
+FAKE_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
+{
+    FAKE_ENTER_INIT("cuIpcCloseMemHandle", CUDA_ERROR_INVALID_VALUE);
+    (void)p;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}

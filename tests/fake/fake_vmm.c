@@ -9,8 +9,10 @@
  * on a GPU. */
 #include "fake_gpu.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct physical {
@@ -19,6 +21,7 @@ struct physical {
     CUdevice device;
     uint64_t id;
     bool released;
+    bool imported; /* another process's (cuMemImportFromShareableHandle): not this device's */
     int maps;
 };
 
@@ -216,8 +219,59 @@ FAKE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t by
  * both released and unmapped. */
 static void give_back_if_unused(struct physical *p)
 {
-    if (p->released && p->maps == 0)
+    if (p->released && p->maps == 0 && !p->imported)
         fake_device_give(p->device, p->bytes);
+}
+
+/* POSIX file descriptors only: the memory's memfd, duplicated for the
+ * caller to pass on and close, as the driver's export does. */
+FAKE_EXPORT CUresult cuMemExportToShareableHandle(void *shareable,
+                                                  CUmemGenericAllocationHandle handle,
+                                                  CUmemAllocationHandleType type,
+                                                  unsigned long long flags)
+{
+    FAKE_ENTER_INIT("cuMemExportToShareableHandle", CUDA_ERROR_INVALID_VALUE);
+    struct physical *p = (struct physical *)(uintptr_t)handle;
+    if (shareable == NULL || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || flags != 0 ||
+        !fake_handles_has(&physicals, p))
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    *(int *)shareable = fd;
+    return CUDA_SUCCESS;
+}
+
+/* Another process's memory from its memfd (the caller keeps its
+ * descriptor): mapped like this process's own, counted against no
+ * device here. */
+FAKE_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle,
+                                                    void *os_handle, CUmemAllocationHandleType type)
+{
+    FAKE_ENTER_INIT("cuMemImportFromShareableHandle", CUDA_ERROR_INVALID_VALUE);
+    int given = (int)(intptr_t)os_handle;
+    struct stat st;
+    if (handle == NULL || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+        fstat(given, &st) != 0 || st.st_size <= 0 || st.st_size % FAKE_GRANULARITY != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct physical *p = calloc(1, sizeof *p);
+    int fd = fcntl(given, F_DUPFD_CLOEXEC, 0);
+    if (p == NULL || fd < 0 || !fake_handles_add(&physicals, p)) {
+        if (fd >= 0)
+            close(fd);
+        free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    p->fd = fd;
+    p->bytes = (size_t)st.st_size;
+    p->imported = true;
+    pthread_mutex_lock(&vmm_lock);
+    p->id = next_block_id++;
+    pthread_mutex_unlock(&vmm_lock);
+    fake_live(FAKE_PHYSICAL, 1);
+    fake_live(FAKE_PHYSICAL_BYTES, (long)p->bytes);
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
