@@ -13,7 +13,6 @@
 #include "gemm_plan.h"
 
 #include "gpu_contexts.h"
-#include "hook_table.h"
 #include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
@@ -31,6 +30,7 @@
  * calling thread under handles_lock. */
 struct entry_handle {
     void *handle;
+    bool failed; /* cuBLAS made none: not asked again */
     int pointer_mode, math_mode, atomics_mode;
 };
 static struct entry_handle entry_handles[MGPU_MAX_GPUS];
@@ -61,7 +61,7 @@ static void *entry_handle(const struct mgpu_blas_library *lib, int g, CUcontext 
 {
     pthread_mutex_lock(&handles_lock);
     struct entry_handle *e = &entry_handles[g];
-    if (e->handle == NULL && mgpu_drv_push_context(ctx) == CUDA_SUCCESS) {
+    if (e->handle == NULL && !e->failed && mgpu_drv_push_context(ctx) == CUDA_SUCCESS) {
         mgpu_driver_bypass_begin();
         void *h = NULL;
         int st = lib->create(&h);
@@ -71,6 +71,7 @@ static void *entry_handle(const struct mgpu_blas_library *lib, int g, CUcontext 
             e->handle = h;
             e->pointer_mode = e->math_mode = e->atomics_mode = -1;
         } else {
+            e->failed = true;
             mgpu_warn("cuBLAS could not make a handle for GPU %d (status %d); GEMMs run whole", g,
                       st);
         }
