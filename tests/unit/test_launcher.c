@@ -29,6 +29,11 @@ int main(void)
     char *a1[] = {"mgpu-run", "-n", "2", "--report", "-v", "./app", "-n", "7", NULL};
     CHECK(parse_args(a1, &env, &o, err, sizeof err) == 0);
     CHECK(o.ngpus == 2 && o.report && o.verbose == 1 && o.program_index == 5);
+    CHECK(!o.host_blas);
+
+    char *blas[] = {"mgpu-run", "--blas", "./cpu_app", "--blas", NULL};
+    CHECK(parse_args(blas, &env, &o, err, sizeof err) == 0);
+    CHECK(o.host_blas && o.program_index == 2);
 
     char *a2[] = {"mgpu-run", "--gpus=2,0", "--trace", "t.json", "--", "-weird-name", NULL};
     CHECK(parse_args(a2, &env, &o, err, sizeof err) == 0);
