@@ -255,7 +255,6 @@ static int run_locked(const struct mgpu_host_gemm *g, mgpu_host_cpu_part cpu_par
         list[i].first = g->n * i / chunks;
         list[i].count = g->n * (i + 1) / chunks - list[i].first;
     }
-    result->chunks = (int)chunks;
 
     /* A once, on stream 0; stream 1's chunks wait for it. */
     CUresult r = cuEventRecord(gpu.start, gpu.streams[0]);

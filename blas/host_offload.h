@@ -32,7 +32,6 @@ struct mgpu_host_result {
     double gpu_ms;                /* from the first copy in to the last copy out */
     unsigned long long bytes_in;  /* copied to the GPUs */
     unsigned long long bytes_out; /* copied back */
-    int chunks;
 };
 
 /* Runs g on the GPUs. Returns 0; or -1 with *why (a static string) when

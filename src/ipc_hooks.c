@@ -24,13 +24,21 @@ static CUresult CUDAAPI hook_cuIpcGetMemHandle(CUipcMemHandle *handle, CUdevicep
     return real_cuIpcGetMemHandle(handle, pointer);
 }
 
+/* Both names of cuIpcOpenMemHandle: mgpu's handles mapped here, the
+ * driver's to `real`. */
+static CUresult open_handle(CUdeviceptr *pointer, CUipcMemHandle handle, unsigned int flags,
+                            PFN_cuIpcOpenMemHandle_v11000 real)
+{
+    if (mgpu_pool_ipc_is_ours(&handle))
+        return mgpu_pool_ipc_import(pointer, &handle);
+    return real(pointer, handle, flags);
+}
+
 static CUresult CUDAAPI hook_cuIpcOpenMemHandle_v2(CUdeviceptr *pointer, CUipcMemHandle handle,
                                                    unsigned int flags)
 {
     MGPU_HOOK_ENTRY(cuIpcOpenMemHandle_v2);
-    if (mgpu_pool_ipc_is_ours(&handle))
-        return mgpu_pool_ipc_import(pointer, &handle);
-    return real_cuIpcOpenMemHandle_v2(pointer, handle, flags);
+    return open_handle(pointer, handle, flags, real_cuIpcOpenMemHandle_v2);
 }
 
 /* The name programs built before CUDA 11 bind to. */
@@ -38,9 +46,7 @@ static CUresult CUDAAPI hook_cuIpcOpenMemHandle(CUdeviceptr *pointer, CUipcMemHa
                                                 unsigned int flags)
 {
     MGPU_HOOK_ENTRY(cuIpcOpenMemHandle);
-    if (mgpu_pool_ipc_is_ours(&handle))
-        return mgpu_pool_ipc_import(pointer, &handle);
-    return real_cuIpcOpenMemHandle(pointer, handle, flags);
+    return open_handle(pointer, handle, flags, real_cuIpcOpenMemHandle);
 }
 
 static CUresult CUDAAPI hook_cuIpcCloseMemHandle(CUdeviceptr pointer)
