@@ -612,18 +612,23 @@ size_t mgpu_pool_share(CUdeviceptr address, struct mgpu_pool_shared *out,
         out->id = a->id;
         if (a->small) { /* its slot's granule, shared with its neighbours */
             uint64_t base = a->start / MGPU_GRANULE_SIZE * MGPU_GRANULE_SIZE;
-            for (size_t i = 0; i < pool.nslab_granules && n == 0; i++)
-                if (pool.slab_granules[i].address == base && max > 0)
-                    pieces[n++] =
+            for (size_t i = 0; i < pool.nslab_granules && n == 0; i++) {
+                if (pool.slab_granules[i].address != base || (pieces != NULL && max == 0))
+                    continue;
+                if (pieces != NULL)
+                    pieces[0] =
                         (struct mgpu_pool_piece){0, MGPU_GRANULE_SIZE, pool.slab_granules[i].handle,
                                                  pool.slab_granules[i].gpu};
+                n = 1;
+            }
             out->map_base = base;
             out->map_bytes = MGPU_GRANULE_SIZE;
-        } else if (a->nchunks <= max) {
-            for (size_t i = 0; i < a->nchunks; i++)
-                pieces[n++] = (struct mgpu_pool_piece){
+        } else if (pieces == NULL || a->nchunks <= max) {
+            for (size_t i = 0; pieces != NULL && i < a->nchunks; i++)
+                pieces[i] = (struct mgpu_pool_piece){
                     a->chunks[i].offset, a->chunks[i].bytes,
                     (CUmemGenericAllocationHandle)a->chunks[i].handle, a->chunks[i].gpu};
+            n = a->nchunks;
             out->map_base = a->start;
             out->map_bytes = a->span;
         }

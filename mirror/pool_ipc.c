@@ -268,12 +268,8 @@ CUresult mgpu_pool_ipc_export(CUipcMemHandle *handle, CUdeviceptr pointer)
         return CUDA_ERROR_NOT_SUPPORTED;
     struct mgpu_pool_shared shared;
     /* Marks it shared (never moved again) and says that it can be. */
-    static struct mgpu_pool_piece pieces[MAX_PIECES];
-    static pthread_mutex_t pieces_lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&pieces_lock);
-    size_t n = mgpu_pool_share(pointer, &shared, pieces, MAX_PIECES);
-    pthread_mutex_unlock(&pieces_lock);
-    if (n == 0)
+    size_t n = mgpu_pool_share(pointer, &shared, NULL, 0);
+    if (n == 0 || n > MAX_PIECES)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_once(&server_once, start_server);
     if (server_socket < 0)
