@@ -613,7 +613,7 @@ size_t mgpu_pool_share(CUdeviceptr address, struct mgpu_pool_shared *out,
         if (a->small) { /* its slot's granule, shared with its neighbours */
             uint64_t base = a->start / MGPU_GRANULE_SIZE * MGPU_GRANULE_SIZE;
             for (size_t i = 0; i < pool.nslab_granules && n == 0; i++) {
-                if (pool.slab_granules[i].address != base || (pieces != NULL && max == 0))
+                if (pool.slab_granules[i].address != base || max == 0)
                     continue;
                 if (pieces != NULL)
                     pieces[0] =
@@ -623,7 +623,7 @@ size_t mgpu_pool_share(CUdeviceptr address, struct mgpu_pool_shared *out,
             }
             out->map_base = base;
             out->map_bytes = MGPU_GRANULE_SIZE;
-        } else if (pieces == NULL || a->nchunks <= max) {
+        } else if (a->nchunks <= max) {
             for (size_t i = 0; pieces != NULL && i < a->nchunks; i++)
                 pieces[i] = (struct mgpu_pool_piece){
                     a->chunks[i].offset, a->chunks[i].bytes,

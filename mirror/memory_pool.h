@@ -106,7 +106,7 @@ size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max);
  * migrated: the other process maps these pages. Returns the number of
  * pieces, 0 when the address is in no allocation, the pieces are more
  * than `max`, or the driver made no shareable memory. With pieces NULL
- * only counts them (and marks the allocation shared). */
+ * only counts them (up to `max`, and marks the allocation shared). */
 struct mgpu_pool_piece {
     uint64_t offset, bytes;
     CUmemGenericAllocationHandle handle;

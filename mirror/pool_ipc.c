@@ -268,8 +268,8 @@ CUresult mgpu_pool_ipc_export(CUipcMemHandle *handle, CUdeviceptr pointer)
         return CUDA_ERROR_NOT_SUPPORTED;
     struct mgpu_pool_shared shared;
     /* Marks it shared (never moved again) and says that it can be. */
-    size_t n = mgpu_pool_share(pointer, &shared, NULL, 0);
-    if (n == 0 || n > MAX_PIECES)
+    size_t n = mgpu_pool_share(pointer, &shared, NULL, MAX_PIECES);
+    if (n == 0)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_once(&server_once, start_server);
     if (server_socket < 0)
