@@ -32,8 +32,9 @@ for ranks in 1 2 4 8; do
   right=$(grep -c "^mpi_client: rank [0-9]* of $ranks: right bytes" "$work/$ranks.out")
   [ "$right" -eq "$ranks" ] || { cat "$work/$ranks.out" >&2; fail "$right of $ranks ranks moved their bytes right"; }
   if [ "$ranks" -gt 1 ]; then
-    sed -n 's/.*local rank [0-9]* of '"$ranks"' on this node (Open MPI): GPUs \([0-9,]*\),.*/\1/p' \
-      "$work/$ranks.err" > "$work/$ranks.groups"
+    # grep -o: the ranks' lines may run into one another on stderr.
+    grep -o "local rank [0-9]* of $ranks on this node (Open MPI): GPUs [0-9,]*[0-9]" "$work/$ranks.err" |
+      sed 's/.*GPUs //' > "$work/$ranks.groups"
     [ "$(wc -l < "$work/$ranks.groups")" -eq "$ranks" ] ||
       { cat "$work/$ranks.err" >&2; fail "$ranks ranks: not every rank said its GPUs"; }
     per=$((8 / ranks))
@@ -61,8 +62,8 @@ for case in "two-socket-pcie 8 2" "two-socket-pcie 8 4" "nvswitch-8gpu 8 2" "nvs
   FAKE_CUDA_GPUS=$2 timeout 120 $mpirun -np "$3" -x FAKE_CUDA_GPUS "$MGPU_RUN" --topology "$xml" -v \
     $client > "$work/$1.$3.out" 2> "$work/$1.$3.err" ||
     { cat "$work/$1.$3.out" "$work/$1.$3.err" >&2; fail "$3 ranks on $1"; }
-  sed -n 's/.*local rank \([0-9]*\) of '"$3"' on this node (Open MPI): GPUs \([0-9,]*\),.*/\1 \2/p' \
-    "$work/$1.$3.err" | sort > "$work/$1.$3.got"
+  grep -o "local rank [0-9]* of $3 on this node (Open MPI): GPUs [0-9,]*[0-9]" "$work/$1.$3.err" |
+    sed 's/local rank \([0-9]*\) of .*GPUs \(.*\)/\1 \2/' | sort > "$work/$1.$3.got"
   [ -s "$work/$1.$3.want" ] && cmp -s "$work/$1.$3.want" "$work/$1.$3.got" ||
     { paste "$work/$1.$3.want" "$work/$1.$3.got" >&2; fail "$3 ranks on $1: not mgpu-info's groups"; }
   [ "$(grep -c "right bytes" "$work/$1.$3.out")" -eq "$3" ] || fail "$3 ranks on $1: wrong bytes"
