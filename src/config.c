@@ -22,7 +22,8 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "--topology)"},
     {"MGPU_VERBOSE", "0|1|2", "say what mgpu does (1) and every hooked lookup (2) (same as -v)"},
     {"MGPU_SM_COUNT", "sum|home",
-     "multiprocessors of device 0: all GPUs' (default) or the home GPU's"},
+     "multiprocessors of device 0: all GPUs' (default; one GPU's to cuBLAS and NVIDIA's other math "
+     "libraries, whose kernels run whole) or the home GPU's"},
     {"MGPU_DEVICE_COUNT", "all|one",
      "devices the program sees: every selected GPU (default) or only device 0"},
     {"MGPU_AUDIT", "0|1",
@@ -340,6 +341,7 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     static const char *const sm_counts[] = {"sum", "home", NULL};
     if (parse_one_of(get, "MGPU_SM_COUNT", sm_counts, &choice, err, errlen) != 0)
         return -1;
+    cfg->sm_count_given = choice >= 0;
     if (choice >= 0)
         cfg->sm_count = choice == 0 ? MGPU_SM_COUNT_SUM : MGPU_SM_COUNT_HOME;
     static const char *const device_counts[] = {"all", "one", NULL};

@@ -39,6 +39,7 @@ struct mgpu_config {
     char topology_path[MGPU_PATH_MAX];        /* MGPU_TOPOLOGY; empty: this machine's */
     int verbose;                              /* MGPU_VERBOSE, 0..2 */
     enum mgpu_sm_count_mode sm_count;         /* MGPU_SM_COUNT */
+    bool sm_count_given;                      /* MGPU_SM_COUNT was set */
     enum mgpu_device_count_mode device_count; /* MGPU_DEVICE_COUNT */
     bool audit;                               /* MGPU_AUDIT */
     bool call_log;                            /* MGPU_CALL_LOG */

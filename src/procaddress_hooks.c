@@ -4,7 +4,11 @@
  * dlsym on libcuda.so.1 gives, as with the real driver, and matching on the
  * returned address covers every version and per-thread-stream variant the
  * driver picks. Lookups made from pass-through libraries (NCCL, mgpu itself,
- * MGPU_PASSTHROUGH) get the driver's answer. */
+ * MGPU_PASSTHROUGH) get the driver's answer. So do the device attribute
+ * queries of NVIDIA's math libraries (cuBLAS, cuDNN, ...): their kernels
+ * are machine code that runs whole on one GPU, sized by that GPU's
+ * multiprocessors; told the sum of all GPUs', cuBLAS's BF16 kernels on
+ * 4 x H200 left parts of C unwritten. */
 #include "procaddress_hooks.h"
 
 #include "export_map.h"
@@ -26,12 +30,19 @@ MGPU_DECLARE_HOOK(cuGetProcAddress_v2, PFN_cuGetProcAddress_v12000);
 
 static atomic_ulong lookups, hooked, passed;
 
+/* Who makes a lookup. */
+enum caller_kind {
+    CALLER_PROGRAM,        /* the program and its other libraries: mgpu's hooks */
+    CALLER_PASSES_THROUGH, /* the driver's own functions, writes still seen */
+    CALLER_DEVICE_LIBRARY, /* mgpu's hooks, but one GPU's own attributes */
+};
+
 /* Decisions per calling library, by load address: a lookup burst comes from
  * a handful of libraries. */
 #define CALLER_CACHE_SIZE 32
 static struct {
     const void *base;
-    bool passes_through;
+    enum caller_kind kind;
 } caller_cache[CALLER_CACHE_SIZE];
 static int caller_cache_len;
 static pthread_mutex_t caller_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,39 +60,52 @@ static bool name_has_prefix_in_list(const char *base, const char *list)
     return false;
 }
 
-static bool library_passes_through(const char *path)
+static enum caller_kind library_kind(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    return name_has_prefix_in_list(base, "libnccl,libmgpu") ||
-           name_has_prefix_in_list(base, mgpu_cfg.passthrough);
+    if (name_has_prefix_in_list(base, "libnccl,libmgpu") ||
+        name_has_prefix_in_list(base, mgpu_cfg.passthrough))
+        return CALLER_PASSES_THROUGH;
+    if (name_has_prefix_in_list(base, "libcublas,libcudnn,libcufft,libcusparse,libcusolver,"
+                                      "libcurand,libcutensor,libnpp,libnvjpeg"))
+        return CALLER_DEVICE_LIBRARY;
+    return CALLER_PROGRAM;
 }
 
-static bool caller_passes_through(const void *caller)
+static enum caller_kind caller_kind_of(const void *caller)
 {
     Dl_info info;
     if (caller == NULL || dladdr(caller, &info) == 0 || info.dli_fname == NULL)
-        return false;
-    bool result = false;
+        return CALLER_PROGRAM;
+    enum caller_kind result;
     pthread_mutex_lock(&caller_lock);
     int i;
     for (i = 0; i < caller_cache_len; i++)
         if (caller_cache[i].base == info.dli_fbase)
             break;
     if (i < caller_cache_len) {
-        result = caller_cache[i].passes_through;
+        result = caller_cache[i].kind;
     } else {
-        result = library_passes_through(info.dli_fname);
+        result = library_kind(info.dli_fname);
         if (caller_cache_len < CALLER_CACHE_SIZE) {
             caller_cache[caller_cache_len].base = info.dli_fbase;
-            caller_cache[caller_cache_len].passes_through = result;
+            caller_cache[caller_cache_len].kind = result;
             caller_cache_len++;
         }
-        if (result)
+        if (result == CALLER_PASSES_THROUGH)
             mgpu_info("driver lookups from %s pass through", info.dli_fname);
+        else if (result == CALLER_DEVICE_LIBRARY)
+            mgpu_info("%s sees one GPU's attributes (multiprocessors, memory)", info.dli_fname);
     }
     pthread_mutex_unlock(&caller_lock);
     return result;
+}
+
+/* The queries that a device library gets answered by the driver itself. */
+static bool is_attribute_query(const char *symbol)
+{
+    return strcmp(symbol, "cuDeviceGetAttribute") == 0 || strcmp(symbol, "cuDeviceTotalMem") == 0;
 }
 
 static void redirect(const char *symbol, void **pfn, const void *caller)
@@ -89,10 +113,15 @@ static void redirect(const char *symbol, void **pfn, const void *caller)
     if (pfn == NULL || *pfn == NULL)
         return;
     atomic_fetch_add_explicit(&lookups, 1, memory_order_relaxed);
-    if (caller_passes_through(caller)) {
+    enum caller_kind kind = caller_kind_of(caller);
+    if (kind == CALLER_PASSES_THROUGH) {
         atomic_fetch_add_explicit(&passed, 1, memory_order_relaxed);
         *pfn = mgpu_foreign_entry(*pfn);
         return;
+    }
+    if (kind == CALLER_DEVICE_LIBRARY && is_attribute_query(symbol)) {
+        atomic_fetch_add_explicit(&passed, 1, memory_order_relaxed);
+        return; /* the driver's function, unchanged */
     }
     void *exported = mgpu_export_map_find(*pfn);
     if (exported == NULL)

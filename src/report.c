@@ -71,7 +71,7 @@ void mgpu_report_print(void)
         r.device_count = gpus.device_count;
         r.home_name = gpus.home_name;
         r.devices_seen = mgpu_cfg.device_count == MGPU_DEVICE_COUNT_ONE ? 1 : gpus.device_count;
-        r.sm_seen = mgpu_cfg.sm_count == MGPU_SM_COUNT_SUM ? gpus.sm_sum : gpus.sm_home;
+        r.sm_seen = gpus.sm_seen;
         r.mem_seen = gpus.mem_sum;
     }
 

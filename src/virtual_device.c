@@ -13,6 +13,7 @@
  * shows device 0 alone, for driver-API programs. */
 #include "virtual_device.h"
 
+#include "blas_stats.h"
 #include "gpu_contexts.h"
 #include "hook_table.h"
 #include "real_driver.h"
@@ -33,6 +34,25 @@ static pthread_mutex_t summary_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mgpu_gpu_summary summary;
 static CUdevice home_device;
 static bool summary_ready;
+
+/* The multiprocessors device 0 reports: by default all GPUs' together, so
+ * that a grid sized by them fills every GPU once split. Not where cuBLAS is
+ * linked into the program: its queries come from the program's own code,
+ * and its machine-code kernels, which run whole on one GPU, must be sized
+ * for that GPU (a shared cuBLAS gets one GPU's figures by its lookups,
+ * procaddress_hooks.c). MGPU_SM_COUNT, when given, decides. */
+static int seen_sm_count(const struct mgpu_gpu_summary *s)
+{
+    if (mgpu_cfg.sm_count == MGPU_SM_COUNT_HOME)
+        return s->sm_home;
+    if (!mgpu_cfg.sm_count_given && s->sm_sum != s->sm_home && mgpu_blas_linked_statically()) {
+        mgpu_info("device 0 reports one GPU's %d multiprocessors, not all GPUs' %d: cuBLAS is "
+                  "linked into the program (MGPU_SM_COUNT=sum overrides)",
+                  s->sm_home, s->sm_sum);
+        return s->sm_home;
+    }
+    return s->sm_sum;
+}
 
 /* Gathers the selected GPUs' figures once the driver is initialised. */
 static CUresult gather_summary(void)
@@ -68,6 +88,7 @@ static CUresult gather_summary(void)
             s.mem_sum += mem;
         }
         if (r == CUDA_SUCCESS) {
+            s.sm_seen = seen_sm_count(&s);
             summary = s;
             summary_ready = true;
         }
@@ -121,7 +142,7 @@ static CUresult CUDAAPI hook_cuDeviceGetAttribute(int *value, CUdevice_attribute
         mgpu_cfg.sm_count != MGPU_SM_COUNT_SUM)
         return r;
     if (gather_summary() == CUDA_SUCCESS && dev == home_device)
-        *value = summary.sm_sum;
+        *value = summary.sm_seen;
     return r;
 }
 

@@ -9,6 +9,7 @@ struct mgpu_gpu_summary {
     int device_count; /* the distinct devices they stand on */
     int sm_sum;       /* the devices' multiprocessors together */
     int sm_home;
+    int sm_seen;    /* what device 0 reports to the program */
     size_t mem_sum; /* the devices' memory together, bytes */
     char home_name[256];
 };

@@ -11,7 +11,8 @@
 # MGPU_DEVICE_COUNT=one. Then the same with one device standing for four,
 # with BLAS splitting off, on one GPU, with mirrors, at the default size
 # threshold, and for a program with cuBLAS built in (as the static cuBLAS
-# is), which must run correctly and unsplit, and be reported.
+# is), which must run correctly and unsplit, and be reported, and whose
+# device 0 has one GPU's multiprocessors unless MGPU_SM_COUNT says sum.
 . "$(dirname "$0")/common.sh"
 export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
 export FAKE_CUDA_GPUS=4
@@ -91,10 +92,16 @@ pass "-n 1: whole, reported as one GPU"
 
 run default "$client" -n 4
 count_is default 'devices=4 ' 0 "the default threshold"
+expect_in "$work/default.err" "device 0 has 400 SMs"
 expect_match "$work/default.err" "cublasSgemm_v2: 16 calls, 0 split; .*16 whole: below MGPU_BLAS_MIN"
 pass "the default MGPU_BLAS_MIN (2^30) keeps these small GEMMs whole"
 
 MGPU_BLAS_MIN=1000 run static tests/fake/fake_cublas_static_gemms -n 4
 count_is static 'devices=4 ' 0 "cuBLAS built into the program"
 expect_in "$work/static.err" "cuBLAS: linked statically into the program"
-pass "cuBLAS linked into the program: correct, unsplit, reported"
+# Its kernels run whole on one GPU: sized by that GPU's multiprocessors.
+expect_in "$work/static.err" "device 0 has 100 SMs"
+pass "cuBLAS linked into the program: correct, unsplit, reported; device 0 has one GPU's multiprocessors"
+MGPU_SM_COUNT=sum MGPU_BLAS_MIN=1000 run static_sum tests/fake/fake_cublas_static_gemms -n 4
+expect_in "$work/static_sum.err" "device 0 has 400 SMs"
+pass "cuBLAS linked into the program, MGPU_SM_COUNT=sum: all GPUs' multiprocessors, as asked"

@@ -3,11 +3,12 @@
 # driver (no GPU needed): dlopen + dlsym, cuGetProcAddress (v1, v2, the
 # self-lookup, per-thread variants, NULL status), -lcuda, an RPATH that
 # points elsewhere, the NCCL pass-through, the virtual device, the report and
-# the trace.
+# the trace; a library named like cuBLAS sees one GPU's attributes.
 . "$(dirname "$0")/common.sh"
 fake_libs="$top_builddir/tests/fake/.libs"
 export MGPU_DRIVER="$fake_libs/libfakecuda.so"
 export FAKE_NCCL_PROBE="$fake_libs/libnccl_probe.so"
+export FAKE_CUBLAS_PROBE="$fake_libs/libcublas_probe.so"
 export FAKE_CUDA_GPUS=4
 
 for n in 1 3; do
@@ -16,6 +17,7 @@ for n in 1 3; do
     cat "$work/out" "$work/err"; fail "fake_client under -n $n"; }
   cat "$work/out"
   expect_in "$work/out" "0 failure(s)"
+  expect_in "$work/out" "ok: libcublas* sees one GPU's multiprocessors"
   expect_in "$work/err" "mgpu report"
   expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; device 0 has $((n * 100)) SMs, $n.00 GiB; $n device"
   # Three per-thread launches and five legacy ones (the failed launch is not counted), 2 ms each.

@@ -172,6 +172,31 @@ int main(void)
         EXPECT(probe_lookup && probe_lookup("cuLaunchKernel") == dlsym(fake, "cuLaunchKernel") &&
                    probe_lookup("cuDeviceGetCount") == dlsym(fake, "cuDeviceGetCount"),
                "lookups from libnccl* pass through to the driver");
+
+    /* A library named like cuBLAS gets mgpu's hooks, but the driver's own
+     * device attributes: its kernels run whole on one GPU. */
+    void *math = getenv("FAKE_CUBLAS_PROBE") ? dlopen(getenv("FAKE_CUBLAS_PROBE"), RTLD_NOW) : NULL;
+    void *(*math_lookup)(const char *) =
+        math ? (void *(*)(const char *))dlsym(math, "cublas_probe_lookup") : NULL;
+    if (math_lookup != NULL) {
+        PFN_cuDeviceGetAttribute_v2000 math_attr =
+            (PFN_cuDeviceGetAttribute_v2000)math_lookup("cuDeviceGetAttribute");
+        int math_sms = 0;
+        EXPECT(math_attr == dlsym(fake, "cuDeviceGetAttribute") &&
+                   math_attr(&math_sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) ==
+                       CUDA_SUCCESS &&
+                   math_sms == 100,
+               "libcublas* sees one GPU's multiprocessors");
+        EXPECT(math_lookup("cuDeviceTotalMem") == dlsym(fake, "cuDeviceTotalMem_v2"),
+               "libcublas* sees one GPU's memory");
+        EXPECT(math_lookup("cuLaunchKernel") != NULL &&
+                   math_lookup("cuLaunchKernel") != dlsym(fake, "cuLaunchKernel"),
+               "libcublas*'s other lookups are hooked");
+        sms = 0;
+        EXPECT(attr_fn(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) == CUDA_SUCCESS &&
+                   sms == expect_sms,
+               "the program still sees the multiprocessors MGPU_SM_COUNT says");
+    }
     printf("%d failure(s)\n", failures);
     return failures;
 }
