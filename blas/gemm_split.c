@@ -132,13 +132,31 @@ static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *
         sub->b = advance((const void *)copy, ps.b_offset, call->b_bytes);
 }
 
+/* The device that holds every page of the pool buffer `b`, or -1 when its
+ * pages lie on several. */
+static int sole_device(const struct mgpu_pool_block *b, const struct mgpu_gpu_entries *entries)
+{
+    struct mgpu_owner_run runs[16];
+    size_t n = mgpu_pool_runs(b->start, b->bytes, runs, 16);
+    if (n == 0 || n > 16)
+        return -1;
+    int device = entries->device[runs[0].gpu];
+    for (size_t i = 1; i < n; i++)
+        if (entries->device[runs[i].gpu] != device)
+            return -1;
+    return device;
+}
+
 /* With mirrors on, the operand every part reads whole (A when C is cut by
  * columns, B by rows) from each part's GPU's replica of its pool buffer,
  * refreshed in the program's stream before the fork: under
- * MGPU_MIRROR=always for every part, else for the parts on other devices
- * than the home one (entries of one device read the same memory anyway).
- * Not when C lies in the same buffer, nor for batches (each part reads
- * its own matrices). Returns whether any part reads a copy. */
+ * MGPU_MIRROR=always for every part, else for every part but those on the
+ * device that holds all of the operand (which read it where it is). The
+ * home GPU's part too: its buffer's pages are spread like any other's
+ * (the home part of a 16384^3 SGEMM on 4 x H200 read 3/4 of A over NVLink
+ * and held the call at 2.1x). Not when C lies in the same buffer, nor for
+ * batches (each part reads its own matrices). Returns whether any part
+ * reads a copy. */
 static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, CUstream stream)
 {
     const struct mgpu_gemm_call *call = job->call;
@@ -152,11 +170,12 @@ static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, C
         (mgpu_pool_find((CUdeviceptr)call->c, &written) && written.start == shared.start))
         return false; /* shared.shared: another process may write it unseen */
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    int local = sole_device(&shared, entries);
     bool any = false;
     mgpu_replicas_begin();
     for (int p = 0; p < job->plan.nparts; p++) {
         int g = job->plan.parts[p].gpu, holder = mgpu_mirror_holder(g);
-        if (mgpu_cfg.mirror != MGPU_MIRROR_ALWAYS && entries->device[g] == entries->device[0])
+        if (mgpu_cfg.mirror != MGPU_MIRROR_ALWAYS && entries->device[g] == local)
             continue;
         job->shared_copy[g] = mgpu_replicas_read(shared.start, shared.bytes, shared.id, operand,
                                                  holder, contexts[holder], contexts[0], stream);
