@@ -37,6 +37,22 @@ AC_DEFUN([MGPU_CHECK_CUDA], [
   AS_IF([test -f "$CUDA_LIBDIR/libcublas.so"], [have_cublas=yes], [have_cublas=no])
   AC_MSG_RESULT([$have_cublas])
   AM_CONDITIONAL([HAVE_CUBLAS], [test "x$have_cublas" = xyes])
+  dnl The static cuBLAS, where the toolkit has it: the GPU test builds the
+  dnl GEMM client with cuBLAS inside it, which mgpu cannot intercept and
+  dnl must report. Only if a program really links with it.
+  AC_MSG_CHECKING([whether a program links with the static cuBLAS])
+  CUBLAS_STATIC_LIBS="-L$CUDA_LIBDIR -lcublas_static -lcublasLt_static -lculibos -lcudart_static -L$CUDA_STUB_DIR -lcuda -lstdc++ -lpthread -ldl -lrt -lm"
+  have_cublas_static=no
+  AS_IF([test -f "$CUDA_LIBDIR/libcublas_static.a"], [
+    save_CPPFLAGS=$CPPFLAGS; save_LIBS=$LIBS
+    CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"; LIBS="$CUBLAS_STATIC_LIBS $LIBS"
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cublas_v2.h>]],
+      [[cublasHandle_t h; return cublasCreate(&h) != CUBLAS_STATUS_SUCCESS;]])],
+      [have_cublas_static=yes])
+    CPPFLAGS=$save_CPPFLAGS; LIBS=$save_LIBS])
+  AC_MSG_RESULT([$have_cublas_static])
+  AC_SUBST([CUBLAS_STATIC_LIBS])
+  AM_CONDITIONAL([HAVE_CUBLAS_STATIC], [test "x$have_cublas_static" = xyes])
   save_CPPFLAGS=$CPPFLAGS; CPPFLAGS="$CPPFLAGS $CUDA_CPPFLAGS"
   AC_MSG_CHECKING([that cuda.h is CUDA 12.3 or newer])
   AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <cuda.h>

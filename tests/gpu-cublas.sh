@@ -10,7 +10,10 @@
 # several) with MGPU_BLAS_MIN low enough to split them all: correct, and
 # the report shows the calls split, the parts on every GPU and the trace
 # the parts on the GPUs' tracks. Then with mirrors (the kernel's second
-# read must not be stale), on one GPU, and with splitting off.
+# read must not be stale), on one GPU, and with splitting off. Last, where
+# the toolkit has the static cuBLAS, the same client with cuBLAS built in:
+# correct under mgpu-run (its kernels run whole), and the report says that
+# its calls could not be seen.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/blas/cublas_gemms
@@ -56,3 +59,18 @@ pass "-n 1: cuBLAS runs whole, reported"
 run never MGPU_BLAS=never MGPU_BLAS_MIN=1000 -- --gpus 0x4
 grep -q "cuBLAS GEMMs:" "$work/never.err" && fail "MGPU_BLAS=never still intercepts"
 pass "MGPU_BLAS=never: cuBLAS untouched"
+
+static=tests/blas/cublas_static_gemms
+if [ -x "$static" ]; then
+  set=$(first_distinct_set)
+  for gpus in 0x4 $set; do
+    MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --report $static > "$work/static.out" 2> "$work/static.err" ||
+      { cat "$work/static.out" "$work/static.err" >&2; fail "the static cuBLAS client under --gpus $gpus"; }
+    expect_in "$work/static.out" "cublas_gemms: $cases cases correct"
+    expect_in "$work/static.err" "cuBLAS: linked statically into the program"
+    grep -q "cuBLAS GEMMs:" "$work/static.err" && fail "the static cuBLAS's calls were reported as intercepted"
+    pass "cuBLAS linked statically, --gpus $gpus: correct, unsplit, reported"
+  done
+else
+  echo "note: no static cuBLAS client (configure found no libcublas_static.a that links)"
+fi
