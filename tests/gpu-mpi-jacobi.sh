@@ -4,8 +4,8 @@
 # plainly under mpirun -np 2, then under mgpu-run as 1 rank x 2 GPUs and
 # 2 ranks x 2 GPUs (GPU 0 listed twice for each), each with MGPU_SPLIT=always:
 # the result line (every point checked, a checksum that does not depend on
-# the shape) must be the plain run's. Two ranks on one GPU without --gpus
-# ask for more ranks than GPUs: one line naming the fix. Skipped without a
+# the shape) must be the plain run's. One rank more than the machine has
+# GPUs, without --gpus, is one line naming the fix. Skipped without a
 # GPU, without MPI at configure, or without a working mpirun.
 . "$(dirname "$0")/common.sh"
 require_gpu
@@ -43,8 +43,12 @@ for shape in "1 0x2" "2 0x2"; do
     { cat "$work/$label.err" >&2; fail "$1 ranks: jacobi_band was not split in two"; }
   pass "$1 rank(s) x --gpus $2 under mgpu: the plain run's result, $(sed -n 's/^time: mpi_jacobi //p' "$work/$label.out")"
 done
-$mpirun 2 "$MGPU_RUN" $prog --quick > "$work/toomany.out" 2> "$work/toomany.err" &&
-  fail "two ranks on one GPU without --gpus ran"
-grep -q "2 ranks on a node of 1 GPU: each rank needs one" "$work/toomany.err" ||
-  { cat "$work/toomany.err" >&2; fail "two ranks on one GPU: not the one-line error"; }
-pass "two ranks on one GPU without --gpus: refused in one line naming the fix"
+# One rank more than the node has GPUs, without --gpus.
+np=$((gpu_count + 1))
+plural=s
+[ "$gpu_count" -eq 1 ] && plural=
+$mpirun $np "$MGPU_RUN" $prog --quick > "$work/toomany.out" 2> "$work/toomany.err" &&
+  fail "$np ranks on $gpu_count GPU$plural without --gpus ran"
+grep -q "$np ranks on a node of $gpu_count GPU$plural: each rank needs one" "$work/toomany.err" ||
+  { cat "$work/toomany.err" >&2; fail "$np ranks on $gpu_count GPU$plural: not the one-line error"; }
+pass "$np ranks on $gpu_count GPU$plural without --gpus: refused in one line naming the fix"
