@@ -1,13 +1,16 @@
 #!/bin/sh
-# cuBLAS through mgpu (issue 21): bench/cublas_sgemm times an N^3 SGEMM
+# cuBLAS through mgpu (issues 21, 23): bench/cublas_sgemm times an N^3 SGEMM
+# (TYPE sgemm) or BF16 cublasGemmEx with FP32 C (TYPE bf16)
 # (events, median of its rounds) and the host cost of one small SGEMM call
 # (SMALL^3, median of 200), plainly; under mgpu-run -n 1 (one entry: the
 # interposer only, goal <= 1.02x plain); and under --gpus 0x2, 0x4, 0x8
 # (and distinct GPUs where there are as many) with MGPU_BLAS_MIN=0, so
 # that even the small calls are split: their host cost is that of an
 # intercepted, split call. Each configuration runs ROUNDS times,
-# interleaved; the table gives the medians.
-#   bench/run-cublas.sh [ROUNDS=3] [N=8192] [SMALL=512] [SETS="0x2 ..."]
+# interleaved; the table gives the medians. MGPU_MIRROR from the caller
+# applies to every mgpu run: on distinct GPUs, auto lets each part read the
+# operand all parts need from a copy on its own GPU.
+#   bench/run-cublas.sh [ROUNDS=3] [N=8192] [SMALL=512] [SETS="0x2 ..."] [TYPE=sgemm]
 # Run from the top build directory after `make check`, or set MGPU_RUN and
 # CUBLAS_SGEMM to installed copies.
 set -eu
@@ -25,6 +28,11 @@ for k in 2 4 8; do
   [ "$k" -le "$gpus" ] && sets="$sets $(seq -s, 0 $((k - 1)))"
 done
 sets=${4:-$sets}
+type=${5:-sgemm}
+case $type in
+  sgemm | bf16) ;;
+  *) echo "run-cublas.sh: TYPE is sgemm or bf16, not $type" >&2; exit 2 ;;
+esac
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -35,24 +43,27 @@ record() {
   echo "$2" | grep -q 'checked=64' || { echo "run-cublas.sh: $1: $2" >&2; exit 1; }
 }
 for r in $(seq 1 "$rounds"); do
-  record plain "$("$bench" "$n" 5 "$small")"
-  record one "$("$MGPU_RUN" -n 1 "$bench" "$n" 5 "$small")"
+  record plain "$("$bench" "$n" 5 "$small" 200 "$type")"
+  record one "$("$MGPU_RUN" -n 1 "$bench" "$n" 5 "$small" 200 "$type")"
   for set in $sets; do
-    record "$set" "$(MGPU_BLAS_MIN=0 "$MGPU_RUN" --gpus "$set" "$bench" "$n" 5 "$small")"
+    record "$set" "$(MGPU_BLAS_MIN=0 "$MGPU_RUN" --gpus "$set" "$bench" "$n" 5 "$small" 200 "$type")"
   done
   printf 'round %s of %s done\n' "$r" "$rounds" >&2
 done
 
 plain_ms=$(median "$out/plain.ms")
 plain_us=$(median "$out/plain.us")
-echo "cublas_sgemm: ${n}^3 SGEMM (GPU ms, events) and the host cost of one ${small}^3 call (µs); median of $rounds interleaved rounds"
+label=SGEMM
+[ "$type" = bf16 ] && label="BF16 GemmEx"
+echo "cublas_sgemm: ${n}^3 $label (GPU ms, events) and the host cost of one ${small}^3 call (µs); median of $rounds interleaved rounds; MGPU_MIRROR=${MGPU_MIRROR:-never}"
 echo
-echo "| run | SGEMM ms | / plain | host µs per call | added µs |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| run | $label ms | / plain | speedup | host µs per call | added µs |"
+echo "| --- | --- | --- | --- | --- | --- |"
 row() {
   ms=$(median "$out/$2.ms"); us=$(median "$out/$2.us")
-  printf '| %s | %.2f | %.3f | %.2f | %.2f |\n' "$1" "$ms" \
-    "$(awk -v a="$ms" -v b="$plain_ms" 'BEGIN { print a / b }')" "$us" \
+  printf '| %s | %.2f | %.3f | %.2f× | %.2f | %.2f |\n' "$1" "$ms" \
+    "$(awk -v a="$ms" -v b="$plain_ms" 'BEGIN { print a / b }')" \
+    "$(awk -v a="$ms" -v b="$plain_ms" 'BEGIN { print b / a }')" "$us" \
     "$(awk -v a="$us" -v b="$plain_us" 'BEGIN { print a - b }')"
 }
 row "plain (no mgpu)" plain

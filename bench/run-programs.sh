@@ -1,0 +1,99 @@
+#!/bin/sh
+# The test programs (tests/programs/README.md) on more GPUs (issues 19, 23):
+# each program run plainly (no mgpu) and under mgpu-run -n G for G = 2, 4,
+# 8 up to GPUS (and GPUS itself), with mgpu's defaults (MGPU_SPLIT=auto,
+# MGPU_PLACEMENT=auto; MGPU_MIRROR as the caller sets it), ROUNDS times,
+# interleaved. Two times for each: the wall time of the whole program (CPU
+# reference, start-up and contexts included), and its GPU time: the sum of
+# the report's "GPU ms" column (every launch timed with events on the
+# program's stream, a split launch from fork to join) plus the time of
+# placement's moves. The GPU time of one GPU is taken the same way under
+# mgpu-run -n 1 with MGPU_SPLIT=never MGPU_MEMORY=driver (mgpu's timing, the
+# program's own modules and allocations). Speedup = one GPU's GPU time / G
+# GPUs'; "slower" marks a run more than 5 % slower than one GPU. Every run's
+# stdout must be the plain run's. Each program's row is printed when its
+# rounds are done.
+#   bench/run-programs.sh [GPUS=all] [ROUNDS=3] [PROGRAM...]
+# Run from the top build directory after `make check`.
+set -eu
+gpus=${1:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)}
+[ $# -gt 0 ] && shift
+rounds=${1:-3}
+[ $# -gt 0 ] && shift
+programs=${*:-"stencil1d stencil3d gaussian bfs spmv_csr conv2d fdtd2d threadfence_reduction
+  atomic_sum histogram_atomicinc pointer_chase coop_grid_sync graph_replay two_threads
+  managed_memory transpose scan"}
+. "$(dirname "$0")/find_mgpu_run.sh"
+. "$(dirname "$0")/median.sh"
+export NCCL_NVLS_ENABLE=0
+[ "${gpus:-0}" -ge 2 ] || { echo "run-programs.sh: needs GPUS of 2 or more (nvidia-smi -L lists ${gpus:-none})" >&2; exit 2; }
+for p in $programs; do
+  [ -x "tests/programs/$p" ] || { echo "run-programs.sh: tests/programs/$p is missing; run make check first" >&2; exit 2; }
+done
+counts=""
+g=2
+while [ "$g" -lt "$gpus" ]; do counts="$counts $g"; g=$((g * 2)); done
+counts="$counts $gpus"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+now_ms() { date +%s%N | awk '{ printf "%.3f\n", $1 / 1e6 }'; }
+# gpu_ms REPORT: the kernel table's GPU ms summed, plus placement's move time.
+gpu_ms() {
+  awk '/^kernel .*GPU ms$/ { table = 1; next }
+       table && /^(  |modules|memory|\.\.\.)/ { table = 0 }
+       table && $NF ~ /^[0-9.]+$/ { sum += $NF }
+       /placement after the kernels/ { if (match($0, /, [0-9.]+ ms\)/)) sum += substr($0, RSTART + 2, RLENGTH - 6) }
+       END { printf "%.3f\n", sum }' "$1"
+}
+# run NAME PROGRAM COMMAND...: wall time to NAME.wall, stdout compared with the plain run's.
+run() {
+  name=$1 p=$2
+  shift 2
+  t0=$(now_ms)
+  "$@" "tests/programs/$p" > "$out/$p.$name.out" 2> "$out/$p.$name.err" || {
+    cat "$out/$p.$name.out" "$out/$p.$name.err" >&2; echo "run-programs.sh: $p ($name) failed" >&2; exit 1; }
+  t1=$(now_ms)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >> "$out/$p.$name.wall"
+  [ "$name" = plain ] || gpu_ms "$out/$p.$name.err" >> "$out/$p.$name.gpu"
+  [ "$name" = plain ] || cmp -s "$out/$p.plain.out" "$out/$p.$name.out" || echo "$p $name" >> "$out/different"
+}
+echo "tests/programs on 1 to $gpus GPUs (MGPU_MIRROR=${MGPU_MIRROR:-never}); median of $rounds interleaved rounds"
+echo "GPU ms: the report's kernel times plus placement's moves; wall ms: the whole program"
+echo
+header="| program | plain wall ms | 1 GPU: GPU ms |"
+rule="| --- | --- | --- |"
+for g in $counts; do
+  header="$header -n $g GPU ms | speedup | wall ms |"
+  rule="$rule --- | --- | --- |"
+done
+echo "$header output |"
+echo "$rule --- |"
+# One program at a time, its configurations interleaved in each round, its
+# row printed as soon as it is done.
+status=0
+for p in $programs; do
+  for r in $(seq 1 "$rounds"); do
+    run plain "$p"
+    run one "$p" env MGPU_SPLIT=never MGPU_MEMORY=driver "$MGPU_RUN" -n 1 --report
+    for g in $counts; do
+      run "n$g" "$p" "$MGPU_RUN" -n "$g" --report
+    done
+  done
+  one=$(median "$out/$p.one.gpu")
+  line="| $p | $(median "$out/$p.plain.wall") | $one |"
+  for g in $counts; do
+    ms=$(median "$out/$p.n$g.gpu")
+    speedup=$(awk -v a="$ms" -v b="$one" 'BEGIN { if (a > 0) printf "%.2f×", b / a; else print "n/a" }')
+    slower=$(awk -v a="$ms" -v b="$one" 'BEGIN { print (a > 1.05 * b) ? " slower" : "" }')
+    line="$line $ms | $speedup$slower | $(median "$out/$p.n$g.wall") |"
+  done
+  if grep -q "^$p " "$out/different" 2> /dev/null; then
+    line="$line DIFFERENT |"
+    status=1
+  else
+    line="$line same |"
+  fi
+  echo "$line"
+done
+exit $status
