@@ -5,7 +5,7 @@
 # stand on it: --gpus 0x8 shows one GPU's), results check out, and the
 # report counts the program's launches (so the hooks were hit). The CUDA
 # runtime needs to see every GPU the driver enumerates (see
-# src/virtual_device.c), so the device count is the number of selected
+# src/hooks/virtual_device.c), so the device count is the number of selected
 # devices.
 . "$(dirname "$0")/common.sh"
 require_gpu

@@ -16,6 +16,7 @@
 #include "blas_stats.h"
 #include "gpu_contexts.h"
 #include "hook_table.h"
+#include "log.h"
 #include "real_driver.h"
 #include "runtime.h"
 
