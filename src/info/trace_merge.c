@@ -1,5 +1,5 @@
 /* Owns the merge of per-rank trace files (see trace_merge.h). It relies on
- * the layout src/trace.c writes: a first line that opens the event list,
+ * the layout src/report/trace.c writes: a first line that opens the event list,
  * one event per line (each after the first led by a comma), the list
  * closed by a line that starts with "]". */
 #include "info/trace_merge.h"

@@ -1,6 +1,6 @@
 /* Merging the per-rank trace files of an MPI run (issue 22) into one
  * Perfetto / chrome://tracing file: each rank's file (FILE.rankN.json,
- * src/trace.h) already carries its rank as the process of its events, so
+ * src/report/trace.h) already carries its rank as the process of its events, so
  * the merge puts their events side by side, one process per rank. Run by
  * `mgpu-info --merge-traces OUT IN...`. Ranks of one node share its clock;
  * across nodes the timelines are each node's own. */
