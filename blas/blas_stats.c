@@ -269,6 +269,17 @@ size_t mgpu_blas_stats_describe_host(char (*lines)[160], size_t max)
     return used;
 }
 
+/* The executable does not change during the run: it is read once, however
+ * often the question is asked (the virtual device asks at the first
+ * multiprocessor query, the report at exit). */
+static pthread_once_t exe_scanned = PTHREAD_ONCE_INIT;
+static bool exe_names_cublas;
+
+static void scan_exe(void)
+{
+    exe_names_cublas = file_contains("/proc/self/exe", "cublasCreate_v2");
+}
+
 bool mgpu_blas_linked_statically(void)
 {
     void *create = dlsym(RTLD_DEFAULT, "cublasCreate_v2");
@@ -276,5 +287,6 @@ bool mgpu_blas_linked_statically(void)
     if (create != NULL && dladdr(create, &info) != 0 && info.dli_fname != NULL &&
         strstr(info.dli_fname, ".so") != NULL)
         return false; /* a shared cuBLAS is loaded: its calls reach the interposer */
-    return file_contains("/proc/self/exe", "cublasCreate_v2");
+    pthread_once(&exe_scanned, scan_exe);
+    return exe_names_cublas;
 }
