@@ -20,14 +20,11 @@ small=${3:-512}
 bench=${CUBLAS_SGEMM:-bench/cublas_sgemm}
 . "$(dirname "$0")/find_mgpu_run.sh"
 . "$(dirname "$0")/median.sh"
+. "$(dirname "$0")/gpu_sets.sh"
 [ -x "$bench" ] || { echo "run-cublas.sh: $bench is missing; run make check first (it needs the shared cuBLAS)" >&2; exit 2; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [ "${gpus:-0}" -ge 1 ] || { echo "run-cublas.sh: needs a GPU" >&2; exit 2; }
-sets="0x2 0x4 0x8"
-for k in 2 4 8; do
-  [ "$k" -le "$gpus" ] && sets="$sets $(seq -s, 0 $((k - 1)))"
-done
-sets=${4:-$sets}
+sets=${4:-$(default_sets "$gpus")}
 type=${5:-sgemm}
 case $type in
   sgemm | bf16) ;;

@@ -18,14 +18,11 @@ n=${2:-20000}
 bench=${SPLIT_LAUNCH_COST:-bench/split_launch_cost}
 . "$(dirname "$0")/find_mgpu_run.sh"
 . "$(dirname "$0")/median.sh"
+. "$(dirname "$0")/gpu_sets.sh"
 [ -x "$bench" ] || { echo "run-split-launch-cost.sh: $bench is missing; run make check first" >&2; exit 2; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [ "${gpus:-0}" -ge 1 ] || { echo "run-split-launch-cost.sh: needs a GPU" >&2; exit 2; }
-sets="0x2 0x4 0x8"
-for k in 2 4 8; do
-  [ "$k" -le "$gpus" ] && sets="$sets $(seq -s, 0 $((k - 1)))"
-done
-sets=${3:-$sets}
+sets=${3:-$(default_sets "$gpus")}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
