@@ -336,8 +336,13 @@ static void start(void)
     pool.active = true;
     if (pool.settings.started != NULL)
         pool.settings.started();
-    mgpu_info("memory: one address range on %d GPUs (%d device%s), %s placement", pool.ngpus,
-              pool.naccess, pool.naccess == 1 ? "" : "s", mgpu_placement_name(pool.placement));
+    char home_below[64] = "";
+    if (pool.settings.spread_min > MGPU_SUBALLOC_MAX)
+        snprintf(home_below, sizeof home_below, ", buffers under %.0f MiB on the home GPU",
+                 (double)pool.settings.spread_min / (1 << 20));
+    mgpu_info("memory: one address range on %d GPUs (%d device%s), %s placement%s", pool.ngpus,
+              pool.naccess, pool.naccess == 1 ? "" : "s", mgpu_placement_name(pool.placement),
+              home_below);
     return;
 off:
     /* One GPU is the normal case of -n 1, not worth a warning. */
@@ -382,16 +387,20 @@ static void release_chunks(struct mgpu_allocation *a, size_t count)
 static CUresult map_large(struct mgpu_allocation *a)
 {
     size_t ngranules = a->span / MGPU_GRANULE_SIZE;
+    /* A buffer too small for a split to pay starts whole on the home GPU;
+     * MGPU_PLACEMENT=auto spreads it later if split launches use it. */
+    enum mgpu_placement placement =
+        a->bytes < pool.settings.spread_min ? MGPU_PLACE_HOME : pool.placement;
     size_t capacity = 8;
     a->chunks = malloc(capacity * sizeof *a->chunks);
     if (a->chunks == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
     size_t i = 0;
     while (i < ngranules) {
-        int owner = mgpu_placement_owner(pool.placement, i, ngranules, pool.ngpus, NULL);
+        int owner = mgpu_placement_owner(placement, i, ngranules, pool.ngpus, NULL);
         size_t j = i + 1;
         while (j < ngranules && (j - i) * MGPU_GRANULE_SIZE < CHUNK_MAX &&
-               mgpu_placement_owner(pool.placement, j, ngranules, pool.ngpus, NULL) == owner)
+               mgpu_placement_owner(placement, j, ngranules, pool.ngpus, NULL) == owner)
             j++;
         if (a->nchunks == capacity) {
             capacity *= 2;

@@ -22,6 +22,7 @@ struct mgpu_pool_settings {
     bool off;                     /* allocations go to the driver */
     const char *why_off;          /* then, for the report ("MGPU_MEMORY=driver") */
     enum mgpu_placement placement;
+    size_t spread_min;            /* smaller buffers start on the home GPU; 0: none */
     void (*started)(void);        /* called once the pool holds memory to give back */
 };
 void mgpu_pool_configure(const struct mgpu_pool_settings *settings);

@@ -187,6 +187,14 @@ static bool all_on(const struct buffer_use *u, int gpu)
     return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1 && runs[0].gpu == gpu;
 }
 
+/* Under lock: whether the buffer lies wholly on one GPU: where it was made
+ * (below MGPU_SPREAD_MIN) or where mgpu moved it. */
+static bool on_one_gpu(const struct buffer_use *u)
+{
+    struct mgpu_owner_run runs[2];
+    return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1;
+}
+
 /* Under lock: u moved onto `gpu`, or spread again with SPLIT. */
 static void move(struct buffer_use *u, int gpu)
 {
@@ -210,7 +218,7 @@ static void move(struct buffer_use *u, int gpu)
     stats.bytes_moved += u->bytes;
     stats.move_ms += ms;
     if (gpu == SPLIT)
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs again after %d "
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs after %d "
                   "split launches (%.2f ms)",
                   u->bytes, (unsigned long long)u->start, u->streak, ms);
     else
@@ -234,7 +242,7 @@ static void count(struct buffer_use *u, int gpu)
     }
     if (u->streak < MGPU_FOLLOW_STREAK || u->moves >= MGPU_FOLLOW_MOVES_MAX)
         return;
-    if ((gpu == SPLIT ? u->on_gpu >= 0 : !all_on(u, gpu)) && move_pays(u, gpu))
+    if ((gpu == SPLIT ? on_one_gpu(u) : !all_on(u, gpu)) && move_pays(u, gpu))
         move(u, gpu);
 }
 
@@ -318,7 +326,10 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
             snprintf(where, sizeof where, "on GPU %d, moved there after whole launches on it",
                      u->on_gpu);
         else if (u->on_gpu == SPLIT)
-            snprintf(where, sizeof where, "spread again after split launches");
+            snprintf(where, sizeof where, "spread after split launches");
+        else if (on_one_gpu(u))
+            snprintf(where, sizeof where,
+                     "on the home GPU, where it was made (under MGPU_SPREAD_MIN)");
         else if (u->declined)
             snprintf(where, sizeof where, "where it was made (a move would not pay)");
         else

@@ -1,12 +1,13 @@
 /* Placement that follows the kernels (issue 19, MGPU_PLACEMENT=auto): a
  * large buffer starts distributed (the layout a kernel split along it
- * wants) and moves after the launches that use it. Each launch from a
+ * wants), one under MGPU_SPREAD_MIN on the home GPU (memory_pool.h), and
+ * it moves after the launches that use it. Each launch from a
  * module copy counts for the pool buffers its parameters point into (the
  * analysis's uses); a kernel mgpu knows nothing of, or one that loads or
  * stores through pointers of unknown origin, counts for every large
  * buffer. A buffer that MGPU_FOLLOW_STREAK launches in a row used whole on
  * one GPU moves there; one on a single GPU that as many split launches in
- * a row used is spread again. A buffer moves at most MGPU_FOLLOW_MOVES_MAX
+ * a row used is spread. A buffer moves at most MGPU_FOLLOW_MOVES_MAX
  * times, then stays: one used both ways in turn never gathers a streak,
  * so it does not move at all.
  *
@@ -23,7 +24,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define MGPU_FOLLOW_MIN_BYTES ((size_t)16 << 20)
+/* 4 MiB: an n-body's positions (8 MiB) start on the home GPU and are
+ * spread once split launches read them. */
+#define MGPU_FOLLOW_MIN_BYTES ((size_t)4 << 20)
 #define MGPU_FOLLOW_STREAK 4
 #define MGPU_FOLLOW_MOVES_MAX 3
 

@@ -43,9 +43,13 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "(default); driver: plain allocations on the home GPU"},
     {"MGPU_PLACEMENT", "auto|distributed|home|interleave",
      "where a buffer's 2 MiB pages live: auto (default): one contiguous part per GPU at "
-     "first, then moved after the kernels that use it (a buffer that whole launches on one "
-     "GPU use goes to that GPU); or always one part per GPU, all on the first GPU, or "
+     "first (on the home GPU below MGPU_SPREAD_MIN), then moved after the kernels that use "
+     "it (a buffer that whole launches on one GPU use goes to that GPU, one that split "
+     "launches use is spread); or always one part per GPU, all on the first GPU, or "
      "round-robin"},
+    {"MGPU_SPREAD_MIN", "BYTES[K|M|G]",
+     "with MGPU_PLACEMENT=auto: buffers smaller than this start on the home GPU (default "
+     "64M: a memory-bound kernel over less gains nothing from a split)"},
     {"MGPU_MIRROR", "never|always|auto",
      "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
      "when the program may have written it, and every reduction that can be is privatised "
@@ -171,6 +175,26 @@ int mgpu_parse_bool(const char *text, const char *what, bool *out, char *err, si
     return fail(err, errlen, "%s=%s is not valid; use %s=1 or %s=0", what, text, what, what);
 }
 
+/* A size in bytes with an optional K, M or G (powers of 1024), more than 0.
+ * Returns 0, or -1 when the text is not one. */
+static int parse_bytes(const char *v, size_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!isdigit((unsigned char)v[0]) || errno != 0 || end == v)
+        return -1;
+    unsigned shift = 0;
+    if ((*end == 'K' || *end == 'M' || *end == 'G') && end[1] == '\0')
+        shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+    else if (*end != '\0')
+        return -1;
+    if (n == 0 || n > (~0ull >> shift))
+        return -1;
+    *out = (size_t)(n << shift);
+    return 0;
+}
+
 /* MGPU_MIRROR_BUDGET: "N%" (1 to 100) of a GPU's free memory, or a size
  * in bytes with an optional K, M or G (powers of 1024). */
 static int parse_budget(const char *v, struct mgpu_config *cfg, char *err, size_t errlen)
@@ -180,23 +204,30 @@ static int parse_budget(const char *v, struct mgpu_config *cfg, char *err, size_
     char *end = NULL;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    bool number = isdigit((unsigned char)v[0]) && errno == 0 && end != v;
-    if (number && strcmp(end, "%") == 0 && n >= 1 && n <= 100) {
+    if (isdigit((unsigned char)v[0]) && errno == 0 && end != v && strcmp(end, "%") == 0 && n >= 1 &&
+        n <= 100) {
         cfg->mirror_budget_percent = (int)n;
         cfg->mirror_budget_bytes = 0;
         return 0;
     }
-    unsigned shift = 0;
-    if (number && (*end == 'K' || *end == 'M' || *end == 'G') && end[1] == '\0')
-        shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
-    else if (!number || *end != '\0')
-        n = 0;
-    if (n == 0 || n > (~0ull >> shift))
+    if (parse_bytes(v, &cfg->mirror_budget_bytes) != 0)
         return fail(err, errlen,
                     "MGPU_MIRROR_BUDGET=%s is not valid; use a share of free memory such as 50%% "
                     "or a size such as 512M",
                     v);
-    cfg->mirror_budget_bytes = (size_t)(n << shift);
+    return 0;
+}
+
+/* MGPU_SPREAD_MIN: a size, as for the budget. */
+static int parse_spread_min(const char *v, struct mgpu_config *cfg, char *err, size_t errlen)
+{
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (parse_bytes(v, &cfg->spread_min) != 0)
+        return fail(err, errlen,
+                    "MGPU_SPREAD_MIN=%s is not valid; use a size such as 64M (1 spreads every "
+                    "buffer)",
+                    v);
     return 0;
 }
 
@@ -271,6 +302,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->audit = true;
     cfg->nccl = true;
     cfg->mirror_budget_percent = 50;
+    cfg->spread_min = (size_t)64 << 20;
     cfg->rank = -1;
     cfg->blas_split = true;
     cfg->blas_split_min = 1073741824.0;
@@ -304,7 +336,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (parse_bool_var(get, "MGPU_NCCL", &cfg->nccl, err, errlen) != 0)
         return -1;
-    if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0)
+    if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0 ||
+        parse_spread_min(get("MGPU_SPREAD_MIN"), cfg, err, errlen) != 0)
         return -1;
     if (parse_size_var(get, "MGPU_BLAS_MIN", &cfg->blas_split_min, err, errlen) != 0 ||
         parse_size_var(get, "MGPU_HOST_BLAS_MIN", &cfg->host_blas_min, err, errlen) != 0)

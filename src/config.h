@@ -48,6 +48,7 @@ struct mgpu_config {
     enum mgpu_fork_join_mode fork_join;       /* MGPU_FORK_JOIN */
     enum mgpu_memory_mode memory;             /* MGPU_MEMORY */
     enum mgpu_placement_mode placement;       /* MGPU_PLACEMENT */
+    size_t spread_min; /* MGPU_SPREAD_MIN: under auto, smaller buffers start on the home GPU */
     enum mgpu_mirror_mode mirror;             /* MGPU_MIRROR */
     bool nccl;                                /* MGPU_NCCL: refresh replicas through NCCL */
     size_t mirror_budget_bytes; /* MGPU_MIRROR_BUDGET as a size; 0: as a share */

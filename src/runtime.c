@@ -172,6 +172,7 @@ static void configure_pool(void)
         .placement = mgpu_cfg.placement == MGPU_PLACEMENT_AUTO
                          ? MGPU_PLACE_DISTRIBUTED
                          : (enum mgpu_placement)mgpu_cfg.placement,
+        .spread_min = mgpu_cfg.placement == MGPU_PLACEMENT_AUTO ? mgpu_cfg.spread_min : 0,
         .started = release_at_exit,
     };
     mgpu_pool_configure(&pool);

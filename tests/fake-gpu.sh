@@ -39,12 +39,13 @@ spread() {
   [ "$peaks" -ge 2 ] || fail "the pool held memory on $peaks GPU(s) in $1"
 }
 
-MGPU_SPLIT=always run n4 -n 4
+# The client's buffers are of a few MiB: MGPU_SPREAD_MIN=1 spreads them.
+MGPU_SPREAD_MIN=1 MGPU_SPLIT=always run n4 -n 4
 split_in n4 4
 spread n4
 pass "-n 4, MGPU_SPLIT=always: split four ways, correct, nothing left mapped"
 
-MGPU_SPLIT=always run entries --gpus 0x4
+MGPU_SPREAD_MIN=1 MGPU_SPLIT=always run entries --gpus 0x4
 split_in entries 4
 spread entries
 expect_in "$work/entries.err" "GPU 3 (device 0): 3"
@@ -63,7 +64,9 @@ split_in interleave 4
 pass "-n 4, interleaved placement"
 
 run auto -n 4
-pass "-n 4, MGPU_SPLIT=auto"
+peaks=$(grep -c -E '^  GPU [0-9].*[1-9][0-9.]* MiB at peak' "$work/auto.err")
+[ "$peaks" -eq 1 ] || fail "auto: buffers under MGPU_SPREAD_MIN held on $peaks GPUs, not on the home GPU alone"
+pass "-n 4, MGPU_SPLIT=auto: the buffers (under MGPU_SPREAD_MIN) on the home GPU"
 
 # Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on
 # four entries of one device and on four devices, refreshed by device

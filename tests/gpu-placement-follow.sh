@@ -57,6 +57,16 @@ check streaks \
 check unknown \
   '^  placement after the kernels \(auto\): 1 moves' \
   '^    buffer of 256\.00 MiB: on GPU 0, .*; 6 whole and 0 split launches, 1 move$'
+# Under MGPU_SPREAD_MIN (64 MiB): made on the home GPU, where whole
+# launches leave it and split ones spread it.
+check small_whole \
+  '^  GPU 1( \(device 0\))?: 0 B now, 0 B at peak$' \
+  '^  placement after the kernels \(auto\): 0 moves' \
+  '^    buffer of 16\.00 MiB: on the home GPU, where it was made \(under MGPU_SPREAD_MIN\); 6 whole and 0 split launches, 0 moves$'
+check small_split \
+  '^  placement after the kernels \(auto\): 1 moves' \
+  'placement: the 16777216-byte buffer at 0x[0-9a-f]+ spread over the GPUs after 4 split launches' \
+  '^    buffer of 16\.00 MiB: spread after split launches; 0 whole and 6 split launches, 1 move$'
 check no_ptx \
   '^  placement after the kernels \(auto\): 2 moves'
 [ "$(grep -Ec '^    buffer of 256\.00 MiB: on GPU 0, .*; 5 whole and 0 split launches, 1 move$' "$work/no_ptx.err")" -eq 2 ] ||

@@ -11,6 +11,10 @@
 //                to GPU 0, spread again, to GPU 0 again, then stays (3 moves)
 //   unknown      one-block kernels reaching the buffer through a pointer
 //                stored in memory: it moves to GPU 0 all the same
+//   small_whole  6 one-block kernels over a 16 MiB buffer: it starts on the
+//                home GPU (under MGPU_SPREAD_MIN) and stays there, no move
+//   small_split  6 split kernels over a 16 MiB buffer: it starts on the
+//                home GPU and is spread after 4 of them (1 move)
 //   no_ptx CUBIN a kernel of a cubin with no PTX (mgpu cannot analyse or
 //                split it) filling one of two 256 MiB buffers, 5 times: it
 //                counts for both, and both move to GPU 0
@@ -157,6 +161,25 @@ int main(int argc, char **argv)
                     want[offset + t]++;
             }
             for (int k = 0; k < each; k++) {
+                scale_all(p, n);
+                for (size_t i = 0; i < n; i++)
+                    want[i] = 3 * want[i] + 1;
+            }
+        }
+        expect(p, want, "buffer");
+    } else if (is("small_whole") || is("small_split")) {
+        size_t n = (size_t)4 << 20; // 16 MiB of unsigned
+        CUdeviceptr p;
+        CU(cuMemAlloc(&p, n * 4));
+        CU(cuMemsetD32(p, 1, n));
+        std::vector<unsigned> want(n, 1);
+        for (int k = 0; k < 6; k++) {
+            if (is("small_whole")) {
+                unsigned long long offset = (unsigned long long)k * 4096;
+                touch_at(p, offset);
+                for (unsigned t = 0; t < THREADS; t++)
+                    want[offset + t]++;
+            } else {
                 scale_all(p, n);
                 for (size_t i = 0; i < n; i++)
                     want[i] = 3 * want[i] + 1;

@@ -33,7 +33,7 @@ int main(void)
     CHECK(cfg.topology_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
-    CHECK(cfg.placement == MGPU_PLACEMENT_AUTO);
+    CHECK(cfg.placement == MGPU_PLACEMENT_AUTO && cfg.spread_min == (size_t)64 << 20);
     CHECK(cfg.mirror == MGPU_MIRROR_NEVER && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
     CHECK(cfg.blas_split && cfg.blas_split_min == 1073741824.0);
@@ -94,6 +94,9 @@ int main(void)
     const char *const follow[] = {"MGPU_PLACEMENT", "auto", NULL};
     CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.placement == MGPU_PLACEMENT_AUTO);
+    const char *const spread[] = {"MGPU_SPREAD_MIN", "1G", NULL};
+    CHECK(parse(spread, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.spread_min == (size_t)1 << 30);
     const char *const ranked[] = {"MGPU_RANK", "12", NULL};
     CHECK(parse(ranked, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == 12);
     CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == -1);
@@ -167,6 +170,8 @@ int main(void)
         {"MGPU_MIRROR_BUDGET", "12X", "use a share of free memory such as 50% or a size"},
         {"MGPU_MIRROR_BUDGET", "99999999999G", "use a share of free memory such as 50% or a size"},
         {"MGPU_MIRROR_BUDGET", "-5M", "use a share of free memory such as 50% or a size"},
+        {"MGPU_SPREAD_MIN", "0", "MGPU_SPREAD_MIN=0 is not valid; use a size such as 64M"},
+        {"MGPU_SPREAD_MIN", "64MB", "MGPU_SPREAD_MIN=64MB is not valid; use a size such as 64M"},
         {"MGPU_RANK", "two", "MGPU_RANK=two is not a rank; mgpu-run sets it under MPI"},
         {"MGPU_BLAS", "always", "use MGPU_BLAS=auto or never"},
         {"MGPU_BLAS_MIN", "big", "use a size such as MGPU_BLAS_MIN=1e9"},
