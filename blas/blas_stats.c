@@ -37,6 +37,7 @@ struct routine_stats {
     unsigned long cuts[4]; /* by enum mgpu_gemm_cut */
     unsigned long by_owner;
     unsigned long mirrored; /* split calls whose parts read A or B from mirrors */
+    unsigned long staged;   /* split calls whose parts copied A or B first */
     struct largest_shape largest;
     unsigned long parts[MGPU_MAX_GPUS];
     double gpu_ms;
@@ -123,7 +124,8 @@ static bool settle(int i, bool wait)
 }
 
 void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, bool mirrored,
-                           long long m, long long n, long long k, CUevent start, CUevent end)
+                           bool staged, long long m, long long n, long long k, CUevent start,
+                           CUevent end)
 {
     pthread_mutex_lock(&stats_lock);
     struct routine_stats *r = routine(name, m, n, k);
@@ -132,6 +134,7 @@ void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, 
         r->cuts[plan->cut]++;
         r->by_owner += plan->by_owner;
         r->mirrored += mirrored;
+        r->staged += staged;
         for (int p = 0; p < plan->nparts; p++)
             r->parts[plan->parts[p].gpu]++;
     }
@@ -186,9 +189,11 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
                 len += (size_t)snprintf(line + len, 160 - len,
                                         " (%lu cut where C's owners change)", r->by_owner);
             if (r->mirrored > 0 && len < 160)
-                snprintf(line + len, 160 - len, "; %lu calls read A or B from mirrors",
-                         r->mirrored);
-
+                len += (size_t)snprintf(line + len, 160 - len,
+                                        "; %lu calls read A or B from mirrors", r->mirrored);
+            if (r->staged > 0 && len < 160)
+                snprintf(line + len, 160 - len, "; %lu calls copied A or B to the GPUs first",
+                         r->staged);
         }
     }
     pthread_mutex_unlock(&stats_lock);

@@ -28,11 +28,13 @@ enum mgpu_blas_unsplit {
 void mgpu_blas_stats_unsplit(const char *name, enum mgpu_blas_unsplit why, long long m, long long n,
                              long long k);
 /* One call split as `plan` says, its parts reading the shared operand
- * from mirrors or not; `start` and `end` are events recorded around it in
+ * from mirrors, from copies made for the call (staged), or where it is;
+ * `start` and `end` are events recorded around it in
  * the program's stream (home context), or NULL; they are the stats' to
  * destroy. */
 void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, bool mirrored,
-                           long long m, long long n, long long k, CUevent start, CUevent end);
+                           bool staged, long long m, long long n, long long k, CUevent start,
+                           CUevent end);
 
 /* A CPU program's BLAS call under mgpu-run --blas (libmgpu-hostblas.so):
  * routine `name` (a static string) ran on the GPUs (cpu_reason NULL, with

@@ -47,6 +47,12 @@ struct gemm_job {
      * a cut by columns, B by rows) from its mirror; 0: from the pool */
     CUdeviceptr shared_copy[MGPU_MAX_GPUS];
     bool shared_is_a;
+    /* Without mirrors: the shared operand (from its first element to the
+     * end of its pool buffer, staged_bytes) copied into memory of the
+     * part's GPU in the part's stream before its GEMM, for the parts whose
+     * device does not hold all of it; freed after, in the same stream. */
+    bool staged[MGPU_MAX_GPUS];
+    size_t staged_bytes;
 };
 
 static int owner_of(uint64_t address, void *arg)
@@ -147,28 +153,39 @@ static int sole_device(const struct mgpu_pool_block *b, const struct mgpu_gpu_en
     return device;
 }
 
-/* With mirrors on, the operand every part reads whole (A when C is cut by
- * columns, B by rows) from each part's GPU's replica of its pool buffer,
- * refreshed in the program's stream before the fork: under
- * MGPU_MIRROR=always for every part, else for every part but those on the
- * device that holds all of the operand (which read it where it is). The
- * home GPU's part too: its buffer's pages are spread like any other's
- * (the home part of a 16384^3 SGEMM on 4 x H200 read 3/4 of A over NVLink
- * and held the call at 2.1x). Not when C lies in the same buffer, nor for
- * batches (each part reads its own matrices). Returns whether any part
- * reads a copy. */
-static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, CUstream stream)
+/* The operand every part reads whole (A when C is cut by columns, B by
+ * rows), into *operand and its pool buffer into *shared; false when no
+ * part may read a copy of it: for batches (each part reads its own
+ * matrices), when C lies in the same buffer, outside the pool, or in a
+ * buffer another process maps (it may write it unseen). */
+static bool shared_operand(struct gemm_job *job, CUdeviceptr *operand,
+                           struct mgpu_pool_block *shared)
 {
     const struct mgpu_gemm_call *call = job->call;
-    if (!mgpu_replicas_on() || call->form == MGPU_GEMM_BATCHED ||
+    if (call->form == MGPU_GEMM_BATCHED ||
         (job->plan.cut != MGPU_GEMM_BY_COLUMNS && job->plan.cut != MGPU_GEMM_BY_ROWS))
         return false;
     job->shared_is_a = job->plan.cut == MGPU_GEMM_BY_COLUMNS;
-    CUdeviceptr operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b);
-    struct mgpu_pool_block shared, written;
-    if (!mgpu_pool_find(operand, &shared) || shared.shared ||
-        (mgpu_pool_find((CUdeviceptr)call->c, &written) && written.start == shared.start))
-        return false; /* shared.shared: another process may write it unseen */
+    *operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b);
+    struct mgpu_pool_block written;
+    return mgpu_pool_find(*operand, shared) && !shared->shared &&
+           !(mgpu_pool_find((CUdeviceptr)call->c, &written) && written.start == shared->start);
+}
+
+/* With mirrors on, the shared operand from each part's GPU's replica of
+ * its pool buffer, refreshed in the program's stream before the fork:
+ * under MGPU_MIRROR=always for every part, else for every part but those
+ * on the device that holds all of the operand (which read it where it
+ * is). The home GPU's part too: its buffer's pages are spread like any
+ * other's (the home part of a 16384^3 SGEMM on 4 x H200 read 3/4 of A over
+ * NVLink and held the call at 2.1x). Returns whether any part reads a
+ * copy. */
+static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, CUstream stream)
+{
+    CUdeviceptr operand;
+    struct mgpu_pool_block shared;
+    if (!mgpu_replicas_on() || !shared_operand(job, &operand, &shared))
+        return false;
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
     int local = sole_device(&shared, entries);
     bool any = false;
@@ -185,6 +202,51 @@ static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, C
     return any;
 }
 
+/* Without mirrors (MGPU_MIRROR=never, or none made), a part whose GPU
+ * does not hold all of the shared operand reads a copy made for this
+ * call alone (GPU: the run's entry, so that one GPU listed several times
+ * copies too and the tests run this on one GPU). Each part of a 16384^3
+ * BF16 GEMM on 4 x H200 read 3/4 of B over NVLink, and the call took 2.7x
+ * one GPU's time; a copy costs B's size over the links once per part,
+ * small beside the part's many reads of it, and cannot go stale: it is
+ * made after everything the program queued before the call and freed
+ * after the part. Returns whether any part copies. */
+static bool plan_staged_reads(struct gemm_job *job)
+{
+    CUdeviceptr operand;
+    struct mgpu_pool_block shared;
+    if (mgpu_drv.cuMemAllocAsync == NULL || mgpu_drv.cuMemFreeAsync == NULL ||
+        !shared_operand(job, &operand, &shared))
+        return false;
+    job->staged_bytes = shared.start + shared.bytes - operand;
+    struct mgpu_owner_run runs[16];
+    size_t n = mgpu_pool_runs(operand, job->staged_bytes, runs, 16);
+    bool any = false;
+    for (int p = 0; p < job->plan.nparts; p++) {
+        int g = job->plan.parts[p].gpu;
+        job->staged[g] = n != 1 || runs[0].gpu != g;
+        any |= job->staged[g];
+    }
+    return any;
+}
+
+/* Part p's copy of the shared operand, in `stream` with its GPU's context
+ * current; false (the part reads the operand where it is) when the
+ * memory or the copy could not be had. */
+static bool stage_shared(struct gemm_job *job, int gpu, CUstream stream)
+{
+    const struct mgpu_gemm_call *call = job->call;
+    CUdeviceptr operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b), copy = 0;
+    if (mgpu_drv.cuMemAllocAsync(&copy, job->staged_bytes, stream) != CUDA_SUCCESS)
+        return false;
+    if (mgpu_drv.cuMemcpyDtoDAsync(copy, operand, job->staged_bytes, stream) != CUDA_SUCCESS) {
+        mgpu_drv.cuMemFreeAsync(copy, stream);
+        return false;
+    }
+    job->shared_copy[gpu] = copy;
+    return true;
+}
+
 /* sched/'s split launch calls this for part p on GPU gpu, with its
  * context current and `stream` the program's (home part) or the GPU's
  * slice stream. */
@@ -193,6 +255,7 @@ static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
     struct gemm_job *job = arg;
     struct entry_handle *e = &entry_handles[gpu];
     struct mgpu_gemm_call sub;
+    bool staged = job->staged[gpu] && stage_shared(job, gpu, stream);
     part_call(job, p, &sub);
     struct mgpu_launch_timer timer;
     bool traced = mgpu_timing_traced();
@@ -205,6 +268,8 @@ static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
     if (st == 0)
         st = job->lib->run(&sub, e->handle);
     mgpu_driver_bypass_end();
+    if (staged)
+        mgpu_drv.cuMemFreeAsync(job->shared_copy[gpu], stream);
     CUresult r = st == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
     if (traced)
         mgpu_timing_end(&timer, stream, r);
@@ -333,6 +398,7 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
                             mgpu_drv.cuEventRecord(start, stream) != CUDA_SUCCESS))
         start = NULL;
     bool mirrored = plan_shared_reads(&job, contexts, stream);
+    bool staged = !mirrored && plan_staged_reads(&job);
     CUresult r = mgpu_split_launch(&req);
     if (start != NULL && (mgpu_drv.cuEventCreate(&end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                           mgpu_drv.cuEventRecord(end, stream) != CUDA_SUCCESS))
@@ -359,7 +425,8 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
         mgpu_replicas_written_anywhere();
     else
         mgpu_replicas_written((CUdeviceptr)call->c, c_span(call));
-    mgpu_blas_stats_split(call->name, &job.plan, mirrored, call->m, call->n, call->k, start, end);
+    mgpu_blas_stats_split(call->name, &job.plan, mirrored, staged, call->m, call->n, call->k, start,
+                          end);
     mgpu_debug("%s %lldx%lldx%lld (batch %lld) split by %s into %d parts", call->name, call->m,
                call->n, call->k, call->batch, mgpu_gemm_cut_name(job.plan.cut), job.plan.nparts);
     return true;

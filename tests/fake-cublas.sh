@@ -62,7 +62,10 @@ expect_in "$work/n4.err" "cuBLAS GEMMs:"
 expect_match "$work/n4.err" "cublasSgemm_v2: 16 calls, 15 split \\(14 by columns\\) \\(1 by rows\\).*; 1 whole: below MGPU_BLAS_MIN"
 expect_match "$work/n4.err" "cublasSgemmBatched: 2 calls, 1 split \\(1 by batch\\).*; 1 whole: nothing to cut"
 expect_match "$work/n4.err" "parts per GPU: 0:[0-9]+ 1:[0-9]+ 2:[0-9]+ 3:[0-9]+"
-pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole"
+# No mirrors: the parts whose GPU does not hold all of the operand every
+# part reads copy it first (and the results above are still exact).
+expect_match "$work/n4.err" "parts per GPU: .*; 15 calls copied A or B to the GPUs first"
+pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole; the shared operand copied first"
 
 MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
 count_is entries '^cublasSgemm_v2 m=67 n=1[12] k=23 ' 36 "the Sgemms of 67x45x23 in parts on one device"
