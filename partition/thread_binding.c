@@ -6,18 +6,63 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static hwloc_topology_t machine; /* read-only once loaded: safe from any thread */
 static char load_error[256];
+static atomic_bool loaded, preparing;
 
 static void load_machine(void)
 {
     /* No NVML: only the PCI tree is needed, and NVML's start-up is slow. */
     if (mgpu_hwloc_open(&machine, NULL, false, load_error, sizeof load_error) != 0)
         machine = NULL;
+    atomic_store_explicit(&loaded, true, memory_order_release);
+}
+
+static void *load_in_background(void *arg)
+{
+    (void)arg;
+    pthread_once(&load_once, load_machine);
+    return NULL;
+}
+
+static pthread_t loader;
+static pid_t loader_pid;
+
+/* At exit, the loader is waited for: its hwloc start (which initialises
+ * Xlib's threads: Debian's libhwloc calls XInitThreads) then happens
+ * before the libraries' destructors run on the exiting thread (libX11's
+ * calls XFreeThreads), which ThreadSanitizer otherwise reported as a race.
+ * An exit handler registered before main runs after the destructors, so
+ * the loader must be started once the program runs. Not in a forked
+ * child, which has no such thread. */
+static void join_loader(void)
+{
+    if (getpid() == loader_pid)
+        pthread_join(loader, NULL);
+}
+
+void mgpu_thread_binding_prepare(void)
+{
+    if (atomic_exchange(&preparing, true))
+        return;
+    loader_pid = getpid();
+    if (pthread_create(&loader, NULL, load_in_background, NULL) != 0) {
+        atomic_store(&preparing, false); /* the first binding loads it then */
+        return;
+    }
+    atexit(join_loader);
+}
+
+bool mgpu_thread_binding_ready(void)
+{
+    return atomic_load_explicit(&loaded, memory_order_acquire);
 }
 
 int mgpu_bind_thread_near_gpu(const char *pci_bus_id, char *err, size_t errlen)

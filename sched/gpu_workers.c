@@ -83,8 +83,13 @@ static void *worker_main(void *p)
 {
     struct worker *w = p;
     mgpu_drv.cuCtxSetCurrent(w->context);
-    bind_near_gpu(w);
+    bool bound = false;
     for (;;) {
+        /* Bound once the topology is in, never waiting for it. */
+        if (!bound && mgpu_thread_binding_ready()) {
+            bind_near_gpu(w);
+            bound = true;
+        }
         if (!spin_until(&w->posted, true, SPIN_NANOSECONDS)) {
             pthread_mutex_lock(&sleep_lock);
             atomic_store(&w->sleeping, true);
@@ -109,6 +114,7 @@ int mgpu_gpu_workers_start(int ngpus, const CUcontext *contexts)
     if (atomic_load_explicit(&worker_count, memory_order_acquire) >= ngpus)
         return 0; /* every launch asks: no lock once they run */
     pthread_mutex_lock(&start_lock);
+    mgpu_thread_binding_prepare();
     int rc = 0;
     for (int g = worker_count; g < ngpus && rc == 0; g++) {
         struct worker *w = &workers[g];

@@ -16,6 +16,7 @@
 #include "real_driver.h"
 #include "replicas.h"
 #include "runtime.h"
+#include "thread_binding.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -454,6 +455,11 @@ static void build_copies(struct program_module *m, CUcontext ctx)
         goto none;
     mgpu_info("module %d (%s): rewriting %zu bytes of PTX for %d GPUs", m->id, m->loaded_by,
               ptx_size, ngpus);
+    /* The GPU workers of the split launches to come bind near their GPUs
+     * once the machine's topology is in: it loads meanwhile, off the
+     * program's way (here, after main has started: see thread_binding.h). */
+    if (ngpus > 1)
+        mgpu_thread_binding_prepare();
     struct mgpu_copy_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
     if (mgpu_module_copies_load_probed(&m->copies, ptx, ptx_size, home, ngpus, contexts,
                                        probes.inject ? &probes : NULL, why, sizeof why) != 0)
