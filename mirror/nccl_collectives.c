@@ -12,6 +12,7 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "memory_pool.h"
+#include "nccl_watch.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
 #include "replicas.h"
@@ -53,6 +54,8 @@ static struct {
 
 bool mgpu_nccl_loaded_by_program(void)
 {
+    if (mgpu_nccl_watched())
+        return mgpu_nccl_bound_by_program();
     if (nccl.mgpu_loaded)
         return false; /* asked before mgpu loaded it; see mgpu_nccl_ready */
     void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);

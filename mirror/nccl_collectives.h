@@ -22,8 +22,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whether libnccl.so.2 was in the process before mgpu loaded it: the
- * program's own NCCL, whose kernels write its buffers unseen by mgpu. */
+/* Whether the program uses NCCL of its own, whose kernels write its
+ * buffers unseen by mgpu: as the audit module saw it bind NCCL's functions
+ * (nccl_watch.h) where it watches; else whether libnccl.so.2 was in the
+ * process before mgpu loaded it (a later load is then not noticed). */
 bool mgpu_nccl_loaded_by_program(void);
 
 /* Whether mgpu may use NCCL at all (MGPU_NCCL); set before the program runs. */

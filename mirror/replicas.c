@@ -10,6 +10,7 @@
 #include "kernel_timing.h"
 #include "log.h"
 #include "nccl_collectives.h"
+#include "nccl_watch.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
 #include "replica_table.h"
@@ -82,9 +83,10 @@ bool mgpu_replicas_on(void)
 }
 
 /* NCCL's kernels write the program's buffers through the driver without
- * passing mgpu's hooks: with NCCL in the process no write is sure to be
+ * passing mgpu's hooks: with NCCL in the program no write is sure to be
  * seen, so mirrors go off for the rest of the run. Asked before each new
- * replica, since a program may load NCCL at any time. */
+ * replica, and where the audit module watches (nccl_watch.h) before every
+ * read of one, since a program may load NCCL at any time. */
 static bool program_uses_nccl(void)
 {
     if (!mgpu_nccl_loaded_by_program())
@@ -431,7 +433,8 @@ CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long lo
                                CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
                                CUstream stream)
 {
-    if (pointer < start || pointer - start >= bytes)
+    if (pointer < start || pointer - start >= bytes ||
+        (mgpu_nccl_bound_by_program() && program_uses_nccl()))
         return 0;
     struct mgpu_replica *r = replica_for_launch(start, bytes, id, gpu, ctx, home, stream);
     if (r == NULL || !refresh(r, gpu, home, stream))
@@ -443,6 +446,8 @@ CUdeviceptr mgpu_replicas_private(CUdeviceptr start, size_t bytes, unsigned long
                                   CUcontext ctx, CUcontext home, CUstream stream,
                                   bool from_contents, unsigned reduction)
 {
+    if (mgpu_nccl_bound_by_program() && program_uses_nccl())
+        return 0;
     struct mgpu_replica *r = replica_for_launch(start, bytes, id, gpu, ctx, home, stream);
     if (r == NULL || (from_contents && !refresh(r, gpu, home, stream)))
         return 0;

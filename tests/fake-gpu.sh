@@ -81,6 +81,19 @@ for gpus in 0x4 0,1,2,3; do
   pass "--gpus $gpus, MGPU_MIRROR=always: replicas read, correct, freed at exit"
 done
 
+# A program that starts using NCCL (binds a function of a libnccl*) after
+# mgpu made its replicas: the audit module marks it, and the next read
+# turns mirrors off rather than read a replica NCCL may have made stale.
+FAKE_CLIENT_BIND_NCCL="$top_builddir/tests/fake/.libs/libnccl_probe.so" MGPU_MIRROR=always \
+  MGPU_NCCL=0 MGPU_SPLIT=always run nccl_late --gpus 0x4
+expect_in "$work/nccl_late.err" "mirrors off: the program uses NCCL"
+MGPU_AUDIT=0 FAKE_CLIENT_BIND_NCCL="$top_builddir/tests/fake/.libs/libnccl_probe.so" \
+  MGPU_MIRROR=always MGPU_NCCL=0 MGPU_SPLIT=always run nccl_late_unwatched --gpus 0x4
+# Without the audit module nothing sees the late binding (the gap it closes).
+! grep -q "mirrors off" "$work/nccl_late_unwatched.err" ||
+  fail "MGPU_AUDIT=0: mirrors went off without the audit module's mark"
+pass "NCCL bound by the program after mgpu's first replica: mirrors off (the audit module's mark)"
+
 MGPU_SPLIT=always run one -n 1
 expect_in "$work/one.err" "[1] only one GPU selected"
 for kind in host_allocations streams events primary_retains contexts; do

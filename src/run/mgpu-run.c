@@ -432,8 +432,12 @@ int main(int argc, char **argv)
     setenv("MGPU_SHIM", shim, 1);
     setenv("MGPU_ACTIVE", "1", 1);
     prepend_env("LD_LIBRARY_PATH", libdir);
-    if (env.audit && access(audit, R_OK) == 0)
+    if (env.audit && access(audit, R_OK) == 0) {
         prepend_env("LD_AUDIT", audit);
+        /* The audit module marks here a program's use of NCCL
+         * (mirror/nccl_watch.h). */
+        setenv("MGPU_NCCL_SEEN", "0", 1);
+    }
     /* The program's cuBLAS GEMMs, split over the GPUs (blas/): cuBLAS is
      * found again behind it, so a program without cuBLAS is unaffected. */
     if (env.blas_split && access(blas, R_OK) == 0)

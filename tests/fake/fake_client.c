@@ -159,9 +159,16 @@ int main(void)
     /* A library named like NCCL gets the driver's own entry points; with
      * mirrors on, those that may write device memory wrapped, so that its
      * writes reach the replicas' bookkeeping. */
+    /* Under mgpu-run, its audit module marks in MGPU_NCCL_SEEN that the
+     * program bound a function of a libnccl* (mirror/nccl_watch.h). */
+    const char *seen = getenv("MGPU_NCCL_SEEN");
+    char seen_before = seen != NULL ? seen[0] : '\0';
     void *probe = dlopen(getenv("FAKE_NCCL_PROBE"), RTLD_NOW);
     void *(*probe_lookup)(const char *) =
         probe ? (void *(*)(const char *))dlsym(probe, "nccl_probe_lookup") : NULL;
+    if (seen != NULL)
+        EXPECT(seen_before == 'w' && seen[0] == '1',
+               "the audit module marks the program's binding of NCCL");
     const char *mirror = getenv("MGPU_MIRROR");
     if (mirror != NULL && strcmp(mirror, "always") == 0)
         EXPECT(probe_lookup && probe_lookup("cuLaunchKernel") != NULL &&

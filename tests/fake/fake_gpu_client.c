@@ -10,6 +10,7 @@
 #include "test_kernels.h"
 
 #include <cuda.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -72,6 +73,20 @@ static bool check_results(const float *x, const float *y0, const float *y, const
     return true;
 }
 
+/* With FAKE_CLIENT_BIND_NCCL (a library named libnccl*), between two
+ * launches: the program starts using NCCL after mgpu made its mirrors. */
+static void bind_nccl_late(void)
+{
+    const char *path = getenv("FAKE_CLIENT_BIND_NCCL");
+    if (path == NULL)
+        return;
+    void *lib = dlopen(path, RTLD_NOW);
+    if (lib == NULL || dlsym(lib, "nccl_probe_lookup") == NULL) {
+        printf("error: %s gives no nccl_probe_lookup\n", path);
+        failed = true;
+    }
+}
+
 /* Everything between making the objects and freeing them. */
 static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CUfunction fill,
                 struct buffers *b, bool *correct)
@@ -115,9 +130,10 @@ static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CU
                           &fill_size, CU_LAUNCH_PARAM_END};
     unsigned axpy_blocks = (AXPY_COUNT + BLOCK - 1) / BLOCK;
     if (!TRY(cuEventRecord, (start, stream)) ||
-        !TRY(cuLaunchKernel,
-             (axpy, axpy_blocks, 1, 1, BLOCK, 1, 1, 0, stream, axpy_params, NULL)) ||
-        !TRY(cuLaunchKernel, (axpy, 4, 1, 1, BLOCK, 1, 1, 0, stream, small_params, NULL)) ||
+        !TRY(cuLaunchKernel, (axpy, axpy_blocks, 1, 1, BLOCK, 1, 1, 0, stream, axpy_params, NULL)))
+        goto out;
+    bind_nccl_late();
+    if (!TRY(cuLaunchKernel, (axpy, 4, 1, 1, BLOCK, 1, 1, 0, stream, small_params, NULL)) ||
         !TRY(cuLaunchKernel, (fill, 97, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)) ||
         !TRY(cuEventRecord, (end, stream)) || !TRY(cuEventSynchronize, (end)))
         goto out;

@@ -8,7 +8,9 @@
 // kernel_atomic kernel_unknown graph write_value batch_mem_op free_realloc
 // free_async_realloc other_stream nccl_program (the program has NCCL loaded
 // before its first read and broadcasts into the table with it: NCCL's
-// calls bypass mgpu's hooks, so mgpu must not mirror at all); evict (three
+// calls bypass mgpu's hooks, so mgpu must not mirror at all); nccl_late
+// (the same, NCCL loaded only after the first, mirrored, read: after mgpu
+// loaded NCCL for its own refreshes, the program gets the same library); evict (three
 // tables read in turn behind a slow kernel, twice, with room for two
 // copies per GPU: each read makes a copy by evicting one whose read may
 // still be queued, and must see its own table).
@@ -105,6 +107,24 @@ static bool is(const char *m)
     return strcmp(mode, m) == 0;
 }
 
+// The program's own NCCL: loaded, a communicator of one rank made.
+static bool open_nccl(CUcontext ctx)
+{
+    void *lib = dlopen("libnccl.so.2", RTLD_NOW);
+    auto init_all = lib ? (ncclResult_t(*)(ncclComm_t *, int, const int *))dlsym(
+                              lib, "ncclCommInitAll")
+                        : nullptr;
+    nccl_broadcast = lib ? (nccl_broadcast_fn)dlsym(lib, "ncclBroadcast") : nullptr;
+    int device = 0;
+    if (init_all == nullptr || nccl_broadcast == nullptr ||
+        init_all(&nccl_comm, 1, &device) != ncclSuccess) {
+        printf("mirror_coherence: %s FAIL: libnccl.so.2 not usable\n", mode);
+        return false;
+    }
+    CU(cuCtxSetCurrent(ctx));
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -177,22 +197,12 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    if (is("nccl_program")) {
-        void *lib = dlopen("libnccl.so.2", RTLD_NOW);
-        auto init_all = lib ? (ncclResult_t(*)(ncclComm_t *, int, const int *))dlsym(
-                                  lib, "ncclCommInitAll")
-                            : nullptr;
-        nccl_broadcast = lib ? (nccl_broadcast_fn)dlsym(lib, "ncclBroadcast") : nullptr;
-        int device = 0;
-        if (init_all == nullptr || nccl_broadcast == nullptr ||
-            init_all(&nccl_comm, 1, &device) != ncclSuccess) {
-            printf("mirror_coherence: %s FAIL: libnccl.so.2 not usable\n", mode);
-            return 1;
-        }
-        CU(cuCtxSetCurrent(ctx));
-    }
+    if (is("nccl_program") && !open_nccl(ctx))
+        return 1;
     gather_into(table, out, s);
     expect(out, before, "first read");
+    if (is("nccl_late") && !open_nccl(ctx))
+        return 1;
 
     unsigned value = 0;
     if (is("htod")) {
@@ -307,7 +317,7 @@ int main(int argc, char **argv)
             CU(cuMemAllocAsync(&table, bytes, s));
             CU(cuMemcpyHtoDAsync(table, pinned, bytes, s));
         }
-    } else if (is("nccl_program")) {
+    } else if (is("nccl_program") || is("nccl_late")) {
         if (nccl_broadcast((const void *)source, (void *)table, bytes, ncclUint8, 0, nccl_comm,
                            s) != ncclSuccess) {
             printf("mirror_coherence: %s FAIL: ncclBroadcast refused\n", mode);
