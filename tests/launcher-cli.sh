@@ -29,6 +29,7 @@ one_line_error 127 "cannot run './no/such/file'" "$MGPU_RUN" ./no/such/file
 one_line_error 126 "not an executable file" "$MGPU_RUN" "$top_srcdir/README.md"
 MGPU_SM_COUNT=all one_line_error 2 "use MGPU_SM_COUNT=sum or home" "$MGPU_RUN" true
 MGPU_PLACEMENT=spread one_line_error 2 "use MGPU_PLACEMENT=distributed, home, interleave or auto" "$MGPU_RUN" true
+MGPU_SPREAD_MIN=64MB one_line_error 2 "MGPU_SPREAD_MIN=64MB is not valid; use a size such as 64M" "$MGPU_RUN" true
 MGPU_NGPUS=8 one_line_error 2 "MGPU_NGPUS=8 asks for 8 GPUs but this machine has 4" "$MGPU_RUN" true
 MGPU_LIBDIR=/nonexistent one_line_error 2 "reinstall mgpu" "$MGPU_RUN" true
 pass "bad requests give one line naming the fix"
