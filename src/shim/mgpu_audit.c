@@ -110,6 +110,10 @@ uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uin
 
 unsigned int la_objclose(uintptr_t *cookie)
 {
+    /* A closed object's cookie may come back for another object. */
+    for (int i = 0; i < nignored; i++)
+        if (ignored[i] == cookie)
+            ignored[i--] = ignored[--nignored];
     if ((uintptr_t)cookie != main_program || !report_wanted || driver_searched)
         return 0;
     char exe[PATH_MAX];
