@@ -421,7 +421,8 @@ static struct mgpu_replica *replica_for_launch(CUdeviceptr start, size_t bytes,
                                                unsigned long long id, int gpu, CUcontext ctx,
                                                CUcontext home, CUstream stream)
 {
-    if (gpu < 0 || gpu >= MGPU_MAX_GPUS || !ensure_table() || gpu >= table.nholders)
+    if (gpu < 0 || gpu >= MGPU_MAX_GPUS || !ensure_table() || gpu >= table.nholders ||
+        (mgpu_nccl_bound_by_program() && program_uses_nccl()))
         return NULL;
     struct mgpu_replica *r = replica_of(start, bytes, id, home, stream);
     if (r == NULL || !copy_on(r, gpu, ctx) || !use_in_launch(r, stream))
@@ -433,8 +434,7 @@ CUdeviceptr mgpu_replicas_read(CUdeviceptr start, size_t bytes, unsigned long lo
                                CUdeviceptr pointer, int gpu, CUcontext ctx, CUcontext home,
                                CUstream stream)
 {
-    if (pointer < start || pointer - start >= bytes ||
-        (mgpu_nccl_bound_by_program() && program_uses_nccl()))
+    if (pointer < start || pointer - start >= bytes)
         return 0;
     struct mgpu_replica *r = replica_for_launch(start, bytes, id, gpu, ctx, home, stream);
     if (r == NULL || !refresh(r, gpu, home, stream))
@@ -446,8 +446,6 @@ CUdeviceptr mgpu_replicas_private(CUdeviceptr start, size_t bytes, unsigned long
                                   CUcontext ctx, CUcontext home, CUstream stream,
                                   bool from_contents, unsigned reduction)
 {
-    if (mgpu_nccl_bound_by_program() && program_uses_nccl())
-        return 0;
     struct mgpu_replica *r = replica_for_launch(start, bytes, id, gpu, ctx, home, stream);
     if (r == NULL || (from_contents && !refresh(r, gpu, home, stream)))
         return 0;

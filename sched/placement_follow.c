@@ -180,19 +180,12 @@ static bool move_pays(struct buffer_use *u, int gpu)
     return pays;
 }
 
-/* Under lock: whether the buffer lies wholly on `gpu`. */
-static bool all_on(const struct buffer_use *u, int gpu)
+/* Under lock: the GPU the buffer lies wholly on (where it was made, below
+ * MGPU_SPREAD_MIN, or where mgpu moved it), or -1 when it is spread. */
+static int sole_gpu(const struct buffer_use *u)
 {
     struct mgpu_owner_run runs[2];
-    return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1 && runs[0].gpu == gpu;
-}
-
-/* Under lock: whether the buffer lies wholly on one GPU: where it was made
- * (below MGPU_SPREAD_MIN) or where mgpu moved it. */
-static bool on_one_gpu(const struct buffer_use *u)
-{
-    struct mgpu_owner_run runs[2];
-    return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1;
+    return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1 ? runs[0].gpu : -1;
 }
 
 /* Under lock: u moved onto `gpu`, or spread again with SPLIT. */
@@ -242,7 +235,7 @@ static void count(struct buffer_use *u, int gpu)
     }
     if (u->streak < MGPU_FOLLOW_STREAK || u->moves >= MGPU_FOLLOW_MOVES_MAX)
         return;
-    if ((gpu == SPLIT ? on_one_gpu(u) : !all_on(u, gpu)) && move_pays(u, gpu))
+    if ((gpu == SPLIT ? sole_gpu(u) >= 0 : sole_gpu(u) != gpu) && move_pays(u, gpu))
         move(u, gpu);
 }
 
@@ -327,7 +320,7 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
                      u->on_gpu);
         else if (u->on_gpu == SPLIT)
             snprintf(where, sizeof where, "spread after split launches");
-        else if (on_one_gpu(u))
+        else if (sole_gpu(u) >= 0)
             snprintf(where, sizeof where,
                      "on the home GPU, where it was made (under MGPU_SPREAD_MIN)");
         else if (u->declined)

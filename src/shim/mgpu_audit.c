@@ -40,7 +40,7 @@ unsigned int la_version(unsigned int version)
     /* "0" from mgpu-run; 'w' or '1' inherited by a program the first one
      * started, which is watched afresh. */
     nccl_seen = getenv("MGPU_NCCL_SEEN");
-    if (nccl_seen != NULL && strchr("0w1", nccl_seen[0]) != NULL && nccl_seen[0] != '\0' &&
+    if (nccl_seen != NULL && (nccl_seen[0] == '0' || nccl_seen[0] == 'w' || nccl_seen[0] == '1') &&
         nccl_seen[1] == '\0')
         nccl_seen[0] = 'w';
     else
