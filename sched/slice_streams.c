@@ -104,8 +104,26 @@ static CUresult make_set(struct mgpu_slice_streams *s, CUstream program, CUconte
     return r;
 }
 
-/* Objects of a set that failed half made are kept, not destroyed: the
- * set is made again in place, and the few handles lost do not matter. */
+/* What a set that failed half made holds goes back: the launch runs whole
+ * and the next one makes the set again in place. */
+static void destroy_half_made(struct mgpu_slice_streams *s, const CUcontext *contexts)
+{
+    if (s->fork != NULL)
+        mgpu_drv.cuEventDestroy(s->fork);
+    for (int g = 1; g < s->ngpus; g++) {
+        if (s->streams[g] == NULL && s->joins[g] == NULL)
+            continue;
+        if (mgpu_drv.cuCtxPushCurrent(contexts[g]) != CUDA_SUCCESS)
+            continue;
+        if (s->streams[g] != NULL)
+            mgpu_drv.cuStreamDestroy(s->streams[g]);
+        if (s->joins[g] != NULL)
+            mgpu_drv.cuEventDestroy(s->joins[g]);
+        CUcontext popped;
+        mgpu_drv.cuCtxPopCurrent(&popped);
+    }
+}
+
 struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext home, int ngpus,
                                                   const CUcontext *contexts, CUresult *err)
 {
@@ -132,6 +150,10 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
     memcpy(s->seen_done, before.join_sequence, sizeof s->seen_done);
     *err = make_set(s, program, home, ngpus, contexts);
     if (*err != CUDA_SUCCESS) {
+        destroy_half_made(s, contexts);
+        memset(s->streams, 0, sizeof s->streams);
+        memset(s->joins, 0, sizeof s->joins);
+        s->fork = NULL;
         s->program = NULL;
         s->ngpus = 0;
         return NULL;

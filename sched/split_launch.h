@@ -57,9 +57,10 @@ bool mgpu_split_attributes_allow(const CUlaunchConfig *config, bool whole);
  * cost an atomic load); returns 0 or -1. */
 int mgpu_split_launch_start(int ngpus, const CUcontext *contexts);
 
-/* Makes the streams and events of split launches on `stream` (when it has
- * none yet) ahead of a timed launch, so that it does not time their
- * making; mgpu_split_launch makes them itself otherwise. */
+/* Makes the streams, events and flags of split launches on `stream` (when
+ * it has none yet) ahead of the launch, so that no timing of it (the
+ * report's, the cost model's) counts their making; mgpu_split_launch makes
+ * them itself otherwise. */
 CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream stream);
 
 /* Submits the slices. Returns the first error of a slice (the home GPU's

@@ -25,7 +25,11 @@ expect_in "$work/plain" "split_launch: PASS"
 for set in $entry_sets; do
   n=$(entries_in "$set")
   for split in always auto; do
-    MGPU_SPLIT=$split "$MGPU_RUN" --gpus "$set" --report "$prog" all > "$work/out" 2> "$work/err" || {
+    # Under always, every buffer is spread from the start (MGPU_SPREAD_MIN=1),
+    # so that the cooperative kernel's data lie mostly away from the home GPU.
+    spread_min=64M
+    [ $split = always ] && spread_min=1
+    MGPU_SPREAD_MIN=$spread_min MGPU_SPLIT=$split "$MGPU_RUN" --gpus "$set" --report "$prog" all > "$work/out" 2> "$work/err" || {
       cat "$work/out" "$work/err"; fail "split_launch under --gpus $set, MGPU_SPLIT=$split"; }
     diff "$work/plain" "$work/out" || { cat "$work/err"; fail "--gpus $set MGPU_SPLIT=$split differs"; }
     cat "$work/err"
@@ -177,10 +181,10 @@ done
 # (MGPU_PLACEMENT=home), a split grid-stride kernel reads and writes half
 # its data remotely (on GPUs that share a device, it only adds the split's
 # cost), so the loop must run about as fast as without mgpu, whether the
-# prior guess says whole (2048 blocks of 256 threads) or split (8192
-# blocks).
+# prior guess says whole (2048 blocks of 256 threads) or split (65536
+# blocks: 2^24 threads).
 first_set=${entry_sets%% *}
-for blocks in 2048 8192; do
+for blocks in 2048 65536; do
   stride_within 1.3 0.05 "$first_set" $blocks MGPU_PLACEMENT=home ||
     fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under --gpus $first_set against $plain_ms ms plain: the cost model kept splitting it"
   pass "grid-stride loop of $blocks blocks, data at home, auto (--gpus $first_set): $mgpu_ms ms per launch, plain $plain_ms"
@@ -195,7 +199,7 @@ if [ -z "$distinct" ]; then
   exit 0
 fi
 n=$(entries_in "$distinct")
-for blocks in 2048 8192; do
+for blocks in 2048 65536; do
   stride_within 0.75 0 "$distinct" $blocks ||
     fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under --gpus $distinct against $plain_ms ms plain: not cut by iterations?"
   expect_match "$work/err.stride" "^add_strided\(.*\) +61 +$blocks +256 +x$n"

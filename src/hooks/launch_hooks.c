@@ -184,9 +184,11 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block, probe))
         go = false;
+    /* The workers, and the slice streams, events and flags of this stream,
+     * made before the launch's timing starts (their first making costs
+     * milliseconds): a split time must be the launch's alone. */
     if (go && (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
-               (probe->shape != NULL &&
-                mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS))) {
+               mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS)) {
         mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
         probe->shape = NULL;
         go = false;

@@ -135,8 +135,9 @@ __global__ void poke(unsigned *out, size_t n, unsigned faulting_block)
 
 // A grid-wide barrier: the launch cannot be split. Its two buffers are
 // three 2 MiB pages each, two of which the distributed placement puts on
-// the second GPU under -n 2, so mgpu runs it whole there (the report says
-// "@1"); under -n 4 no GPU holds more than the home one.
+// the second GPU under -n 2 when every buffer is spread (MGPU_SPREAD_MIN=1),
+// so mgpu runs it whole there (the report says "@1"); under -n 4 no GPU holds
+// more than the home one.
 __global__ void reverse_after_grid_sync(float *x, float *y, size_t n)
 {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
