@@ -82,6 +82,7 @@ static void bind_near_gpu(const struct worker *w)
 static void *worker_main(void *p)
 {
     struct worker *w = p;
+    mgpu_drv_relax_capture_mode();
     mgpu_drv.cuCtxSetCurrent(w->context);
     bool bound = false;
     for (;;) {

@@ -8,6 +8,7 @@
 #include "slice_watch.h"
 
 #include "log.h"
+#include "real_driver.h"
 #include "slice_streams.h"
 
 #include <pthread.h>
@@ -32,6 +33,7 @@ static atomic_bool running;
 static void *watch(void *unused)
 {
     (void)unused;
+    mgpu_drv_relax_capture_mode();
     const struct timespec interval = {0, LOOK_INTERVAL_NANOSECONDS};
     for (;;) {
         pthread_mutex_lock(&sleep_lock);

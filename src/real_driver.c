@@ -68,6 +68,8 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuStreamWaitValue32_v2", (void **)&mgpu_drv.cuStreamWaitValue32},
         {"cuStreamWriteValue32_v2", (void **)&mgpu_drv.cuStreamWriteValue32},
         {"cuStreamBatchMemOp_v2", (void **)&mgpu_drv.cuStreamBatchMemOp},
+        {"cuThreadExchangeStreamCaptureMode",
+         (void **)&mgpu_drv.cuThreadExchangeStreamCaptureMode},
         {"cuMemHostAlloc", (void **)&mgpu_drv.cuMemHostAlloc},
         {"cuMemHostGetDevicePointer_v2", (void **)&mgpu_drv.cuMemHostGetDevicePointer},
         {"cuCtxPushCurrent_v2", (void **)&mgpu_drv.cuCtxPushCurrent},
@@ -166,6 +168,13 @@ void mgpu_drv_pop_context(void)
 {
     CUcontext popped;
     mgpu_drv.cuCtxPopCurrent(&popped);
+}
+
+void mgpu_drv_relax_capture_mode(void)
+{
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (mgpu_drv.cuThreadExchangeStreamCaptureMode != NULL)
+        mgpu_drv.cuThreadExchangeStreamCaptureMode(&mode);
 }
 
 CUresult mgpu_drv_synchronize_context(CUcontext ctx)

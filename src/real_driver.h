@@ -97,6 +97,7 @@ struct mgpu_driver_api {
     PFN_cuStreamBatchMemOp_v11070 cuStreamBatchMemOp;
     PFN_cuMemHostAlloc_v2020 cuMemHostAlloc;
     PFN_cuMemHostGetDevicePointer_v3020 cuMemHostGetDevicePointer;
+    PFN_cuThreadExchangeStreamCaptureMode_v10010 cuThreadExchangeStreamCaptureMode;
 };
 
 extern struct mgpu_driver_api mgpu_drv;
@@ -138,6 +139,15 @@ static inline void mgpu_driver_bypass_end(void)
  * caller's put back: for a few driver calls on another GPU's context. */
 CUresult mgpu_drv_push_context(CUcontext ctx);
 void mgpu_drv_pop_context(void);
+
+/* For each of mgpu's own threads that calls the driver (the slice watch,
+ * the GPU workers, NCCL's communicator being made), first thing: its calls
+ * may neither fail nor invalidate a graph capture the program runs in
+ * global mode on another thread. A stream query made by the slice watch
+ * while graph_replay captured its graph failed the capture with
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (another run crashed in that query)
+ * on 4 x H200. No effect with a driver that lacks the call. */
+void mgpu_drv_relax_capture_mode(void);
 
 /* Waits for every stream of `ctx` through the real driver, with ctx made
  * current for the call and the caller's current context put back. Returns

@@ -15,12 +15,14 @@
 # (MGPU_FORK_JOIN=events) both run the checks. A grid-stride loop cut by
 # iterations gives the plain output on every list; under auto, a loop of a
 # kernel that splits badly runs about as fast as without mgpu; on distinct
-# GPUs, one cut by iterations beats one GPU.
+# GPUs, one cut by iterations beats one GPU. Graphs captured in global mode
+# while split slices run on another stream capture and run right.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/split_launch
 "$prog" all > "$work/plain" 2>&1 || { cat "$work/plain"; fail "split_launch without mgpu"; }
 expect_in "$work/plain" "split_launch: PASS"
+"$prog" capture > "$work/plain.capture" 2>&1 || { cat "$work/plain.capture"; fail "capture without mgpu"; }
 
 for set in $entry_sets; do
   n=$(entries_in "$set")
@@ -63,6 +65,13 @@ for set in $entry_sets; do
     cat "$work/out.printf"; fail "device printf came after the program's next line (--gpus $set)"; }
   sort "$work/out.printf" | diff "$work/plain.printf" - || fail "device printf lines differ (--gpus $set)"
   pass "device printf of all $n slices is flushed at the synchronisation (--gpus $set)"
+
+  # A graph captured in global mode while split slices run on another
+  # stream: mgpu's threads must not break the capture.
+  MGPU_SPLIT=always "$MGPU_RUN" --gpus "$set" "$prog" capture > "$work/out.capture" 2>&1 || {
+    cat "$work/out.capture"; fail "a global-mode capture during split slices failed (--gpus $set)"; }
+  expect_in "$work/out.capture" "capture: PASS"
+  pass "ten graphs captured in global mode while split slices ran (--gpus $set)"
 done
 
 # The trace: each GPU of the run has its own track of slices, named by the
