@@ -3,17 +3,14 @@
  * moves made, and why it is where it is. */
 #include "placement_follow.h"
 
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
 #include "kernel_timing.h"
 #include "launch_params.h"
-#include "link_measure.h"
-#include "link_model.h"
 #include "log.h"
 #include "memory_pool.h"
 #include "monotonic_clock.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
+#include "run_links.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,8 +39,6 @@ static atomic_bool stopped;
 static atomic_int launching_threads;
 static _Thread_local bool launched_here;
 static struct mgpu_follow_stats stats;
-static struct mgpu_link_model model;
-static int model_state; /* 0: not tried; 1: built; -1: could not be */
 
 void mgpu_follow_configure(bool on)
 {
@@ -96,36 +91,6 @@ static struct buffer_use *use_of(const struct mgpu_pool_block *b)
     return free_slot;
 }
 
-/* Under lock: the cost model, measured the first time a move is weighed
- * (link_measure.h: a few milliseconds per pair of devices) and shown with
- * -v. Without it, the streak alone decides. */
-static bool have_model(void)
-{
-    if (model_state != 0)
-        return model_state > 0;
-    model_state = -1;
-    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
-    int devices[MGPU_MAX_GPUS];
-    static double device_gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
-    char err[200];
-    if (e == NULL)
-        return false;
-    int ndevices = mgpu_gpu_entries_distinct(e, devices);
-    if (mgpu_link_measure(devices, ndevices, device_gbps, err, sizeof err) != 0 ||
-        mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
-        mgpu_info("placement: no cost model, the streaks alone decide: %s", err);
-        return false;
-    }
-    model_state = 1;
-    char lines[MGPU_MAX_GPUS][512];
-    int n = mgpu_link_model_describe(&model, lines, MGPU_MAX_GPUS);
-    mgpu_info(
-        "placement: copy bandwidths (* modelled: entries of one device, a twelfth of local):");
-    for (int i = 0; i < n; i++)
-        mgpu_info("  %s", lines[i]);
-    return true;
-}
-
 #define MOVES_MAX 64
 
 /* Under lock: what moving u onto `gpu` (SPLIT: spreading it) would copy,
@@ -167,15 +132,16 @@ static bool move_pays(struct buffer_use *u, int gpu)
 {
     struct mgpu_link_move moves[MOVES_MAX];
     size_t n = 0;
-    if (!have_model() || !planned_moves(u, gpu, moves, &n))
+    const struct mgpu_link_model *model = mgpu_run_links();
+    if (model == NULL || !planned_moves(u, gpu, moves, &n))
         return true;
-    bool pays = mgpu_link_move_pays(&model, moves, n, u->streak);
+    bool pays = mgpu_link_move_pays(model, moves, n, u->streak);
     if (!pays && !u->declined)
         mgpu_info("placement: moving the %zu-byte buffer at 0x%llx would not pay: %.3f ms to copy, "
                   "%.3f ms saved per launch",
                   u->bytes, (unsigned long long)u->start,
-                  mgpu_link_copy_seconds(&model, moves, n) * 1e3,
-                  mgpu_link_read_saving(&model, moves, n) * 1e3);
+                  mgpu_link_copy_seconds(model, moves, n) * 1e3,
+                  mgpu_link_read_saving(model, moves, n) * 1e3);
     u->declined = !pays;
     return pays;
 }

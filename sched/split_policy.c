@@ -7,6 +7,7 @@
 #include "real_driver.h"
 #include "runtime.h"
 #include "shape_timings.h"
+#include "log.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -22,6 +23,7 @@
 struct shape {
     struct mgpu_shape_key key;
     struct mgpu_shape_timings t; /* the ways: [0] whole, [1] split */
+    bool kept_whole;             /* the estimate said a split cannot pay: never tried */
 };
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -48,7 +50,7 @@ static bool prior_guess(const unsigned grid[3], const unsigned block[3])
  * to split, or both ways have their samples. */
 static bool decided(const struct shape *s)
 {
-    return s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
+    return s->kept_whole || s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
            (s->t.samples[0] >= 1 && s->t.samples[1] >= SPLIT_SAMPLES);
 }
 
@@ -66,9 +68,29 @@ static void wait_for_timing(CUevent stop)
     }
 }
 
+/* Under policy_lock: whether a first split try of a shape whose whole
+ * launch took whole_us may pay, as the estimate says (said with -v for the
+ * first shapes it keeps whole). */
+static bool split_may_pay(const struct shape *s, double whole_us,
+                          const struct mgpu_split_estimate *estimate)
+{
+    static int told;
+    double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
+    if (split_us < 0.0 || split_us < whole_us)
+        return true;
+    if (told++ < 16)
+        mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: split, its "
+                  "slices would read their data from other GPUs for about %.1f us against %.1f us "
+                  "whole",
+                  s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0],
+                  s->key.block[1], s->key.block[2], split_us, whole_us);
+    return false;
+}
+
 /* Under policy_lock, for a shape launched before: the way this launch
  * goes, and whether it is to be timed. */
-static bool decide(struct shape *s, bool prior, struct mgpu_split_probe *probe)
+static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate *estimate,
+                   struct mgpu_split_probe *probe)
 {
     double whole = s->t.best_us[0], sliced = s->t.best_us[1];
     if (whole < MGPU_SPLIT_MIN_MICROSECONDS)
@@ -79,6 +101,11 @@ static bool decide(struct shape *s, bool prior, struct mgpu_split_probe *probe)
     if (s->t.in_flight)
         return prior;
     bool split = isfinite(whole) ? true : isfinite(sliced) ? false : prior;
+    /* A split never timed yet is tried only where the estimate lets it. */
+    if (split && isfinite(whole) && !isfinite(sliced) && !split_may_pay(s, whole, estimate)) {
+        s->kept_whole = true;
+        return false;
+    }
     if (!mgpu_shape_timings_arm(&s->t, split))
         return prior;
     probe->shape = s;
@@ -86,6 +113,7 @@ static bool decide(struct shape *s, bool prior, struct mgpu_split_probe *probe)
 }
 
 bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
+                              const struct mgpu_split_estimate *estimate,
                               struct mgpu_split_probe *probe)
 {
     probe->shape = NULL;
@@ -120,7 +148,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
             pthread_mutex_lock(&policy_lock);
             mgpu_shape_timings_collect(&s->t);
         }
-        split = decide(s, prior, probe);
+        split = decide(s, prior, estimate, probe);
     }
     pthread_mutex_unlock(&policy_lock);
     probe->split = split;

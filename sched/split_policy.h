@@ -9,9 +9,13 @@
  * for it (at most a second): a loop queues its launches long before the
  * first one ends, and they would otherwise all follow the guess. A shape
  * whose whole launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole,
- * since the host cost of a split launch is of that order. */
+ * since the host cost of a split launch is of that order; so does one
+ * whose split, by the estimate of where its data lie (split_estimate.h),
+ * could not beat its whole launch: it is never tried. */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
+
+#include "split_estimate.h"
 
 #include <cuda.h>
 #include <stdbool.h>
@@ -30,10 +34,12 @@ struct mgpu_split_probe {
 };
 
 /* Whether to split this launch of `kernel` with this grid and block on
- * `stream` (a stream of the current context). Fills *probe; when
- * probe->shape is set, call mgpu_split_probe_begin before the launch and
- * mgpu_split_probe_end after it. */
+ * `stream` (a stream of the current context). `estimate` (NULL: none) is
+ * asked before a shape's first split try (split_estimate.h). Fills *probe;
+ * when probe->shape is set, call mgpu_split_probe_begin before the launch
+ * and mgpu_split_probe_end after it. */
 bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
+                              const struct mgpu_split_estimate *estimate,
                               struct mgpu_split_probe *probe);
 void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream);
 void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched);

@@ -199,6 +199,15 @@ for blocks in 2048 65536; do
   pass "grid-stride loop of $blocks blocks, data at home, auto (--gpus $first_set): $mgpu_ms ms per launch, plain $plain_ms"
 done
 
+# The split's estimate (sched/split_estimate.h): with every buffer on the
+# home GPU, the other slices would read their shares over the link (between
+# entries of one device, as modelled: at a twelfth of local bandwidth), so a
+# kernel whose prior says whole (2048 blocks) is never even tried split.
+stride_loop "$first_set" 2048 MGPU_PLACEMENT=home MGPU_VERBOSE=1
+expect_match "$work/err.stride" "^add_strided\(.*\) +61 +2048 +256 +no \[2\] "
+expect_match "$work/err.stride" "split: a grid of 2048 x 1 x 1 blocks of 256 x 1 x 1 stays whole: split, its slices would read"
+pass "grid-stride loop of 2048 blocks, data at home, auto (--gpus $first_set): never tried split, as the estimate says"
+
 # With the default placement the loop is cut by iterations: each GPU runs
 # the part of the array it holds, so two distinct GPUs must beat one. GPUs
 # that share a device cannot, and are not timed.

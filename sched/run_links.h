@@ -1,0 +1,15 @@
+/* The run's cost model of its links (partition/link_model.h), measured once,
+ * the first time a decision needs it (partition/link_measure.h: a few
+ * milliseconds per pair of devices), and shown with -v. Shared by the
+ * placement that follows the kernels and the split's estimate. */
+#ifndef MGPU_RUN_LINKS_H
+#define MGPU_RUN_LINKS_H
+
+#include "link_model.h"
+
+/* The model of the run's GPU entries, or NULL when it cannot be had (the
+ * run's GPUs not known yet, a measurement that failed: said once with -v).
+ * Thread-safe; the model does not change once made. */
+const struct mgpu_link_model *mgpu_run_links(void);
+
+#endif

@@ -1,0 +1,137 @@
+/* Owns the estimate of a split launch's time (see split_estimate.h): the
+ * bytes each slice would read from other GPUs' memory, from the pool's
+ * owner runs and the run's link model. */
+#include "split_estimate.h"
+
+#include "launch_params.h"
+#include "memory_pool.h"
+#include "ptx/ptx_analysis.h"
+#include "run_links.h"
+
+#define MAX_RUNS (4 * MGPU_MAX_GPUS)
+
+/* [lo, hi) as fractions of the grid (or of the iterations) slice s runs. */
+static void slice_share(const struct mgpu_split_estimate *e, int s, double *lo, double *hi)
+{
+    const struct mgpu_grid_slice *slice = &e->slices[s];
+    if (slice->iterations) {
+        unsigned long long total = 0;
+        for (int i = 0; i < e->nslices; i++)
+            if (e->slices[i].iteration_end > total)
+                total = e->slices[i].iteration_end;
+        *lo = total ? (double)slice->iteration_begin / (double)total : 0.0;
+        *hi = total ? (double)slice->iteration_end / (double)total : 1.0;
+        return;
+    }
+    int dim = mgpu_grid_split_dim(e->grid);
+    if (dim < 0) {
+        *lo = 0.0;
+        *hi = 1.0;
+        return;
+    }
+    *lo = (double)slice->first[dim] / e->grid[dim];
+    *hi = (double)(slice->first[dim] + slice->dims[dim]) / e->grid[dim];
+}
+
+/* What GPU entry `gpu` reads of [lo, hi) of buffer b where another entry
+ * holds it: the seconds at the links' bandwidths, added to *seconds, and
+ * the bytes, added to bytes_from[owner]. */
+static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool_block *b,
+                         double lo, double hi, int gpu, double *seconds, double *bytes_from)
+{
+    CUdeviceptr from = b->start + (CUdeviceptr)(lo * (double)b->bytes);
+    CUdeviceptr to = b->start + (CUdeviceptr)(hi * (double)b->bytes);
+    if (to <= from || gpu >= m->nentries)
+        return;
+    struct mgpu_owner_run runs[MAX_RUNS];
+    size_t n = mgpu_pool_runs(from, to - from, runs, MAX_RUNS);
+    for (size_t i = 0; i < n && i < MAX_RUNS; i++) {
+        int owner = runs[i].gpu;
+        if (owner == gpu || owner < 0 || owner >= m->nentries)
+            continue;
+        *seconds += (double)runs[i].bytes / (m->gbps[owner][gpu] * 1e9);
+        bytes_from[owner] += (double)runs[i].bytes;
+    }
+}
+
+/* The buffers the launch touches, each once. */
+static int touched_buffers(const struct mgpu_split_estimate *e, struct mgpu_pool_block *out,
+                           int max)
+{
+    const struct mgpu_kernel_copies *k = e->kernel;
+    int n = 0;
+    for (unsigned i = 0; i < k->nparams && n < max; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        if (k->param_use[i] == 0 ||
+            !mgpu_launch_param_buffer(k, i, e->params, e->buffer, &pointer, &b))
+            continue;
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++)
+            seen = out[j].start == b.start;
+        if (!seen)
+            out[n++] = b;
+    }
+    return n;
+}
+
+/* Seconds entry `gpu` spends reading [lo, hi) of every touched buffer
+ * from other entries' memory; the bytes per owner added to bytes_from. */
+static double share_remote_seconds(const struct mgpu_link_model *m,
+                                   const struct mgpu_pool_block *buffers, int nbuffers, double lo,
+                                   double hi, int gpu, double *bytes_from)
+{
+    double seconds = 0.0;
+    for (int j = 0; j < nbuffers; j++)
+        remote_reads(m, &buffers[j], lo, hi, gpu, &seconds, bytes_from);
+    return seconds;
+}
+
+/* Seconds the owners take to send what the slices read from them: an
+ * owner's links share its NVLink ports, so what several GPUs read from it
+ * goes out at about its fastest link's bandwidth in all. (conv2d, its 32
+ * MiB on the home GPU of 4 x H200: split two ways as fast as whole, four
+ * ways 2.3 times slower, though each slice read less.) */
+static double busiest_owner_seconds(const struct mgpu_link_model *m, const double *bytes_from)
+{
+    double worst = 0.0;
+    for (int o = 0; o < m->nentries; o++) {
+        double fastest = 0.0;
+        for (int g = 0; g < m->nentries; g++)
+            if (g != o && m->gbps[o][g] > fastest)
+                fastest = m->gbps[o][g];
+        if (bytes_from[o] > 0.0 && fastest > 0.0 && bytes_from[o] / (fastest * 1e9) > worst)
+            worst = bytes_from[o] / (fastest * 1e9);
+    }
+    return worst;
+}
+
+double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
+{
+    const struct mgpu_kernel_copies *k = e->kernel;
+    if (k->param_use == NULL || (k->notes & (MGPU_NOTE_UNKNOWN_LOAD | MGPU_NOTE_UNKNOWN_STORE)) ||
+        e->nslices < 2)
+        return -1.0;
+    const struct mgpu_link_model *m = mgpu_run_links();
+    if (m == NULL)
+        return -1.0;
+    struct mgpu_pool_block buffers[64];
+    int nbuffers = touched_buffers(e, buffers, 64);
+    /* The whole launch, on the home GPU, read what others hold too. */
+    double whole_from[MGPU_MAX_GPUS] = {0}, split_from[MGPU_MAX_GPUS] = {0};
+    double whole_remote_us =
+        share_remote_seconds(m, buffers, nbuffers, 0.0, 1.0, 0, whole_from) * 1e6;
+    double rest_us = whole_us > whole_remote_us ? whole_us - whole_remote_us : 0.0;
+    double slowest_us = 0.0;
+    for (int s = 0; s < e->nslices; s++) {
+        double lo, hi;
+        slice_share(e, s, &lo, &hi);
+        double remote_us =
+            share_remote_seconds(m, buffers, nbuffers, lo, hi, e->slices[s].gpu, split_from) * 1e6;
+        double us = rest_us * (hi - lo) + remote_us;
+        if (us > slowest_us)
+            slowest_us = us;
+    }
+    double owners_us = busiest_owner_seconds(m, split_from) * 1e6;
+    return owners_us > slowest_us ? owners_us : slowest_us;
+}

@@ -1,0 +1,37 @@
+/* The split of a launch estimated before it is tried (issue 19, item 2:
+ * whether to split decided with where the data lie). Each slice is taken
+ * to touch its share of every pool buffer its kernel's parameters load,
+ * store or update (the share of the grid it runs, along the cut: what a
+ * data-parallel kernel does); the bytes of that share held by another GPU
+ * are read over the link between them, at the bandwidth the run's link
+ * model has for it (run_links.h). The whole launch's measured time, less
+ * its own reads from other GPUs, is taken to divide among the slices.
+ *
+ * So a kernel of tens of microseconds whose buffers lie on the home GPU
+ * (under MGPU_SPREAD_MIN) is not tried split, since its other slices would
+ * read their shares at a twelfth of local bandwidth; a kernel that computes
+ * for long over little data, or whose buffers are spread along the cut, is.
+ * The estimate only keeps the cost model from trying splits that cannot
+ * pay: what it tries is still decided by measured times. */
+#ifndef MGPU_SPLIT_ESTIMATE_H
+#define MGPU_SPLIT_ESTIMATE_H
+
+#include "grid_split.h"
+#include "program_modules.h"
+
+struct mgpu_split_estimate {
+    const struct mgpu_kernel_copies *kernel;
+    void *const *params; /* the copy launch's parameters, or NULL with buffer */
+    const void *buffer;
+    const unsigned *grid;
+    const struct mgpu_grid_slice *slices;
+    int nslices;
+};
+
+/* The split launch's estimated GPU time in microseconds, given the whole
+ * launch's measured `whole_us`; a negative number when it cannot be
+ * estimated (no link model, a kernel that loads or stores through pointers
+ * of unknown origin, no analysis of its parameters). */
+double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us);
+
+#endif
