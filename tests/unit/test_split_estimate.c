@@ -1,0 +1,139 @@
+/* Unit tests of the split's estimate (sched/split_estimate.c) on a toy pool
+ * and link model: where a kernel's buffers lie decides whether a split of it
+ * is worth trying. The pool and the run's links are stubs here: two
+ * buffers of 64 MiB, on the home GPU or spread, and links of 400 GB/s (a
+ * twelfth of 4.8 TB/s). */
+#include "check.h"
+#include "memory_pool.h"
+#include "placement.h"
+#include "ptx/ptx_analysis.h"
+#include "run_links.h"
+#include "split_estimate.h"
+
+#define BUFFER_BYTES ((size_t)64 << 20)
+#define GRANULES (BUFFER_BYTES / MGPU_GRANULE_SIZE)
+#define LINK_GBPS 400.0
+#define BASE_X 0x100000000ull
+#define BASE_Y 0x200000000ull
+
+static int owners_x[GRANULES], owners_y[GRANULES];
+static struct mgpu_link_model model;
+
+bool mgpu_pool_holds(CUdeviceptr address)
+{
+    return (address >= BASE_X && address < BASE_X + BUFFER_BYTES) ||
+           (address >= BASE_Y && address < BASE_Y + BUFFER_BYTES);
+}
+
+bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out)
+{
+    if (!mgpu_pool_holds(address))
+        return false;
+    memset(out, 0, sizeof *out);
+    out->start = address >= BASE_Y ? BASE_Y : BASE_X;
+    out->bytes = BUFFER_BYTES;
+    out->id = out->start;
+    return true;
+}
+
+size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max)
+{
+    struct mgpu_pool_block b;
+    if (!mgpu_pool_find(address, &b))
+        return 0;
+    const int *owners = b.start == BASE_X ? owners_x : owners_y;
+    return mgpu_placement_runs(owners, GRANULES, address - b.start, bytes, runs, max);
+}
+
+const struct mgpu_link_model *mgpu_run_links(void)
+{
+    return &model;
+}
+
+/* Buffers x and y: all on `home_gpu`, or (home_gpu < 0) spread in ngpus
+ * equal parts in order. */
+static void place(int ngpus, int home_gpu)
+{
+    for (size_t g = 0; g < GRANULES; g++) {
+        int owner = home_gpu >= 0 ? home_gpu : (int)(g * (size_t)ngpus / GRANULES);
+        owners_x[g] = owner;
+        owners_y[g] = owner;
+    }
+}
+
+static void links(int ngpus)
+{
+    static double gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
+    int devices[MGPU_MAX_GPUS];
+    for (int i = 0; i < ngpus; i++) {
+        devices[i] = i;
+        for (int j = 0; j < ngpus; j++)
+            gbps[i][j] = i == j ? 4800.0 : LINK_GBPS;
+    }
+    CHECK(mgpu_link_model_build(&model, devices, ngpus, devices, ngpus, gbps) == 0);
+}
+
+/* A launch of y[i] = f(x[i]) over 4096 blocks, cut in ngpus equal slices. */
+static double estimate(int ngpus, double whole_us, unsigned notes)
+{
+    static const size_t offsets[] = {0, 8}, sizes[] = {8, 8};
+    static const unsigned use[] = {MGPU_PARAM_LOAD, MGPU_PARAM_STORE};
+    struct mgpu_kernel_copies k = {.ngpus = ngpus,
+                                   .nparams = 2,
+                                   .param_offsets = offsets,
+                                   .param_sizes = sizes,
+                                   .param_use = use,
+                                   .notes = notes};
+    CUdeviceptr x = BASE_X, y = BASE_Y;
+    void *params[] = {&x, &y};
+    unsigned grid[3] = {4096, 1, 1};
+    struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
+    memset(slices, 0, sizeof slices);
+    for (int s = 0; s < ngpus; s++) {
+        slices[s].gpu = s;
+        slices[s].first[0] = 4096u / (unsigned)ngpus * (unsigned)s;
+        slices[s].dims[0] = 4096u / (unsigned)ngpus;
+        slices[s].dims[1] = slices[s].dims[2] = 1;
+    }
+    struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus};
+    return mgpu_split_estimate_us(&e, whole_us);
+}
+
+static int near(double a, double b)
+{
+    return a > b * 0.999 && a < b * 1.001;
+}
+
+int main(void)
+{
+    /* Two GPUs, both buffers on the home GPU, a 60 us whole launch: GPU 1
+     * reads its half of both (64 MiB) over the link, 168 us, on top of its
+     * 30 us share. Not worth a try. */
+    links(2);
+    place(2, 0);
+    double remote_us = (double)BUFFER_BYTES / (LINK_GBPS * 1e9) * 1e6;
+    CHECK(near(estimate(2, 60.0, 0), 30.0 + remote_us));
+    CHECK(estimate(2, 60.0, 0) > 60.0);
+    /* A kernel that computes for 10 ms over the same data splits well. */
+    CHECK(estimate(2, 10000.0, 0) < 10000.0 * 0.6);
+
+    /* Spread along the cut, each slice finds its share at home: the whole
+     * launch's own remote reads (half of both buffers) come off, and the
+     * rest divides in two. */
+    place(2, -1);
+    CHECK(near(estimate(2, 400.0, 0), (400.0 - remote_us) / 2));
+    CHECK(estimate(2, 400.0, 0) < 400.0);
+
+    /* Four GPUs reading a home GPU's buffers: each of the three others
+     * reads a quarter of both (32 MiB, 84 us) over its own link, but the
+     * home GPU sends all 96 MiB through its ports: 252 us. */
+    links(4);
+    place(4, 0);
+    CHECK(near(estimate(4, 200.0, 0), 3 * remote_us / 2));
+
+    /* A kernel that loads or stores through pointers of unknown origin,
+     * or one without analysis of its parameters: no estimate. */
+    CHECK(estimate(4, 200.0, MGPU_NOTE_UNKNOWN_LOAD) < 0);
+    CHECK(estimate(4, 200.0, MGPU_NOTE_UNKNOWN_STORE) < 0);
+    return check_failures;
+}
