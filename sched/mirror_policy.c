@@ -23,7 +23,8 @@ static struct mgpu_mirror_policy_stats stats;
 
 static bool decided(const struct shape *s)
 {
-    return s->t.samples[0] >= 1 && s->t.samples[1] >= MIRRORED_SAMPLES;
+    return s->t.samples[0] >= 1 &&
+           (s->t.best_us[0] < MGPU_MIRROR_MIN_MICROSECONDS || s->t.samples[1] >= MIRRORED_SAMPLES);
 }
 
 static bool faster_mirrored(const struct shape *s)

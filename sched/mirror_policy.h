@@ -11,7 +11,10 @@
  * timing includes the refreshes queued before the launch, so a buffer the
  * program rewrites before every launch pays for its refresh each time.
  * Launches made while a timing is out run without mirrors: never waiting,
- * since without is what a launch would do with mirrors off. */
+ * since without is what a launch would do with mirrors off. A shape whose
+ * split launch takes under MGPU_MIRROR_MIN_MICROSECONDS without mirrors is
+ * never tried with them: a refresh costs tens of microseconds (NCCL's
+ * latency, or a device copy's), more than such a launch could gain. */
 #ifndef MGPU_MIRROR_POLICY_H
 #define MGPU_MIRROR_POLICY_H
 
@@ -20,6 +23,7 @@
 
 /* Mirrored is kept only when at least this much faster (times are noisy). */
 #define MGPU_MIRROR_GAIN 0.95
+#define MGPU_MIRROR_MIN_MICROSECONDS 50.0
 
 struct mgpu_mirror_probe {
     void *shape; /* NULL: not timed */

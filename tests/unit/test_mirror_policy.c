@@ -1,0 +1,96 @@
+/* Unit tests of MGPU_MIRROR=auto's decisions (sched/mirror_policy.c) with
+ * the driver's events stubbed: each timed launch takes the time the test
+ * sets. A shape whose split launch is short is never tried with mirrors; a
+ * longer one is timed with them and kept mirrored only if that is faster. */
+#include "check.h"
+#include "mirror_policy.h"
+#include "real_driver.h"
+#include "runtime.h"
+
+#include <stdint.h>
+
+struct mgpu_config mgpu_cfg;
+struct mgpu_driver_api mgpu_drv;
+
+static float next_ms; /* what the timing in flight measures */
+static uintptr_t events;
+
+static CUresult CUDAAPI event_create(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    *e = (CUevent)++events;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI event_record(CUevent e, CUstream s)
+{
+    (void)e;
+    (void)s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI event_query(CUevent e)
+{
+    (void)e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI event_elapsed(float *ms, CUevent start, CUevent stop)
+{
+    (void)start;
+    (void)stop;
+    *ms = next_ms;
+    return CUDA_SUCCESS;
+}
+
+/* One launch of the shape (kernel k, a grid of `blocks`), timed at `us`
+ * if the policy times it; returns whether it mirrored, and whether it was
+ * timed in *timed. */
+static bool launch(const void *k, unsigned blocks, double us, bool *timed)
+{
+    unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
+    struct mgpu_mirror_probe probe;
+    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, &probe);
+    *timed = probe.shape != NULL;
+    next_ms = (float)(us / 1000.0);
+    mgpu_mirror_probe_begin(&probe, NULL);
+    mgpu_mirror_probe_end(&probe, NULL, CUDA_SUCCESS);
+    return mirrored;
+}
+
+int main(void)
+{
+    mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
+    mgpu_drv.cuEventCreate = event_create;
+    mgpu_drv.cuEventRecord = event_record;
+    mgpu_drv.cuEventQuery = event_query;
+    mgpu_drv.cuEventElapsedTime = event_elapsed;
+    static const char short_kernel, long_kernel, slower_kernel;
+    bool timed;
+
+    /* 20 us without mirrors: the first launch is untimed, the second timed
+     * without, and from then on never with. */
+    CHECK(!launch(&short_kernel, 4096, 20.0, &timed) && !timed);
+    CHECK(!launch(&short_kernel, 4096, 20.0, &timed) && timed);
+    for (int i = 0; i < 5; i++)
+        CHECK(!launch(&short_kernel, 4096, 20.0, &timed) && !timed);
+
+    /* 400 us without, 100 us with: tried twice with mirrors, then kept. */
+    CHECK(!launch(&long_kernel, 4096, 400.0, &timed) && !timed);
+    CHECK(!launch(&long_kernel, 4096, 400.0, &timed) && timed);
+    CHECK(launch(&long_kernel, 4096, 100.0, &timed) && timed);
+    CHECK(launch(&long_kernel, 4096, 100.0, &timed) && timed);
+    CHECK(launch(&long_kernel, 4096, 100.0, &timed) && !timed);
+
+    /* 400 us without, 500 us with: tried, then left without. */
+    CHECK(!launch(&slower_kernel, 4096, 400.0, &timed) && !timed);
+    CHECK(!launch(&slower_kernel, 4096, 400.0, &timed) && timed);
+    CHECK(launch(&slower_kernel, 4096, 500.0, &timed) && timed);
+    CHECK(launch(&slower_kernel, 4096, 500.0, &timed) && timed);
+    CHECK(!launch(&slower_kernel, 4096, 500.0, &timed) && !timed);
+
+    struct mgpu_mirror_policy_stats stats;
+    mgpu_mirror_policy_stats(&stats);
+    CHECK(stats.decided == 3 && stats.mirrored == 1);
+    return check_failures;
+}
