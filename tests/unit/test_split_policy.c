@@ -1,0 +1,128 @@
+/* Unit tests of MGPU_SPLIT=auto's decisions (sched/split_policy.c) with the
+ * driver's events and the split's estimate stubbed: each timed launch
+ * takes the time the test sets, and the estimate says what the test sets.
+ * A shape whose estimate cannot beat its whole launch is never tried
+ * split; one whose estimate can, or that has none, is tried and kept the
+ * faster way; one under 30 us stays whole. */
+#include "check.h"
+#include "real_driver.h"
+#include "runtime.h"
+#include "split_policy.h"
+
+#include <stdint.h>
+
+struct mgpu_config mgpu_cfg;
+struct mgpu_driver_api mgpu_drv;
+
+static float next_ms;       /* what the timing in flight measures */
+static double estimated_us; /* what the estimate says */
+static int estimates;       /* how often it was asked */
+static uintptr_t events;
+
+double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
+{
+    (void)e;
+    (void)whole_us;
+    estimates++;
+    return estimated_us;
+}
+
+static CUresult CUDAAPI event_create(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    *e = (CUevent)++events;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI event_record(CUevent e, CUstream s)
+{
+    (void)e;
+    (void)s;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI event_query(CUevent e)
+{
+    (void)e;
+    return CUDA_SUCCESS;
+}
+
+static CUresult CUDAAPI event_elapsed(float *ms, CUevent start, CUevent stop)
+{
+    (void)start;
+    (void)stop;
+    *ms = next_ms;
+    return CUDA_SUCCESS;
+}
+
+/* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
+ * take whole_us, split ones split_us, when timed. Returns whether it split,
+ * and whether it was timed in *timed. */
+static bool launch(const void *k, unsigned blocks, double whole_us, double split_us, bool *timed)
+{
+    unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
+    struct mgpu_split_estimate estimate = {0};
+    struct mgpu_split_probe probe;
+    bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &probe);
+    *timed = probe.shape != NULL;
+    next_ms = (float)((split ? split_us : whole_us) / 1000.0);
+    mgpu_split_probe_begin(&probe, NULL);
+    mgpu_split_probe_end(&probe, NULL, CUDA_SUCCESS);
+    return split;
+}
+
+int main(void)
+{
+    mgpu_cfg.split = MGPU_SPLIT_AUTO;
+    mgpu_drv.cuEventCreate = event_create;
+    mgpu_drv.cuEventRecord = event_record;
+    mgpu_drv.cuEventQuery = event_query;
+    mgpu_drv.cuEventElapsedTime = event_elapsed;
+    static const char data_at_home, spread, unknown, tiny, big;
+    bool timed;
+
+    /* 4096 blocks (2^20 threads: the prior says whole). 100 us whole, and
+     * an estimate of 250 us split: never tried. */
+    estimated_us = 250.0;
+    CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && timed);
+    for (int i = 0; i < 5; i++)
+        CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(estimates == 1);
+
+    /* An estimate of 60 us: tried twice, and kept split (40 us). */
+    estimated_us = 60.0;
+    estimates = 0;
+    CHECK(!launch(&spread, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(!launch(&spread, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(estimates == 1);
+
+    /* No estimate (a negative answer): tried; slower split, kept whole. */
+    estimated_us = -1.0;
+    CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
+    CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
+    CHECK(launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
+    CHECK(launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
+    CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
+
+    /* Under 30 us whole: stays whole, the estimate not even asked. */
+    estimates = 0;
+    CHECK(!launch(&tiny, 4096, 20.0, 5.0, &timed) && !timed);
+    CHECK(!launch(&tiny, 4096, 20.0, 5.0, &timed) && timed);
+    CHECK(!launch(&tiny, 4096, 20.0, 5.0, &timed) && !timed);
+    CHECK(estimates == 0);
+
+    /* 65536 blocks (2^24 threads): the prior splits the first two; a
+     * measured split time outweighs any estimate. */
+    estimated_us = 1e9;
+    CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && !timed);
+    CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && timed);
+    CHECK(!launch(&big, 65536, 1000.0, 300.0, &timed) && timed);
+    CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && timed);
+    CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && !timed);
+    CHECK(estimates == 0);
+    return check_failures;
+}
