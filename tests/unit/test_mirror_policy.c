@@ -3,45 +3,13 @@
  * sets. A shape whose split launch is short is never tried with mirrors; a
  * longer one is timed with them and kept mirrored only if that is faster. */
 #include "check.h"
+#include "event_stubs.h"
 #include "mirror_policy.h"
 #include "real_driver.h"
 #include "runtime.h"
 
-#include <stdint.h>
-
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
-
-static float next_ms; /* what the timing in flight measures */
-static uintptr_t events;
-
-static CUresult CUDAAPI event_create(CUevent *e, unsigned flags)
-{
-    (void)flags;
-    *e = (CUevent)++events;
-    return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI event_record(CUevent e, CUstream s)
-{
-    (void)e;
-    (void)s;
-    return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI event_query(CUevent e)
-{
-    (void)e;
-    return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI event_elapsed(float *ms, CUevent start, CUevent stop)
-{
-    (void)start;
-    (void)stop;
-    *ms = next_ms;
-    return CUDA_SUCCESS;
-}
 
 /* One launch of the shape (kernel k, a grid of `blocks`), timed at `us`
  * if the policy times it; returns whether it mirrored, and whether it was
@@ -52,7 +20,7 @@ static bool launch(const void *k, unsigned blocks, double us, bool *timed)
     struct mgpu_mirror_probe probe;
     bool mirrored = mgpu_mirror_policy_choose(k, grid, block, &probe);
     *timed = probe.shape != NULL;
-    next_ms = (float)(us / 1000.0);
+    stub_elapsed_ms = (float)(us / 1000.0);
     mgpu_mirror_probe_begin(&probe, NULL);
     mgpu_mirror_probe_end(&probe, NULL, CUDA_SUCCESS);
     return mirrored;
@@ -61,10 +29,7 @@ static bool launch(const void *k, unsigned blocks, double us, bool *timed)
 int main(void)
 {
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
-    mgpu_drv.cuEventCreate = event_create;
-    mgpu_drv.cuEventRecord = event_record;
-    mgpu_drv.cuEventQuery = event_query;
-    mgpu_drv.cuEventElapsedTime = event_elapsed;
+    stub_events_install();
     static const char short_kernel, long_kernel, slower_kernel;
     bool timed;
 

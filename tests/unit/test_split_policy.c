@@ -5,19 +5,16 @@
  * split; one whose estimate can, or that has none, is tried and kept the
  * faster way; one under 30 us stays whole. */
 #include "check.h"
+#include "event_stubs.h"
 #include "real_driver.h"
 #include "runtime.h"
 #include "split_policy.h"
 
-#include <stdint.h>
-
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
 
-static float next_ms;       /* what the timing in flight measures */
 static double estimated_us; /* what the estimate says */
 static int estimates;       /* how often it was asked */
-static uintptr_t events;
 
 double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
 {
@@ -25,34 +22,6 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
     (void)whole_us;
     estimates++;
     return estimated_us;
-}
-
-static CUresult CUDAAPI event_create(CUevent *e, unsigned flags)
-{
-    (void)flags;
-    *e = (CUevent)++events;
-    return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI event_record(CUevent e, CUstream s)
-{
-    (void)e;
-    (void)s;
-    return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI event_query(CUevent e)
-{
-    (void)e;
-    return CUDA_SUCCESS;
-}
-
-static CUresult CUDAAPI event_elapsed(float *ms, CUevent start, CUevent stop)
-{
-    (void)start;
-    (void)stop;
-    *ms = next_ms;
-    return CUDA_SUCCESS;
 }
 
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
@@ -65,7 +34,7 @@ static bool launch(const void *k, unsigned blocks, double whole_us, double split
     struct mgpu_split_probe probe;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &probe);
     *timed = probe.shape != NULL;
-    next_ms = (float)((split ? split_us : whole_us) / 1000.0);
+    stub_elapsed_ms = (float)((split ? split_us : whole_us) / 1000.0);
     mgpu_split_probe_begin(&probe, NULL);
     mgpu_split_probe_end(&probe, NULL, CUDA_SUCCESS);
     return split;
@@ -74,10 +43,7 @@ static bool launch(const void *k, unsigned blocks, double whole_us, double split
 int main(void)
 {
     mgpu_cfg.split = MGPU_SPLIT_AUTO;
-    mgpu_drv.cuEventCreate = event_create;
-    mgpu_drv.cuEventRecord = event_record;
-    mgpu_drv.cuEventQuery = event_query;
-    mgpu_drv.cuEventElapsedTime = event_elapsed;
+    stub_events_install();
     static const char data_at_home, spread, unknown, tiny, big;
     bool timed;
 
