@@ -3,11 +3,11 @@
  * times and at most one timing in flight. */
 #include "split_policy.h"
 
+#include "log.h"
 #include "monotonic_clock.h"
 #include "real_driver.h"
 #include "runtime.h"
 #include "shape_timings.h"
-#include "log.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -97,6 +97,7 @@ struct mgpu_driver_api {
     PFN_cuStreamBatchMemOp_v11070 cuStreamBatchMemOp;
     PFN_cuMemHostAlloc_v2020 cuMemHostAlloc;
     PFN_cuMemHostGetDevicePointer_v3020 cuMemHostGetDevicePointer;
+    /* mgpu's own threads out of the program's graph captures (optional) */
     PFN_cuThreadExchangeStreamCaptureMode_v10010 cuThreadExchangeStreamCaptureMode;
 };
 

@@ -182,8 +182,12 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     bool go = why == MGPU_UNSPLIT_NONE || moved_to > 0;
     /* Not worth it: a split runs whole; a move stays home, for its reason. */
     enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
-    struct mgpu_split_estimate estimate = {&copy->kernel, copy->params, copy->buffer,
-                                           shape->grid,   slices,       nslices};
+    struct mgpu_split_estimate estimate = {.kernel = &copy->kernel,
+                                           .params = copy->params,
+                                           .buffer = copy->buffer,
+                                           .grid = shape->grid,
+                                           .slices = slices,
+                                           .nslices = nslices};
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
                                         moved_to > 0 ? NULL : &estimate, probe))
         go = false;
