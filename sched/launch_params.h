@@ -43,4 +43,25 @@ static inline bool mgpu_launch_param_buffer(const struct mgpu_kernel_copies *k, 
            mgpu_pool_find(*pointer, b);
 }
 
+/* The pool buffers the parameters the kernel uses point into, each once,
+ * into out (at most max); returns how many. */
+static inline size_t mgpu_launch_param_buffers(const struct mgpu_kernel_copies *k,
+                                               void *const *params, const void *buffer,
+                                               struct mgpu_pool_block *out, size_t max)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < k->nparams && n < max; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        if (k->param_use[i] == 0 || !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = out[j].start == b.start;
+        if (!seen)
+            out[n++] = b;
+    }
+    return n;
+}
+
 #endif

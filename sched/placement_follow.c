@@ -215,19 +215,7 @@ static size_t buffers_used(const struct mgpu_kernel_copies *k, void *const *para
         size_t n = mgpu_pool_large_buffers(out, max);
         return n < max ? n : max;
     }
-    size_t n = 0;
-    for (unsigned i = 0; i < k->nparams && n < max; i++) {
-        CUdeviceptr pointer;
-        struct mgpu_pool_block b;
-        if (k->param_use[i] == 0 || !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
-            continue;
-        bool seen = false;
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = out[j].start == b.start;
-        if (!seen)
-            out[n++] = b;
-    }
-    return n;
+    return mgpu_launch_param_buffers(k, params, buffer, out, max);
 }
 
 /* Moves are safe only with one launching thread: another could queue a

@@ -54,27 +54,6 @@ static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool
     }
 }
 
-/* The buffers the launch touches, each once. */
-static int touched_buffers(const struct mgpu_split_estimate *e, struct mgpu_pool_block *out,
-                           int max)
-{
-    const struct mgpu_kernel_copies *k = e->kernel;
-    int n = 0;
-    for (unsigned i = 0; i < k->nparams && n < max; i++) {
-        CUdeviceptr pointer;
-        struct mgpu_pool_block b;
-        if (k->param_use[i] == 0 ||
-            !mgpu_launch_param_buffer(k, i, e->params, e->buffer, &pointer, &b))
-            continue;
-        bool seen = false;
-        for (int j = 0; j < n && !seen; j++)
-            seen = out[j].start == b.start;
-        if (!seen)
-            out[n++] = b;
-    }
-    return n;
-}
-
 /* Seconds entry `gpu` spends reading [lo, hi) of every touched buffer
  * from other entries' memory; the bytes per owner added to bytes_from. */
 static double share_remote_seconds(const struct mgpu_link_model *m,
@@ -116,7 +95,7 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
     if (m == NULL)
         return -1.0;
     struct mgpu_pool_block buffers[64];
-    int nbuffers = touched_buffers(e, buffers, 64);
+    int nbuffers = (int)mgpu_launch_param_buffers(k, e->params, e->buffer, buffers, 64);
     /* The whole launch, on the home GPU, read what others hold too. */
     double whole_from[MGPU_MAX_GPUS] = {0}, split_from[MGPU_MAX_GPUS] = {0};
     double whole_remote_us =
