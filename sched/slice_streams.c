@@ -104,8 +104,8 @@ static CUresult make_set(struct mgpu_slice_streams *s, CUstream program, CUconte
     return r;
 }
 
-/* What a set that failed half made holds goes back: the launch runs whole
- * and the next one makes the set again in place. */
+/* What a set that failed half made holds goes back, and the slot is free:
+ * the launch runs whole and the next one makes the set again in place. */
 static void destroy_half_made(struct mgpu_slice_streams *s, const CUcontext *contexts)
 {
     if (s->fork != NULL)
@@ -122,6 +122,11 @@ static void destroy_half_made(struct mgpu_slice_streams *s, const CUcontext *con
         CUcontext popped;
         mgpu_drv.cuCtxPopCurrent(&popped);
     }
+    memset(s->streams, 0, sizeof s->streams);
+    memset(s->joins, 0, sizeof s->joins);
+    s->fork = NULL;
+    s->program = NULL;
+    s->ngpus = 0;
 }
 
 struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext home, int ngpus,
@@ -151,11 +156,11 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
     *err = make_set(s, program, home, ngpus, contexts);
     if (*err != CUDA_SUCCESS) {
         destroy_half_made(s, contexts);
-        memset(s->streams, 0, sizeof s->streams);
-        memset(s->joins, 0, sizeof s->joins);
-        s->fork = NULL;
-        s->program = NULL;
-        s->ngpus = 0;
+        static int told; /* under the caller's lock */
+        if (told++ < 4)
+            mgpu_info("a launch that would split runs whole: its stream's slice streams and "
+                      "events could not be made (%s); the next one tries again",
+                      mgpu_cu_error_name(*err));
         return NULL;
     }
     if (s == &table[used])
