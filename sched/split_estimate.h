@@ -11,6 +11,10 @@
  * (under MGPU_SPREAD_MIN) is not tried split, since its other slices would
  * read their shares at a twelfth of local bandwidth; a kernel that computes
  * for long over little data, or whose buffers are spread along the cut, is.
+ * A kernel whose time its bytes do not explain, and that updates a buffer
+ * with atomics not privatised (mirror/), is taken to spend that time on its
+ * atomics, which split still meet at the buffer's owner and, from the other
+ * GPUs, across a link: such a split is estimated slower than whole.
  * The estimate only keeps the cost model from trying splits that cannot
  * pay: what it tries is still decided by measured times. */
 #ifndef MGPU_SPLIT_ESTIMATE_H

@@ -16,15 +16,26 @@
 
 #define TABLE_SIZE 4096 /* a power of two */
 /* The first split launch of a shape may meet cold caches and page tables
- * on the other GPUs: the best of two decides. */
+ * on the other GPUs: the best of two decides, unless the first took twice
+ * the whole launch or more, beyond what cold pages cost (transpose_naive,
+ * 50 us whole on the home GPU of 4 x H200: 0.4 to 1.3 ms split four ways). */
 #define SPLIT_SAMPLES 2
+#define SPLIT_CLEARLY_SLOWER 2.0
 #define PROBE_WAIT_MAX_MS 1000.0
 
 struct shape {
     struct mgpu_shape_key key;
     struct mgpu_shape_timings t; /* the ways: [0] whole, [1] split */
-    bool kept_whole;             /* the estimate said a split cannot pay: never tried */
+    /* never tried split: the estimate said it cannot pay, or a larger grid
+     * of the kernel ran whole under MGPU_SPLIT_MIN_MICROSECONDS */
+    bool kept_whole;
+    /* In a kernel's own record (grid 0 x 0 x 0, with the block of its
+     * shapes): the most threads of a shape of it measured whole under
+     * MGPU_SPLIT_MIN_MICROSECONDS. */
+    double short_threads;
 };
+
+static const unsigned kernel_grid[3] = {0, 0, 0};
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shape table[TABLE_SIZE];
@@ -40,18 +51,55 @@ static struct shape *find_shape(const void *kernel, const unsigned grid[3], cons
     return s;
 }
 
-static bool prior_guess(const unsigned grid[3], const unsigned block[3])
+static double threads_of(const unsigned grid[3], const unsigned block[3])
 {
-    double threads = (double)grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
-    return threads >= MGPU_SPLIT_PRIOR_THREADS;
+    return (double)grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2];
 }
 
 /* Under policy_lock: the way is known once the whole launch is too short
  * to split, or both ways have their samples. */
 static bool decided(const struct shape *s)
 {
-    return s->kept_whole || s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
-           (s->t.samples[0] >= 1 && s->t.samples[1] >= SPLIT_SAMPLES);
+    const struct mgpu_shape_timings *t = &s->t;
+    return s->kept_whole || t->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
+           (t->samples[0] >= 1 && t->samples[1] >= SPLIT_SAMPLES) ||
+           (t->samples[0] >= 1 && t->samples[1] >= 1 &&
+            t->best_us[1] >= SPLIT_CLEARLY_SLOWER * t->best_us[0]);
+}
+
+/* Under policy_lock: the record of a kernel with this block; NULL when the
+ * table is full. */
+static struct shape *kernel_record(const void *kernel, const unsigned block[3])
+{
+    bool fresh;
+    return mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, kernel_grid, block, &fresh);
+}
+
+/* Under policy_lock. A kernel's grids that shrink as a program goes on
+ * (tests/programs/gaussian's 998 launches, LU, a BFS frontier's levels):
+ * a grid no larger than one of the same kernel and block that ran whole
+ * under MGPU_SPLIT_MIN_MICROSECONDS runs whole untimed, neither timed nor
+ * waited for, where each would otherwise drain the stream once. Not for a
+ * kernel with a grid-stride loop, whose smaller grid does the same work. */
+static bool shorter_than_measured(const void *kernel, const struct shape *s, double threads,
+                                  const struct mgpu_split_estimate *estimate)
+{
+    if (estimate == NULL || estimate->kernel == NULL || estimate->kernel->stride_bound_param >= 0 ||
+        s->t.samples[1] > 0 || s->t.in_flight)
+        return false;
+    struct shape *k = kernel_record(kernel, s->key.block);
+    return k != NULL && threads <= k->short_threads;
+}
+
+/* Under policy_lock: shape s's whole time, if measured, into its kernel's
+ * record. */
+static void note_short(const void *kernel, const struct shape *s, double threads)
+{
+    if (!(s->t.samples[0] > 0 && s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS))
+        return;
+    struct shape *k = kernel_record(kernel, s->key.block);
+    if (k != NULL && threads > k->short_threads)
+        k->short_threads = threads;
 }
 
 /* Without policy_lock: until the timing recorded with `stop` is in, or
@@ -122,7 +170,12 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         return true;
     pthread_mutex_lock(&policy_lock);
     struct shape *s = find_shape(kernel, grid, block);
-    bool prior = prior_guess(grid, block), split = prior;
+    double threads = threads_of(grid, block);
+    bool prior = threads >= MGPU_SPLIT_PRIOR_THREADS, split = prior;
+    if (s != NULL && !s->kept_whole && shorter_than_measured(kernel, s, threads, estimate)) {
+        s->kept_whole = true;
+        s->t.warmed = true;
+    }
     /* The first launch of a shape pays one-off costs (the driver loads a
      * module's function at its first launch, caches and page tables are
      * cold) that can make a kernel of microseconds time as milliseconds:
@@ -148,6 +201,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
             pthread_mutex_lock(&policy_lock);
             mgpu_shape_timings_collect(&s->t);
         }
+        note_short(kernel, s, threads);
         split = decide(s, prior, estimate, probe);
     }
     pthread_mutex_unlock(&policy_lock);

@@ -5,13 +5,16 @@
  * since it pays one-off costs. The next ones are timed with events, one at
  * a time: the prior's way, the other way, and split once more; from then
  * on the faster way is taken (the best of two split launches against the
- * whole one). A launch made while one of these timings is still out waits
- * for it (at most a second): a loop queues its launches long before the
+ * whole one; one, when it took twice the whole launch or more). A launch made while one of these
+ * timings is still out waits for it (at most a second): a loop queues its launches long before the
  * first one ends, and they would otherwise all follow the guess. A shape
  * whose whole launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole,
  * since the host cost of a split launch is of that order; so does one
  * whose split, by the estimate of where its data lie (split_estimate.h),
- * could not beat its whole launch: it is never tried. */
+ * could not beat its whole launch: it is never tried; and so does, untimed,
+ * a grid no larger than one of the same kernel and block that ran whole
+ * under MGPU_SPLIT_MIN_MICROSECONDS (the shrinking grids of an elimination),
+ * unless the kernel has a grid-stride loop. */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 

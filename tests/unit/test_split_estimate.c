@@ -8,6 +8,7 @@
 #include "placement.h"
 #include "ptx/ptx_analysis.h"
 #include "run_links.h"
+#include "runtime.h"
 #include "split_estimate.h"
 
 #define BUFFER_BYTES ((size_t)64 << 20)
@@ -15,6 +16,8 @@
 #define LINK_GBPS 400.0
 #define BASE_X 0x100000000ull
 #define BASE_Y 0x200000000ull
+
+struct mgpu_config mgpu_cfg;
 
 static int owners_x[GRANULES], owners_y[GRANULES];
 static struct mgpu_link_model model;
@@ -73,16 +76,21 @@ static void links(int ngpus)
     CHECK(mgpu_link_model_build(&model, devices, ngpus, devices, ngpus, gbps) == 0);
 }
 
-/* A launch of y[i] = f(x[i]) over 4096 blocks, cut in ngpus equal slices. */
-static double estimate(int ngpus, double whole_us, unsigned notes)
+/* A launch of y[i] = f(x[i]) over 4096 blocks, cut in ngpus equal slices;
+ * with `atomics`, of atomicAdd(&y[f(x[i])], 1) instead, a reduction that
+ * MGPU_MIRROR other than never may privatise. */
+static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool atomics)
 {
     static const size_t offsets[] = {0, 8}, sizes[] = {8, 8};
     static const unsigned use[] = {MGPU_PARAM_LOAD, MGPU_PARAM_STORE};
+    static const unsigned use_atomics[] = {MGPU_PARAM_LOAD, MGPU_PARAM_ATOMIC};
+    static const unsigned reduction[] = {0, MGPU_REDUCTION(MGPU_REDUCE_ADD, MGPU_REDUCE_U32)};
     struct mgpu_kernel_copies k = {.ngpus = ngpus,
                                    .nparams = 2,
                                    .param_offsets = offsets,
                                    .param_sizes = sizes,
-                                   .param_use = use,
+                                   .param_use = atomics ? use_atomics : use,
+                                   .param_reduction = reduction,
                                    .notes = notes};
     CUdeviceptr x = BASE_X, y = BASE_Y;
     void *params[] = {&x, &y};
@@ -97,6 +105,11 @@ static double estimate(int ngpus, double whole_us, unsigned notes)
     }
     struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus};
     return mgpu_split_estimate_us(&e, whole_us);
+}
+
+static double estimate(int ngpus, double whole_us, unsigned notes)
+{
+    return estimate_launch(ngpus, whole_us, notes, false);
 }
 
 static int near(double a, double b)
@@ -135,5 +148,25 @@ int main(void)
      * or one without analysis of its parameters: no estimate. */
     CHECK(estimate(4, 200.0, MGPU_NOTE_UNKNOWN_LOAD) < 0);
     CHECK(estimate(4, 200.0, MGPU_NOTE_UNKNOWN_STORE) < 0);
+
+    /* Atomics into y, both buffers spread: 128 MiB take 28 us at local
+     * bandwidth. A 1 ms whole launch spends the rest on its atomics, which
+     * stay as long split and take as long again for the three quarters of
+     * the grid away from y's owner, GPU 0 (y's first quarter is the most
+     * any GPU holds, the first found). */
+    place(4, -1);
+    double bytes_us = 2.0 * (double)BUFFER_BYTES / (4800.0 * 1e9) * 1e6;
+    CHECK(near(estimate_launch(4, 1000.0, 0, true), (1000.0 - bytes_us) * 1.75));
+    /* The same launch without atomics splits well. */
+    CHECK(estimate(4, 1000.0, 0) < 1000.0 / 2);
+    /* Atomics in a launch its bytes explain (under 4 x 28 us), on the home
+     * GPU: the bytes' estimate, as without them. */
+    place(4, 0);
+    CHECK(near(estimate_launch(4, 100.0, 0, true), estimate(4, 100.0, 0)));
+    /* Privatised (MGPU_MIRROR other than never): no atomics meet. */
+    mgpu_cfg.mirror = MGPU_MIRROR_ALWAYS;
+    place(4, -1);
+    CHECK(estimate_launch(4, 1000.0, 0, true) < 1000.0 / 2);
+    mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     return check_failures;
 }

@@ -3,7 +3,9 @@
  * takes the time the test sets, and the estimate says what the test sets.
  * A shape whose estimate cannot beat its whole launch is never tried
  * split; one whose estimate can, or that has none, is tried and kept the
- * faster way; one under 30 us stays whole. */
+ * faster way, after one try when that took twice the whole launch; one
+ * under 30 us stays whole, and so do, untimed, the smaller grids of its
+ * kernel, unless it has a grid-stride loop. */
 #include "check.h"
 #include "event_stubs.h"
 #include "real_driver.h"
@@ -26,11 +28,13 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
 
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
  * take whole_us, split ones split_us, when timed. Returns whether it split,
- * and whether it was timed in *timed. */
-static bool launch(const void *k, unsigned blocks, double whole_us, double split_us, bool *timed)
+ * and whether it was timed in *timed. `copies` (NULL: none) is what mgpu
+ * knows of the kernel from its module copies. */
+static bool launch_of(const void *k, const struct mgpu_kernel_copies *copies, unsigned blocks,
+                      double whole_us, double split_us, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
-    struct mgpu_split_estimate estimate = {0};
+    struct mgpu_split_estimate estimate = {.kernel = copies};
     struct mgpu_split_probe probe;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &probe);
     *timed = probe.shape != NULL;
@@ -40,11 +44,16 @@ static bool launch(const void *k, unsigned blocks, double whole_us, double split
     return split;
 }
 
+static bool launch(const void *k, unsigned blocks, double whole_us, double split_us, bool *timed)
+{
+    return launch_of(k, NULL, blocks, whole_us, split_us, timed);
+}
+
 int main(void)
 {
     mgpu_cfg.split = MGPU_SPLIT_AUTO;
     stub_events_install();
-    static const char data_at_home, spread, unknown, tiny, big;
+    static const char data_at_home, spread, unknown, tiny, big, shrinking, strided, cold;
     bool timed;
 
     /* 4096 blocks (2^20 threads: the prior says whole). 100 us whole, and
@@ -66,13 +75,21 @@ int main(void)
     CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && !timed);
     CHECK(estimates == 1);
 
-    /* No estimate (a negative answer): tried; slower split, kept whole. */
+    /* No estimate (a negative answer): tried; a split of three times the
+     * whole launch is not tried again, and kept whole. */
     estimated_us = -1.0;
     CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
     CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
     CHECK(launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
-    CHECK(launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
     CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
+    CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
+    /* A first split of 1.5 times whole, as cold pages may make it: a
+     * second try, which decides. */
+    CHECK(!launch(&cold, 4096, 100.0, 150.0, &timed) && !timed);
+    CHECK(!launch(&cold, 4096, 100.0, 150.0, &timed) && timed);
+    CHECK(launch(&cold, 4096, 100.0, 150.0, &timed) && timed);
+    CHECK(launch(&cold, 4096, 100.0, 60.0, &timed) && timed);
+    CHECK(launch(&cold, 4096, 100.0, 60.0, &timed) && !timed);
 
     /* Under 30 us whole: stays whole, the estimate not even asked. */
     estimates = 0;
@@ -90,5 +107,27 @@ int main(void)
     CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && timed);
     CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && !timed);
     CHECK(estimates == 0);
+
+    /* Shrinking grids: once 4096 blocks of a kernel took 20 us whole,
+     * smaller grids of it run whole untimed from their first launch; a
+     * larger one is timed. */
+    struct mgpu_kernel_copies copies = {.stride_bound_param = -1};
+    CHECK(!launch_of(&shrinking, &copies, 4096, 20.0, 5.0, &timed) && !timed);
+    CHECK(!launch_of(&shrinking, &copies, 4096, 20.0, 5.0, &timed) && timed);
+    CHECK(!launch_of(&shrinking, &copies, 4096, 20.0, 5.0, &timed) && !timed);
+    for (unsigned blocks = 4000; blocks > 3000; blocks -= 100) {
+        CHECK(!launch_of(&shrinking, &copies, blocks, 20.0, 5.0, &timed) && !timed);
+        CHECK(!launch_of(&shrinking, &copies, blocks, 20.0, 5.0, &timed) && !timed);
+    }
+    CHECK(!launch_of(&shrinking, &copies, 8192, 40.0, 5.0, &timed) && !timed);
+    CHECK(!launch_of(&shrinking, &copies, 8192, 40.0, 5.0, &timed) && timed);
+    /* A kernel with a grid-stride loop does the same work on fewer blocks:
+     * each grid timed. */
+    struct mgpu_kernel_copies stride_copies = {.stride_bound_param = 1};
+    CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && !timed);
+    CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && timed);
+    CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && !timed);
+    CHECK(!launch_of(&strided, &stride_copies, 2048, 20.0, 5.0, &timed) && !timed);
+    CHECK(!launch_of(&strided, &stride_copies, 2048, 20.0, 5.0, &timed) && timed);
     return check_failures;
 }
