@@ -123,10 +123,18 @@ static void describe_slices(const struct launch_shape *shape, const struct mgpu_
     char text[512];
     size_t used = 0;
     int dim = mgpu_grid_split_dim(shape->grid);
-    for (int i = 0; i < nslices && used < sizeof text && dim >= 0; i++)
-        used += (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u", i ? ", " : "",
-                                 slices[i].gpu, slices[i].first[dim],
-                                 slices[i].first[dim] + slices[i].dims[dim] - 1);
+    for (int i = 0; i < nslices && used < sizeof text && dim >= 0; i++) {
+        const struct mgpu_grid_slice *sl = &slices[i];
+        /* A grid-stride loop cut by iterations: each slice runs every block. */
+        if (sl->iterations)
+            used += (size_t)snprintf(text + used, sizeof text - used,
+                                     "%sGPU %d: iterations %llu..%llu", i ? ", " : "", sl->gpu,
+                                     sl->iteration_begin, sl->iteration_end - 1);
+        else
+            used +=
+                (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u", i ? ", " : "",
+                                 sl->gpu, sl->first[dim], sl->first[dim] + sl->dims[dim] - 1);
+    }
     mgpu_debug("split launch of %u x %u x %u blocks along %c: %s", shape->grid[0], shape->grid[1],
                shape->grid[2], "xyz"[dim < 0 ? 0 : dim], text);
 }
