@@ -38,10 +38,12 @@ static void slice_share(const struct mgpu_split_estimate *e, int s, double *lo, 
 }
 
 /* What GPU entry `gpu` reads of [lo, hi) of buffer b where another entry
- * holds it: the seconds at the links' bandwidths, added to *seconds, and
- * the bytes, added to bytes_from[owner]. */
+ * holds it, `scatter` bytes over the link per byte used: the seconds at the
+ * links' bandwidths, added to *seconds, and the bytes, added to
+ * bytes_from[owner]. */
 static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool_block *b,
-                         double lo, double hi, int gpu, double *seconds, double *bytes_from)
+                         double scatter, double lo, double hi, int gpu, double *seconds,
+                         double *bytes_from)
 {
     CUdeviceptr from = b->start + (CUdeviceptr)(lo * (double)b->bytes);
     CUdeviceptr to = b->start + (CUdeviceptr)(hi * (double)b->bytes);
@@ -53,21 +55,43 @@ static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool
         int owner = runs[i].gpu;
         if (owner == gpu || owner < 0 || owner >= m->nentries)
             continue;
-        *seconds += (double)runs[i].bytes / (m->gbps[owner][gpu] * 1e9);
-        bytes_from[owner] += (double)runs[i].bytes;
+        double bytes = (double)runs[i].bytes * scatter;
+        *seconds += bytes / (m->gbps[owner][gpu] * 1e9);
+        bytes_from[owner] += bytes;
     }
 }
 
 /* Seconds entry `gpu` spends reading [lo, hi) of every touched buffer
  * from other entries' memory; the bytes per owner added to bytes_from. */
 static double share_remote_seconds(const struct mgpu_link_model *m,
-                                   const struct mgpu_pool_block *buffers, int nbuffers, double lo,
-                                   double hi, int gpu, double *bytes_from)
+                                   const struct mgpu_pool_block *buffers, const double *scatter,
+                                   int nbuffers, double lo, double hi, int gpu, double *bytes_from)
 {
     double seconds = 0.0;
     for (int j = 0; j < nbuffers; j++)
-        remote_reads(m, &buffers[j], lo, hi, gpu, &seconds, bytes_from);
+        remote_reads(m, &buffers[j], scatter[j], lo, hi, gpu, &seconds, bytes_from);
     return seconds;
+}
+
+/* Per buffer, the most bytes a link carries per byte used among the
+ * parameters pointing into it (the analysis's scatter: 8 for a column of
+ * floats a naive transpose stores, a sector per thread); 1 without it. */
+static void buffer_scatter(const struct mgpu_split_estimate *e,
+                           const struct mgpu_pool_block *buffers, int nbuffers, double *scatter)
+{
+    const struct mgpu_kernel_copies *k = e->kernel;
+    for (int j = 0; j < nbuffers; j++)
+        scatter[j] = 1.0;
+    for (unsigned i = 0; k->param_scatter != NULL && i < k->nparams; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        if (k->param_use[i] == 0 || k->param_scatter[i] <= 1 ||
+            !mgpu_launch_param_buffer(k, i, e->params, e->buffer, &pointer, &b))
+            continue;
+        for (int j = 0; j < nbuffers; j++)
+            if (buffers[j].start == b.start && k->param_scatter[i] > scatter[j])
+                scatter[j] = k->param_scatter[i];
+    }
 }
 
 /* Seconds the owners take to send what the slices read from them: an
@@ -170,17 +194,20 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
         return -1.0;
     struct mgpu_pool_block buffers[64];
     int nbuffers = (int)mgpu_launch_param_buffers(k, e->params, e->buffer, buffers, 64);
+    double scatter[64];
+    buffer_scatter(e, buffers, nbuffers, scatter);
     /* The whole launch, on the home GPU, read what others hold too. */
     double whole_from[MGPU_MAX_GPUS] = {0}, split_from[MGPU_MAX_GPUS] = {0};
     double whole_remote_us =
-        share_remote_seconds(m, buffers, nbuffers, 0.0, 1.0, 0, whole_from) * 1e6;
+        share_remote_seconds(m, buffers, scatter, nbuffers, 0.0, 1.0, 0, whole_from) * 1e6;
     double rest_us = whole_us > whole_remote_us ? whole_us - whole_remote_us : 0.0;
     double slowest_us = 0.0;
     for (int s = 0; s < e->nslices; s++) {
         double lo, hi;
         slice_share(e, s, &lo, &hi);
-        double remote_us =
-            share_remote_seconds(m, buffers, nbuffers, lo, hi, e->slices[s].gpu, split_from) * 1e6;
+        double remote_us = share_remote_seconds(m, buffers, scatter, nbuffers, lo, hi,
+                                                e->slices[s].gpu, split_from) *
+                           1e6;
         double us = rest_us * (hi - lo) + remote_us;
         if (us > slowest_us)
             slowest_us = us;

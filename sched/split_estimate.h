@@ -4,8 +4,10 @@
  * store or update (the share of the grid it runs, along the cut: what a
  * data-parallel kernel does); the bytes of that share held by another GPU
  * are read over the link between them, at the bandwidth the run's link
- * model has for it (run_links.h). The whole launch's measured time, less
- * its own reads from other GPUs, is taken to divide among the slices.
+ * model has for it (run_links.h), times the bytes a link carries per byte
+ * used where the kernel's neighbouring threads access a sector apart
+ * (ptx_thread_stride.h: a naive transpose's stores, 8 for floats). The whole launch's measured
+ * time, less its own reads from other GPUs, is taken to divide among the slices.
  *
  * So a kernel of tens of microseconds whose buffers lie on the home GPU
  * (under MGPU_SPREAD_MIN) is not tried split, since its other slices would

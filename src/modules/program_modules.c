@@ -39,6 +39,7 @@ struct kernel_entry {
     size_t *param_offsets, *param_sizes; /* nparams each */
     unsigned *param_use;                 /* enum mgpu_param_use each; NULL when not analysed */
     unsigned *param_reduction;           /* privatisable reduction codes; with param_use */
+    unsigned char *param_scatter;        /* bytes over a link per byte used; with param_use */
     unsigned unsplittable;               /* enum mgpu_unsplittable */
     unsigned notes;                      /* enum mgpu_kernel_note */
     int stride_bound_param;              /* of the grid-stride loop; -1: none */
@@ -546,17 +547,21 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
         if (info->nparams != n)
             break;
         unsigned *use = calloc(n + 1, sizeof *use), *reduction = calloc(n + 1, sizeof *reduction);
-        if (use == NULL || reduction == NULL) {
+        unsigned char *scatter = calloc(n + 1, 1);
+        if (use == NULL || reduction == NULL || scatter == NULL) {
             free(use);
             free(reduction);
+            free(scatter);
             break;
         }
         for (unsigned p = 0; p < n; p++) {
             use[p] = info->params[p].use;
             reduction[p] = info->params[p].reduction;
+            scatter[p] = info->params[p].scatter;
         }
         k->param_use = use;
         k->param_reduction = reduction;
+        k->param_scatter = scatter;
         break;
     }
     return true;
@@ -781,6 +786,7 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         .param_sizes = k->param_sizes,
         .param_use = k->param_use,
         .param_reduction = k->param_reduction,
+        .param_scatter = k->param_scatter,
         .unsplittable = k->unsplittable,
         .notes = k->notes,
         .stride_bound_param = k->stride_bound_param,

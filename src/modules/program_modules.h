@@ -74,6 +74,9 @@ struct mgpu_kernel_copies {
     /* per parameter, the privatisable reduction through it (ptx_analysis.h,
      * MGPU_REDUCTION) or 0; set with param_use */
     const unsigned *param_reduction;
+    /* per parameter, the bytes a link carries per byte used by its accesses
+     * (ptx_analysis.h's scatter, 1 to 8); set with param_use */
+    const unsigned char *param_scatter;
     unsigned unsplittable;     /* enum mgpu_unsplittable; 0 when it can be split */
     unsigned notes;            /* enum mgpu_kernel_note */
     int stride_bound_param;    /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */

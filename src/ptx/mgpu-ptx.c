@@ -105,6 +105,7 @@ struct kernel_row {
     char pointers[256]; /* "0 load, 1 store" */
     char mirrorable[128]; /* "1, 3": read-only pointers a replica can serve */
     char privatisable[128]; /* "2 (add.u32)": reductions each GPU can do on a copy */
+    char scattered[128];    /* "0 (8x)": a sector per thread (ptx_thread_stride.h) */
     int stride_bound_param;
 };
 struct kernel_table {
@@ -226,6 +227,23 @@ static void describe_mirror_params(const struct mgpu_kernel_info *k, bool reduct
     }
 }
 
+/* The parameters whose accesses take a sector per thread, with the bytes a
+ * link carries per byte used: "0 (8x)". */
+static void describe_scattered(const struct mgpu_kernel_info *k, char *out, size_t len)
+{
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
+        if (k->params[i].scatter <= 1)
+            continue;
+        int n = snprintf(out + used, len - used, "%s%zu (%ux)", used ? ", " : "", i,
+                         (unsigned)k->params[i].scatter);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
 /* Analyses one PTX object and records the verdict of each of its kernels
  * in the rows (the newest PTX of a kernel wins). Returns 0, or -1 when
  * memory runs out (parsing and analysing fail for nothing else). */
@@ -271,6 +289,7 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
         describe_pointers(k, row->pointers, sizeof row->pointers);
         describe_mirror_params(k, false, row->mirrorable, sizeof row->mirrorable);
         describe_mirror_params(k, true, row->privatisable, sizeof row->privatisable);
+        describe_scattered(k, row->scattered, sizeof row->scattered);
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&module);
@@ -309,6 +328,9 @@ static void print_verdict(const struct kernel_row *row)
     if (row->privatisable[0])
         printf("    reductions, privatised per GPU with MGPU_MIRROR=always: %s\n",
                row->privatisable);
+    if (row->scattered[0])
+        printf("    neighbouring threads a sector apart (bytes over a link per byte used): %s\n",
+               row->scattered);
     for (unsigned b = 0; b < MGPU_NOTE_COUNT; b++)
         if ((row->notes & (1u << b)) && (1u << b) != MGPU_NOTE_READS_GRID)
             printf("    note: %s\n", mgpu_kernel_note_text(1u << b));

@@ -8,8 +8,9 @@
  * iterating over the module until nothing changes, so recursion is handled
  * too. */
 #include "ptx/ptx_analysis.h"
-#include "ptx/ptx_stride_loop.h"
 #include "ptx/ptx_edit.h"
+#include "ptx/ptx_stride_loop.h"
+#include "ptx/ptx_thread_stride.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -805,26 +806,60 @@ static int sole_param(uint64_t origin)
     return i < PARAM_BITS - 1 ? i : -1;
 }
 
-/* Per statement of the kernel's body, the parameter its access reaches. */
-static int fill_access_params(struct mgpu_kernel_info *k, const struct function_view *fv)
+/* Per statement of the function's body, the parameter its access reaches
+ * (-1: none); NULL when memory runs out. */
+static int *access_params(const struct function_view *fv)
 {
-    k->nbody = fv->f->nbody;
-    k->access_param = malloc((k->nbody + 1) * sizeof *k->access_param);
-    if (k->access_param == NULL)
-        return -1;
-    for (size_t i = 0; i < k->nbody; i++) {
+    int *params = malloc((fv->f->nbody + 1) * sizeof *params);
+    if (params == NULL)
+        return NULL;
+    for (size_t i = 0; i < fv->f->nbody; i++) {
         const struct resolved *r = &fv->ins[i];
-        k->access_param[i] = r->access ? sole_param(origin_of(fv, &r->addr)) : -1;
+        params[i] = r->access ? sole_param(origin_of(fv, &r->addr)) : -1;
     }
+    return params;
+}
+
+/* Each parameter's scatter (ptx_thread_stride.h), from the accesses through it. */
+static int fill_scatter(struct mgpu_kernel_info *k, const struct function_view *fv,
+                        const int *access_param)
+{
+    unsigned char *scatter = malloc(fv->f->nparams + 1);
+    if (scatter == NULL || ptx_thread_scatter(fv->f, access_param, scatter) != 0) {
+        free(scatter);
+        return -1;
+    }
+    for (size_t i = 0; i < fv->f->nparams && i < k->nparams; i++)
+        k->params[i].scatter = scatter[i];
+    free(scatter);
     return 0;
 }
+
+static int fill_params(struct mgpu_kernel_info *k, const struct ptx_function *f,
+                       const struct summary *sum, const struct module_view *mv,
+                       const struct function_view *fv, const int *access_param);
 
 static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
                        const struct summary *sum, const struct module_view *mv,
                        const struct function_view *fv)
 {
-    if (mv->want_accesses && fill_access_params(k, fv) != 0)
+    int *access_param = access_params(fv);
+    if (access_param == NULL)
         return -1;
+    if (mv->want_accesses) {
+        k->nbody = fv->f->nbody;
+        k->access_param = access_param;
+    }
+    int rc = fill_params(k, f, sum, mv, fv, access_param);
+    if (!mv->want_accesses)
+        free(access_param);
+    return rc;
+}
+
+static int fill_params(struct mgpu_kernel_info *k, const struct ptx_function *f,
+                       const struct summary *sum, const struct module_view *mv,
+                       const struct function_view *fv, const int *access_param)
+{
     k->name = ptx_str_dup(f->name);
     k->why = sum->why | mv->module_why;
     k->notes = sum->notes;
@@ -863,7 +898,7 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
         unsigned char reduction = sum->param_reduction[i];
         p->reduction = p->use == MGPU_PARAM_ATOMIC && reduction != REDUCTION_MIXED ? reduction : 0;
     }
-    return 0;
+    return fill_scatter(k, fv, access_param);
 }
 
 static int analyze(const struct ptx_module *m, struct mgpu_ptx_analysis *out, bool want_accesses)

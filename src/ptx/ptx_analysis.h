@@ -69,6 +69,10 @@ struct mgpu_kernel_param {
     bool floating;      /* a floating-point value, never a pointer */
     unsigned use;       /* enum mgpu_param_use */
     unsigned reduction; /* MGPU_REDUCTION(op, type) when use is atomic only and privatisable */
+    /* bytes a link carries per byte used, at most, among the accesses
+     * through it: 1 when a warp's accesses fill their sectors, up to 8 for
+     * 4-byte accesses a sector per thread (ptx_thread_stride.h) */
+    unsigned char scatter;
 };
 
 struct mgpu_kernel_info {

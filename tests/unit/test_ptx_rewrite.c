@@ -939,6 +939,53 @@ static void test_long_call_chain(void)
     free(t.p);
 }
 
+/* How far apart neighbouring threads' accesses lie (ptx_thread_stride.h):
+ * a coalesced load, a store down a column of run-time pitch, 4-byte fields
+ * of 8-byte structs, a pointer loaded from memory (charged to no
+ * parameter), a shift by 7, and a loop whose index is written twice. */
+static void test_thread_scatter(void)
+{
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p_out, .param .u64 p_in, .param .u64 p_pairs,\n"
+        "    .param .u64 p_tab, .param .u32 p_h)\n{\n"
+        ".reg .b32 %r<10>;\n.reg .b64 %rd<20>;\n.reg .f32 %f<4>;\n"
+        "ld.param.u64 %rd1, [p_out];\nld.param.u64 %rd2, [p_in];\n"
+        "ld.param.u64 %rd3, [p_pairs];\nld.param.u64 %rd4, [p_tab];\nld.param.u32 %r1, [p_h];\n"
+        "mov.u32 %r2, %tid.x;\nmov.u32 %r3, %ctaid.x;\nmad.lo.s32 %r4, %r3, 256, %r2;\n"
+        "mul.wide.s32 %rd5, %r4, 4;\nadd.s64 %rd6, %rd2, %rd5;\nld.global.f32 %f1, [%rd6];\n"
+        "mul.lo.s32 %r5, %r4, %r1;\nmul.wide.s32 %rd7, %r5, 4;\nadd.s64 %rd8, %rd1, %rd7;\n"
+        "st.global.f32 [%rd8], %f1;\n"
+        "mul.wide.s32 %rd9, %r4, 8;\nadd.s64 %rd10, %rd3, %rd9;\nld.global.f32 %f2, [%rd10+4];\n"
+        "ld.global.u64 %rd11, [%rd4];\nadd.s64 %rd13, %rd11, %rd5;\nst.global.f32 [%rd13], %f2;\n"
+        "ret;\n}\n"
+        ".visible .entry k2(.param .u64 p_a, .param .u64 p_b)\n{\n"
+        ".reg .pred %p<2>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<10>;\n.reg .f32 %f<2>;\n"
+        "ld.param.u64 %rd1, [p_a];\nld.param.u64 %rd2, [p_b];\nmov.u32 %r1, %tid.x;\n"
+        "shl.b32 %r2, %r1, 7;\ncvt.u64.u32 %rd3, %r2;\nadd.s64 %rd4, %rd1, %rd3;\n"
+        "ld.global.f32 %f1, [%rd4];\ncvt.u64.u32 %rd5, %r1;\n"
+        "$L1:\nshl.b64 %rd6, %rd5, 2;\nadd.s64 %rd7, %rd2, %rd6;\nst.global.f32 [%rd7], %f1;\n"
+        "add.s64 %rd5, %rd5, 1024;\nsetp.lt.u64 %p1, %rd5, 4096;\n@%p1 bra $L1;\n"
+        "ret;\n}\n";
+    struct ptx_module m;
+    struct mgpu_ptx_analysis a;
+    const struct mgpu_kernel_info *k = analyse(ptx, &m, &a);
+    CHECK(a.nkernels == 2);
+    if (k != NULL && k->nparams == 5) {
+        CHECK(k->params[0].scatter == 8); /* out[i * h]: a sector per float */
+        CHECK(k->params[1].scatter == 1); /* in[i] */
+        CHECK(k->params[2].scatter == 2); /* pairs[i].second: 4 of every 8 bytes */
+        CHECK(k->params[3].scatter == 1); /* the table's one pointer */
+        CHECK(k->params[4].scatter == 1);
+    }
+    if (a.nkernels == 2 && a.kernels[1].nparams == 2) {
+        CHECK(a.kernels[1].params[0].scatter == 8); /* a[tid << 5]: 128 bytes apart */
+        CHECK(a.kernels[1].params[1].scatter == 1); /* b[i], i += 1024 */
+    }
+    mgpu_ptx_analysis_free(&a);
+    ptx_module_free(&m);
+}
+
 int main(void)
 {
     test_parse_structure();
@@ -946,6 +993,7 @@ int main(void)
     test_block_offset_pass();
     test_module_globals_pass();
     test_analysis();
+    test_thread_scatter();
     test_reductions();
     test_stride_loop();
     test_robustness();

@@ -79,6 +79,8 @@ static void links(int ngpus)
 /* A launch of y[i] = f(x[i]) over 4096 blocks, cut in ngpus equal slices;
  * with `atomics`, of atomicAdd(&y[f(x[i])], 1) instead, a reduction that
  * MGPU_MIRROR other than never may privatise. */
+static const unsigned char *scatter; /* the analysis's per parameter; NULL: none */
+
 static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool atomics)
 {
     static const size_t offsets[] = {0, 8}, sizes[] = {8, 8};
@@ -91,6 +93,7 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
                                    .param_sizes = sizes,
                                    .param_use = atomics ? use_atomics : use,
                                    .param_reduction = reduction,
+                                   .param_scatter = scatter,
                                    .notes = notes};
     CUdeviceptr x = BASE_X, y = BASE_Y;
     void *params[] = {&x, &y};
@@ -129,6 +132,15 @@ int main(void)
     CHECK(estimate(2, 60.0, 0) > 60.0);
     /* A kernel that computes for 10 ms over the same data splits well. */
     CHECK(estimate(2, 10000.0, 0) < 10000.0 * 0.6);
+    /* y stored a sector per thread (a naive transpose's column, 8 bytes
+     * over the link per float): GPU 1's half of y counts 8 times. */
+    static const unsigned char y_scattered[] = {1, 8};
+    scatter = y_scattered;
+    CHECK(near(estimate(2, 60.0, 0), 30.0 + remote_us / 2 * (1 + 8)));
+    /* ... which keeps a launch of 1 ms whole that would split unscattered. */
+    CHECK(estimate(2, 1000.0, 0) > 1000.0);
+    scatter = NULL;
+    CHECK(estimate(2, 1000.0, 0) < 1000.0);
 
     /* Spread along the cut, each slice finds its share at home: the whole
      * launch's own remote reads (half of both buffers) come off, and the

@@ -1,0 +1,313 @@
+/* Owns the step between neighbouring threads' global accesses (see
+ * ptx_thread_stride.h): each register's value as an expression in %tid.x,
+ * followed through a kernel's body, and each access's sectors per byte. */
+#include "ptx/ptx_thread_stride.h"
+
+#include "ptx/ptx_edit.h"
+#include "ptx/ptx_probe_access.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A value as the threads of a warp hold it, next to each other in x. */
+enum lane_kind {
+    LANE_UNSET,  /* a register not written yet */
+    LANE_SAME,   /* the same in neighbouring threads */
+    LANE_STEP,   /* %tid.x times `step`, plus the same in all */
+    LANE_SCALED, /* %tid.x times a value known at run time, plus the same in all */
+    LANE_OTHER,  /* anything else: loaded, divided, two different writes */
+};
+
+struct lane_value {
+    enum lane_kind kind;
+    long long step; /* LANE_STEP */
+    bool known;     /* LANE_SAME: an immediate, `number` */
+    long long number;
+};
+
+static const struct lane_value same = {LANE_SAME, 0, false, 0};
+static const struct lane_value other = {LANE_OTHER, 0, false, 0};
+
+struct lanes {
+    struct ptx_name_set registers;
+    struct lane_value *values;
+    size_t cap;
+};
+
+/* Steps beyond this are all "a sector apart" or more; kept within it, no
+ * product of steps and immediates overflows. */
+#define STEP_LIMIT (1ll << 20)
+
+static struct lane_value step_of(long long step)
+{
+    step = step > STEP_LIMIT ? STEP_LIMIT : step < -STEP_LIMIT ? -STEP_LIMIT : step;
+    return (struct lane_value){LANE_STEP, step, false, 0};
+}
+
+/* Whether s is an immediate; *known when it is an integer, in *number. */
+static bool is_immediate(struct ptx_str s, bool *known, long long *number)
+{
+    *known = false;
+    if (s.n == 0 || !((s.p[0] >= '0' && s.p[0] <= '9') || s.p[0] == '-'))
+        return false;
+    /* 0f/0d: a float's bits, never an index */
+    if (s.n > 1 && s.p[0] == '0' && ((s.p[1] | 0x20) == 'f' || (s.p[1] | 0x20) == 'd'))
+        return true;
+    char text[32];
+    if (s.n >= sizeof text)
+        return true;
+    memcpy(text, s.p, s.n);
+    text[s.n] = '\0';
+    char *end;
+    *number = strtoll(text, &end, 0);
+    *known = end != text && (*end == '\0' || *end == 'U' || *end == 'u');
+    return true;
+}
+
+/* The value of an operand (a register, a special register, an immediate,
+ * a symbol's address); an address in brackets or a list is other. */
+static struct lane_value operand(const struct lanes *l, struct ptx_str s)
+{
+    if (s.n == 0 || s.p[0] == '[' || s.p[0] == '{' || s.p[0] == '(')
+        return other;
+    if (s.p[0] != '%') {
+        struct lane_value v = same;
+        if (is_immediate(s, &v.known, &v.number))
+            return v;
+        return same; /* a symbol's address */
+    }
+    if (ptx_str_is(s, "%tid.x"))
+        return step_of(1);
+    static const char *const uniform[] = {"%tid.y",
+                                          "%tid.z",
+                                          "%ntid.",
+                                          "%ctaid.",
+                                          "%nctaid.",
+                                          "%gridid",
+                                          "%nsmid",
+                                          "%nwarpid",
+                                          "%envreg",
+                                          "%cluster_",
+                                          "%is_explicit_cluster"};
+    for (size_t i = 0; i < sizeof uniform / sizeof *uniform; i++)
+        if (s.n >= strlen(uniform[i]) && memcmp(s.p, uniform[i], strlen(uniform[i])) == 0)
+            return same;
+    long id = ptx_name_set_find(&l->registers, s);
+    return id >= 0 && l->values[id].kind != LANE_UNSET ? l->values[id] : other;
+}
+
+/* "%rd4" of "[%rd4+8]": the register or symbol an address adds to. */
+static struct ptx_str address_base(struct ptx_str bracketed)
+{
+    struct ptx_str inside = {bracketed.p + 1, bracketed.n >= 2 ? bracketed.n - 2 : 0};
+    for (size_t i = 1; i < inside.n; i++)
+        if (inside.p[i] == '+' || inside.p[i] == '-')
+            inside.n = i;
+    return inside;
+}
+
+static struct lane_value add(struct lane_value a, struct lane_value b, bool subtract)
+{
+    if (a.kind == LANE_OTHER || b.kind == LANE_OTHER)
+        return other;
+    if (b.kind == LANE_SAME)
+        return a.kind == LANE_SAME ? same : a;
+    if (a.kind == LANE_SAME)
+        return b.kind == LANE_STEP ? step_of(subtract ? -b.step : b.step) : b;
+    if (a.kind == LANE_STEP && b.kind == LANE_STEP)
+        return step_of(subtract ? a.step - b.step : a.step + b.step);
+    /* a pitch plus a step: the pitch's rows are what neighbours differ by */
+    if (a.kind == LANE_SCALED && b.kind == LANE_STEP)
+        return a;
+    if (a.kind == LANE_STEP && b.kind == LANE_SCALED)
+        return b;
+    return other;
+}
+
+static struct lane_value multiply(struct lane_value a, struct lane_value b)
+{
+    if (a.kind == LANE_SAME && b.kind == LANE_SAME)
+        return same;
+    if (a.kind == LANE_SAME) {
+        struct lane_value t = a;
+        a = b;
+        b = t;
+    }
+    if (b.kind != LANE_SAME || (a.kind != LANE_STEP && a.kind != LANE_SCALED))
+        return other;
+    if (a.kind == LANE_SCALED || !b.known)
+        return (struct lane_value){LANE_SCALED, 0, false, 0};
+    long long factor = b.number > STEP_LIMIT    ? STEP_LIMIT
+                       : b.number < -STEP_LIMIT ? -STEP_LIMIT
+                                                : b.number;
+    return step_of(a.step * factor);
+}
+
+static struct lane_value shift_left(struct lane_value a, struct lane_value b)
+{
+    if (b.kind != LANE_SAME)
+        return other;
+    if (a.kind == LANE_SAME)
+        return same;
+    if (a.kind == LANE_SCALED || (a.kind == LANE_STEP && !b.known))
+        return (struct lane_value){LANE_SCALED, 0, false, 0};
+    if (a.kind == LANE_STEP && b.number >= 0 && b.number < 32)
+        return step_of(a.step * (1ll << b.number));
+    return other;
+}
+
+static bool has_mod(const struct ptx_instruction *ins, const char *mod)
+{
+    for (uint32_t i = 0; i < ins->nmods; i++)
+        if (ptx_str_is(ins->mods[i], mod))
+            return true;
+    return false;
+}
+
+/* Opcodes whose first operand is not a register they write. */
+static bool writes_first_operand(struct ptx_str op)
+{
+    static const char *const none[] = {
+        "st",      "red",       "bar",       "barrier", "bra",   "ret",  "exit", "membar",
+        "fence",   "prefetch",  "prefetchu", "trap",    "brkpt", "call", "cp",   "griddepcontrol",
+        "pmevent", "nanosleep", "mbarrier",  "stmatrix"};
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+        if (ptx_str_is(op, none[i]))
+            return false;
+    return true;
+}
+
+/* The value instruction `ins` writes to its first operand. */
+static struct lane_value evaluate(const struct lanes *l, const struct ptx_instruction *ins)
+{
+    struct ptx_str op = ins->opcode;
+    const struct ptx_str *o = ins->ops;
+    uint32_t n = ins->nops;
+    if ((ptx_str_is(op, "mov") || ptx_str_is(op, "cvt") || ptx_str_is(op, "cvta")) && n == 2)
+        return operand(l, o[1]);
+    if ((ptx_str_is(op, "add") || ptx_str_is(op, "sub")) && n == 3 && !has_mod(ins, "cc"))
+        return add(operand(l, o[1]), operand(l, o[2]), ptx_str_is(op, "sub"));
+    bool high = has_mod(ins, "hi");
+    if ((ptx_str_is(op, "mul") || ptx_str_is(op, "mul24")) && n == 3 && !high)
+        return multiply(operand(l, o[1]), operand(l, o[2]));
+    if ((ptx_str_is(op, "mad") || ptx_str_is(op, "mad24")) && n == 4 && !high &&
+        !has_mod(ins, "cc"))
+        return add(multiply(operand(l, o[1]), operand(l, o[2])), operand(l, o[3]), false);
+    if (ptx_str_is(op, "shl") && n == 3)
+        return shift_left(operand(l, o[1]), operand(l, o[2]));
+    if (ptx_str_is(op, "atom"))
+        return other;
+    if (ptx_str_is(op, "ld") || ptx_str_is(op, "ldu")) {
+        enum ptx_space space = ptx_instruction_space(ins);
+        bool uniform_space = space == PTX_SPACE_PARAM || space == PTX_SPACE_CONST;
+        if (!uniform_space || n != 2 || o[1].n < 2)
+            return other;
+        return operand(l, address_base(o[1])).kind == LANE_SAME ? same : other;
+    }
+    for (uint32_t i = 1; i < n; i++)
+        if (operand(l, o[i]).kind != LANE_SAME)
+            return other;
+    return same;
+}
+
+/* Register `name` written with v: a second write must agree with the first. */
+static int write(struct lanes *l, struct ptx_str name, struct lane_value v)
+{
+    if (name.n == 0 || name.p[0] != '%')
+        return 0;
+    long id = ptx_name_set_add(&l->registers, name);
+    if (id < 0)
+        return -1;
+    if ((size_t)id >= l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        while (cap <= (size_t)id)
+            cap *= 2;
+        struct lane_value *grown = realloc(l->values, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        for (size_t i = l->cap; i < cap; i++)
+            grown[i] = (struct lane_value){LANE_UNSET, 0, false, 0};
+        l->values = grown;
+        l->cap = cap;
+    }
+    struct lane_value *old = &l->values[id];
+    if (old->kind == LANE_UNSET)
+        *old = v;
+    else if (old->kind != v.kind || old->step != v.step ||
+             (v.kind == LANE_SAME && (old->known != v.known || old->number != v.number)))
+        *old = old->kind == LANE_SAME && v.kind == LANE_SAME ? same : other;
+    return 0;
+}
+
+/* Bytes a link carries per byte used by access a, from the address's value. */
+static unsigned scatter_of(const struct lanes *l, const struct ptx_access *a)
+{
+    if (a->bytes == 0 || a->bytes >= PTX_SECTOR_BYTES)
+        return 1;
+    struct lane_value v = operand(l, address_base(a->address));
+    unsigned apart;
+    if (v.kind == LANE_SCALED)
+        apart = PTX_SECTOR_BYTES;
+    else if (v.kind == LANE_STEP)
+        apart = (unsigned)(v.step < 0 ? (v.step < -PTX_SECTOR_BYTES ? PTX_SECTOR_BYTES : -v.step)
+                                      : (v.step > PTX_SECTOR_BYTES ? PTX_SECTOR_BYTES : v.step));
+    else
+        return 1;
+    return apart > a->bytes ? apart / a->bytes : 1;
+}
+
+int ptx_thread_scatter(const struct ptx_function *f, const int *access_param,
+                       unsigned char *scatter)
+{
+    for (size_t p = 0; p < f->nparams; p++)
+        scatter[p] = 1;
+    struct lanes l;
+    memset(&l, 0, sizeof l);
+    int rc = 0;
+    /* Twice through: a loop's registers read in the first pass before
+     * their back edge's write settle in the second, where accesses count. */
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        for (size_t i = 0; i < f->nbody && rc == 0; i++) {
+            const struct ptx_stmt *s = f->body[i];
+            if (s->kind != PTX_INSTRUCTION)
+                continue;
+            const struct ptx_instruction *ins = &s->u.ins;
+            struct ptx_access a;
+            if (pass == 1 && access_param != NULL && access_param[i] >= 0 &&
+                (size_t)access_param[i] < f->nparams && ptx_access_of(s, &a)) {
+                unsigned k = scatter_of(&l, &a);
+                if (k > scatter[access_param[i]])
+                    scatter[access_param[i]] = (unsigned char)k;
+            }
+            if (ins->nops == 0)
+                continue;
+            if (ptx_str_is(ins->opcode, "call") && ins->ops[0].n > 0 && ins->ops[0].p[0] == '(') {
+                /* what a call returns is not followed */
+                struct ptx_str list = ins->ops[0];
+                for (size_t at = 1; at < list.n && rc == 0;) {
+                    while (at < list.n && (list.p[at] == ' ' || list.p[at] == ','))
+                        at++;
+                    size_t from = at;
+                    while (at < list.n && list.p[at] != ',' && list.p[at] != ')' &&
+                           list.p[at] != ' ')
+                        at++;
+                    struct ptx_str name = {list.p + from, at - from};
+                    rc = write(&l, name, other);
+                    if (at < list.n && list.p[at] == ')')
+                        break;
+                }
+                continue;
+            }
+            if (!writes_first_operand(ins->opcode))
+                continue;
+            struct ptx_str dst = ins->ops[0];
+            /* setp's "%p1|%p2", a vector's "{%f1, %f2}": no index */
+            if (dst.n == 0 || dst.p[0] != '%' || memchr(dst.p, '|', dst.n) != NULL)
+                continue;
+            rc = write(&l, dst, evaluate(&l, ins));
+        }
+    }
+    ptx_name_set_free(&l.registers);
+    free(l.values);
+    return rc;
+}
