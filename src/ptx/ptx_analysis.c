@@ -835,9 +835,9 @@ static int fill_scatter(struct mgpu_kernel_info *k, const struct function_view *
     return 0;
 }
 
-static int fill_params(struct mgpu_kernel_info *k, const struct ptx_function *f,
-                       const struct summary *sum, const struct module_view *mv,
-                       const struct function_view *fv, const int *access_param);
+static int fill_kernel_info(struct mgpu_kernel_info *k, const struct ptx_function *f,
+                            const struct summary *sum, const struct module_view *mv,
+                            const struct function_view *fv, const int *access_param);
 
 static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
                        const struct summary *sum, const struct module_view *mv,
@@ -850,15 +850,15 @@ static int fill_kernel(struct mgpu_kernel_info *k, const struct ptx_function *f,
         k->nbody = fv->f->nbody;
         k->access_param = access_param;
     }
-    int rc = fill_params(k, f, sum, mv, fv, access_param);
+    int rc = fill_kernel_info(k, f, sum, mv, fv, access_param);
     if (!mv->want_accesses)
         free(access_param);
     return rc;
 }
 
-static int fill_params(struct mgpu_kernel_info *k, const struct ptx_function *f,
-                       const struct summary *sum, const struct module_view *mv,
-                       const struct function_view *fv, const int *access_param)
+static int fill_kernel_info(struct mgpu_kernel_info *k, const struct ptx_function *f,
+                            const struct summary *sum, const struct module_view *mv,
+                            const struct function_view *fv, const int *access_param)
 {
     k->name = ptx_str_dup(f->name);
     k->why = sum->why | mv->module_why;
