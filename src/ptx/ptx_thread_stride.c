@@ -23,10 +23,16 @@ struct lane_value {
     long long step; /* LANE_STEP */
     bool known;     /* LANE_SAME: an immediate, `number` */
     long long number;
+    /* LANE_STEP, LANE_SCALED: `offset` bytes past the value of register
+     * `anchor` (-1: none yet), so that %rd9 = %rd8 + 16 is known to lie
+     * 16 bytes past %rd8 in every thread */
+    long anchor;
+    long long offset;
 };
 
-static const struct lane_value same = {LANE_SAME, 0, false, 0};
-static const struct lane_value other = {LANE_OTHER, 0, false, 0};
+static const struct lane_value same = {LANE_SAME, 0, false, 0, -1, 0};
+static const struct lane_value other = {LANE_OTHER, 0, false, 0, -1, 0};
+static const struct lane_value scaled = {LANE_SCALED, 0, false, 0, -1, 0};
 
 struct lanes {
     struct ptx_name_set registers;
@@ -41,7 +47,7 @@ struct lanes {
 static struct lane_value step_of(long long step)
 {
     step = step > STEP_LIMIT ? STEP_LIMIT : step < -STEP_LIMIT ? -STEP_LIMIT : step;
-    return (struct lane_value){LANE_STEP, step, false, 0};
+    return (struct lane_value){LANE_STEP, step, false, 0, -1, 0};
 }
 
 /* Whether s is an immediate; *known when it is an integer, in *number. */
@@ -106,21 +112,38 @@ static struct ptx_str address_base(struct ptx_str bracketed)
     return inside;
 }
 
+/* v moved by a known constant: the same anchor, `by` further. */
+static struct lane_value moved(struct lane_value v, const struct lane_value *by)
+{
+    if (v.anchor >= 0 && by->known && by->number > -STEP_LIMIT && by->number < STEP_LIMIT)
+        v.offset += by->number;
+    else
+        v.anchor = -1;
+    return v;
+}
+
 static struct lane_value add(struct lane_value a, struct lane_value b, bool subtract)
 {
     if (a.kind == LANE_OTHER || b.kind == LANE_OTHER)
         return other;
-    if (b.kind == LANE_SAME)
-        return a.kind == LANE_SAME ? same : a;
-    if (a.kind == LANE_SAME)
-        return b.kind == LANE_STEP ? step_of(subtract ? -b.step : b.step) : b;
+    if (b.kind == LANE_SAME) {
+        if (a.kind == LANE_SAME)
+            return same;
+        struct lane_value by = b;
+        by.number = subtract ? -b.number : b.number;
+        return moved(a, &by);
+    }
+    if (a.kind == LANE_SAME) {
+        if (subtract)
+            return b.kind == LANE_STEP ? step_of(-b.step) : scaled;
+        return moved(b, &a);
+    }
     if (a.kind == LANE_STEP && b.kind == LANE_STEP)
         return step_of(subtract ? a.step - b.step : a.step + b.step);
     /* a pitch plus a step: the pitch's rows are what neighbours differ by */
-    if (a.kind == LANE_SCALED && b.kind == LANE_STEP)
-        return a;
-    if (a.kind == LANE_STEP && b.kind == LANE_SCALED)
-        return b;
+    if ((a.kind == LANE_SCALED && b.kind == LANE_STEP) ||
+        (a.kind == LANE_STEP && b.kind == LANE_SCALED))
+        return scaled;
     return other;
 }
 
@@ -136,7 +159,7 @@ static struct lane_value multiply(struct lane_value a, struct lane_value b)
     if (b.kind != LANE_SAME || (a.kind != LANE_STEP && a.kind != LANE_SCALED))
         return other;
     if (a.kind == LANE_SCALED || !b.known)
-        return (struct lane_value){LANE_SCALED, 0, false, 0};
+        return scaled;
     long long factor = b.number > STEP_LIMIT    ? STEP_LIMIT
                        : b.number < -STEP_LIMIT ? -STEP_LIMIT
                                                 : b.number;
@@ -150,7 +173,7 @@ static struct lane_value shift_left(struct lane_value a, struct lane_value b)
     if (a.kind == LANE_SAME)
         return same;
     if (a.kind == LANE_SCALED || (a.kind == LANE_STEP && !b.known))
-        return (struct lane_value){LANE_SCALED, 0, false, 0};
+        return scaled;
     if (a.kind == LANE_STEP && b.number >= 0 && b.number < 32)
         return step_of(a.step * (1ll << b.number));
     return other;
@@ -226,34 +249,106 @@ static int write(struct lanes *l, struct ptx_str name, struct lane_value v)
         if (grown == NULL)
             return -1;
         for (size_t i = l->cap; i < cap; i++)
-            grown[i] = (struct lane_value){LANE_UNSET, 0, false, 0};
+            grown[i] = (struct lane_value){LANE_UNSET, 0, false, 0, -1, 0};
         l->values = grown;
         l->cap = cap;
     }
+    /* a value with no anchor yet is its own */
+    if ((v.kind == LANE_STEP || v.kind == LANE_SCALED) && v.anchor < 0) {
+        v.anchor = id;
+        v.offset = 0;
+    }
     struct lane_value *old = &l->values[id];
-    if (old->kind == LANE_UNSET)
+    if (old->kind == LANE_UNSET) {
         *old = v;
-    else if (old->kind != v.kind || old->step != v.step ||
-             (v.kind == LANE_SAME && (old->known != v.known || old->number != v.number)))
+    } else if (old->kind != v.kind || old->step != v.step ||
+               (v.kind == LANE_SAME && (old->known != v.known || old->number != v.number))) {
         *old = old->kind == LANE_SAME && v.kind == LANE_SAME ? same : other;
+    } else if (old->anchor != v.anchor || old->offset != v.offset) {
+        old->anchor = id; /* a loop's index: its own anchor */
+        old->offset = 0;
+    }
     return 0;
 }
 
-/* Bytes a link carries per byte used by access a, from the address's value. */
-static unsigned scatter_of(const struct lanes *l, const struct ptx_access *a)
+/* An access whose neighbouring threads lie `apart` bytes apart (at most a
+ * sector), `offset` bytes from its base register `base`. */
+struct spread_access {
+    int param;
+    long anchor; /* the register whose value the address is `offset` past */
+    unsigned apart, bytes;
+    long long offset;
+};
+
+/* "%rd4" of "[%rd4+8]": the register or symbol an address adds to; its
+ * constant offset in *offset. */
+static struct ptx_str address_parts(struct ptx_str bracketed, long long *offset)
+{
+    struct ptx_str base = address_base(bracketed);
+    *offset = 0;
+    size_t rest = base.n + 1;
+    if (rest + 1 < bracketed.n) {
+        struct ptx_str tail = {bracketed.p + rest, bracketed.n - rest - 1};
+        bool known = false;
+        long long v = 0;
+        if (tail.n > 0 && tail.p[0] == '+')
+            tail = (struct ptx_str){tail.p + 1, tail.n - 1};
+        if (is_immediate(tail, &known, &v) && known && v > -STEP_LIMIT && v < STEP_LIMIT)
+            *offset = v;
+    }
+    return base;
+}
+
+/* Access a's neighbours' distance, and where it lies from its anchor, into
+ * *out; false when the neighbours lie within its own size (or where that
+ * is not known). */
+static bool spread_of(const struct lanes *l, const struct ptx_access *a, struct spread_access *out)
 {
     if (a->bytes == 0 || a->bytes >= PTX_SECTOR_BYTES)
-        return 1;
-    struct lane_value v = operand(l, address_base(a->address));
-    unsigned apart;
+        return false;
+    long long offset;
+    struct lane_value v = operand(l, address_parts(a->address, &offset));
+    long long apart;
     if (v.kind == LANE_SCALED)
         apart = PTX_SECTOR_BYTES;
     else if (v.kind == LANE_STEP)
-        apart = (unsigned)(v.step < 0 ? (v.step < -PTX_SECTOR_BYTES ? PTX_SECTOR_BYTES : -v.step)
-                                      : (v.step > PTX_SECTOR_BYTES ? PTX_SECTOR_BYTES : v.step));
+        apart = v.step < 0 ? -v.step : v.step;
     else
-        return 1;
-    return apart > a->bytes ? apart / a->bytes : 1;
+        return false;
+    if (apart > PTX_SECTOR_BYTES)
+        apart = PTX_SECTOR_BYTES;
+    if (apart <= a->bytes)
+        return false;
+    out->anchor = v.anchor;
+    out->offset = v.offset + offset;
+    out->apart = (unsigned)apart;
+    out->bytes = a->bytes;
+    return true;
+}
+
+/* Bytes a link carries per byte used by access `at` of list. Neighbouring
+ * threads lie `apart` bytes apart, so what a warp's accesses past the same
+ * anchor use of each gap is the union of their bytes modulo `apart` (a
+ * thread's blocked load of consecutive items fills it, a transpose's column
+ * stores do not). */
+static unsigned scatter_of(const struct spread_access *list, size_t n, size_t at)
+{
+    const struct spread_access *a = &list[at];
+    if (a->anchor < 0)
+        return a->apart / a->bytes;
+    unsigned char used[PTX_SECTOR_BYTES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct spread_access *b = &list[i];
+        if (b->param != a->param || b->apart != a->apart || b->anchor != a->anchor)
+            continue;
+        long long from = b->offset % a->apart;
+        for (unsigned byte = 0; byte < b->bytes; byte++)
+            used[(unsigned long long)(from + a->apart + byte) % a->apart] = 1;
+    }
+    unsigned covered = 0;
+    for (unsigned i = 0; i < a->apart; i++)
+        covered += used[i];
+    return covered > 0 && a->apart > covered ? a->apart / covered : 1;
 }
 
 int ptx_thread_scatter(const struct ptx_function *f, const int *access_param,
@@ -263,6 +358,8 @@ int ptx_thread_scatter(const struct ptx_function *f, const int *access_param,
         scatter[p] = 1;
     struct lanes l;
     memset(&l, 0, sizeof l);
+    struct spread_access *spread = NULL;
+    size_t nspread = 0, capspread = 0;
     int rc = 0;
     /* Twice through: a loop's registers read in the first pass before
      * their back edge's write settle in the second, where accesses count. */
@@ -273,11 +370,22 @@ int ptx_thread_scatter(const struct ptx_function *f, const int *access_param,
                 continue;
             const struct ptx_instruction *ins = &s->u.ins;
             struct ptx_access a;
+            struct spread_access sa;
             if (pass == 1 && access_param != NULL && access_param[i] >= 0 &&
-                (size_t)access_param[i] < f->nparams && ptx_access_of(s, &a)) {
-                unsigned k = scatter_of(&l, &a);
-                if (k > scatter[access_param[i]])
-                    scatter[access_param[i]] = (unsigned char)k;
+                (size_t)access_param[i] < f->nparams && ptx_access_of(s, &a) &&
+                spread_of(&l, &a, &sa)) {
+                if (nspread == capspread) {
+                    size_t cap = capspread ? 2 * capspread : 16;
+                    struct spread_access *grown = realloc(spread, cap * sizeof *grown);
+                    if (grown == NULL) {
+                        rc = -1;
+                        break;
+                    }
+                    spread = grown;
+                    capspread = cap;
+                }
+                sa.param = access_param[i];
+                spread[nspread++] = sa;
             }
             if (ins->nops == 0)
                 continue;
@@ -307,6 +415,15 @@ int ptx_thread_scatter(const struct ptx_function *f, const int *access_param,
             rc = write(&l, dst, evaluate(&l, ins));
         }
     }
+    /* Quadratic in the spread accesses of one kernel, which are few; past
+     * a few thousand, each counts alone. */
+    for (size_t i = 0; i < nspread && rc == 0; i++) {
+        unsigned k =
+            nspread <= 4096 ? scatter_of(spread, nspread, i) : spread[i].apart / spread[i].bytes;
+        if (k > scatter[spread[i].param])
+            scatter[spread[i].param] = (unsigned char)k;
+    }
+    free(spread);
     ptx_name_set_free(&l.registers);
     free(l.values);
     return rc;

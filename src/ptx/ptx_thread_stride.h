@@ -11,7 +11,11 @@
  * (bytes between neighbouring threads), %tid.x times a value known only at
  * run time (a row's pitch), or anything else (loaded, divided, ...: not
  * counted). A register written more than once (a loop's) must agree in all
- * its writes. No driver; linear in the body. */
+ * its writes. What one thread's accesses through the same address (a
+ * register plus constants) use of the gap to its neighbour counts together:
+ * a thread that reads all of its 32 bytes in four loads fills its sector,
+ * both fields of an 8-byte pair fill theirs. No driver; linear in the body
+ * but for the accesses found apart, compared in pairs. */
 #ifndef MGPU_PTX_THREAD_STRIDE_H
 #define MGPU_PTX_THREAD_STRIDE_H
 

@@ -966,11 +966,24 @@ static void test_thread_scatter(void)
         "ld.global.f32 %f1, [%rd4];\ncvt.u64.u32 %rd5, %r1;\n"
         "$L1:\nshl.b64 %rd6, %rd5, 2;\nadd.s64 %rd7, %rd2, %rd6;\nst.global.f32 [%rd7], %f1;\n"
         "add.s64 %rd5, %rd5, 1024;\nsetp.lt.u64 %p1, %rd5, 4096;\n@%p1 bra $L1;\n"
+        "ret;\n}\n"
+        ".visible .entry k3(.param .u64 p_v, .param .u64 p_w, .param .u64 p_pairs)\n{\n"
+        ".reg .b32 %r<4>;\n.reg .b64 %rd<20>;\n.reg .f32 %f<12>;\n"
+        "ld.param.u64 %rd1, [p_v];\nld.param.u64 %rd2, [p_w];\nld.param.u64 %rd3, [p_pairs];\n"
+        "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd4, %r1, 32;\n"
+        "add.s64 %rd5, %rd1, %rd4;\nld.global.v2.f32 {%f1, %f2}, [%rd5];\n"
+        "add.s64 %rd6, %rd5, 8;\nld.global.v2.f32 {%f3, %f4}, [%rd6];\n"
+        "ld.global.v2.f32 {%f5, %f6}, [%rd6+8];\nadd.s64 %rd7, %rd6, 16;\n"
+        "ld.global.v2.f32 {%f7, %f8}, [%rd7];\n"
+        "add.s64 %rd8, %rd2, %rd4;\nld.global.v2.f32 {%f1, %f2}, [%rd8];\n"
+        "add.s64 %rd9, %rd8, 16;\nld.global.v2.f32 {%f3, %f4}, [%rd9];\n"
+        "mul.wide.u32 %rd10, %r1, 8;\nadd.s64 %rd11, %rd3, %rd10;\n"
+        "ld.global.f32 %f9, [%rd11];\nld.global.f32 %f10, [%rd11+4];\n"
         "ret;\n}\n";
     struct ptx_module m;
     struct mgpu_ptx_analysis a;
     const struct mgpu_kernel_info *k = analyse(ptx, &m, &a);
-    CHECK(a.nkernels == 2);
+    CHECK(a.nkernels == 3);
     if (k != NULL && k->nparams == 5) {
         CHECK(k->params[0].scatter == 8); /* out[i * h]: a sector per float */
         CHECK(k->params[1].scatter == 1); /* in[i] */
@@ -978,9 +991,17 @@ static void test_thread_scatter(void)
         CHECK(k->params[3].scatter == 1); /* the table's one pointer */
         CHECK(k->params[4].scatter == 1);
     }
-    if (a.nkernels == 2 && a.kernels[1].nparams == 2) {
+    if (a.nkernels == 3 && a.kernels[1].nparams == 2) {
         CHECK(a.kernels[1].params[0].scatter == 8); /* a[tid << 5]: 128 bytes apart */
         CHECK(a.kernels[1].params[1].scatter == 1); /* b[i], i += 1024 */
+    }
+    /* Threads 32 bytes apart that each read all 32 (four 8-byte loads
+     * from registers a constant apart): filled; half of them: 2x; both
+     * fields of 8-byte pairs: filled. */
+    if (a.nkernels == 3 && a.kernels[2].nparams == 3) {
+        CHECK(a.kernels[2].params[0].scatter == 1);
+        CHECK(a.kernels[2].params[1].scatter == 2);
+        CHECK(a.kernels[2].params[2].scatter == 1);
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&m);
