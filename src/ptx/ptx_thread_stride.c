@@ -271,8 +271,9 @@ static int write(struct lanes *l, struct ptx_str name, struct lane_value v)
     return 0;
 }
 
-/* An access whose neighbouring threads lie `apart` bytes apart (at most a
- * sector), `offset` bytes from its base register `base`. */
+/* An access through parameter `param` whose neighbouring threads lie
+ * `apart` bytes apart (at most a sector), `offset` bytes past the value of
+ * register `anchor`. */
 struct spread_access {
     int param;
     long anchor; /* the register whose value the address is `offset` past */
