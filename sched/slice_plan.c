@@ -9,6 +9,7 @@
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
+#include "runtime.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +22,9 @@
 static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER;
 static double weight_ends[MGPU_MAX_GPUS];
 static atomic_int weight_gpus; /* the count weight_ends is for; 0 before the first */
+/* The threads resident on the run's smallest device when full
+ * (multiprocessors x threads each); 0 when not known. With weight_ends. */
+static double fill_threads;
 
 /* Each device's share by its multiprocessors and clock, split equally
  * among the entries that stand on it (gpu_entries.h). */
@@ -33,13 +37,20 @@ static void measure_weights(const struct mgpu_kernel_copies *k)
     } else {
         int devices[MGPU_MAX_GPUS], sms[MGPU_MAX_GPUS] = {0}, khz[MGPU_MAX_GPUS] = {0};
         int n = mgpu_gpu_entries_distinct(e, devices);
+        fill_threads = 0;
         for (int i = 0; i < n; i++) {
             CUdevice dev;
+            int per_sm = 0;
             if (mgpu_drv.cuDeviceGet(&dev, devices[i]) == CUDA_SUCCESS) {
                 mgpu_drv.cuDeviceGetAttribute(&sms[i], CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                                               dev);
                 mgpu_drv.cuDeviceGetAttribute(&khz[i], CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+                mgpu_drv.cuDeviceGetAttribute(
+                    &per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, dev);
             }
+            double full = (double)sms[i] * per_sm;
+            if (i == 0 || full < fill_threads)
+                fill_threads = full > 0 ? full : 0;
         }
         double device_share[MGPU_MAX_GPUS], by_device[MGPU_MAX_GPUS] = {0};
         mgpu_gpu_weights(n, sms, khz, device_share);
@@ -119,8 +130,33 @@ static bool stride_iterations(const struct mgpu_kernel_copies *k, void *const *p
     return false;
 }
 
-int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], void *const *params,
-                    const void *buffer, struct mgpu_grid_slice *out)
+/* MGPU_STRIDE_BLOCKS=fill: each slice of a loop cut by iterations runs as
+ * many blocks as fill its GPU, up to the whole grid. A program sizes a
+ * grid-stride loop's grid to fill one GPU (2048 blocks of 256 threads on
+ * an H200, which holds 270k resident): four slices of a quarter each would
+ * leave every GPU half idle, each thread walking four times the
+ * iterations. A slice's blocks are then 0.. of the whole grid; which of
+ * them run does not matter to a loop cut by iterations, whose blocks only
+ * start its index. */
+static void fill_iteration_slices(const unsigned grid[3], unsigned block_threads,
+                                  struct mgpu_grid_slice *out, int n)
+{
+    int dim = mgpu_grid_split_dim(grid);
+    if (dim < 0 || block_threads == 0 || fill_threads <= 0)
+        return;
+    double want = fill_threads / block_threads;
+    unsigned blocks = want >= grid[dim] ? grid[dim] : (unsigned)want + 1;
+    for (int s = 0; s < n; s++) {
+        if (!out[s].iterations || out[s].dims[dim] >= blocks)
+            continue;
+        out[s].first[dim] = 0;
+        out[s].dims[dim] = blocks;
+    }
+}
+
+int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3],
+                    unsigned block_threads, void *const *params, const void *buffer,
+                    struct mgpu_grid_slice *out)
 {
     double owner_ends[MGPU_MAX_GPUS];
     const double *ends = ends_by_weight(k);
@@ -130,8 +166,12 @@ int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], 
     /* A grid-stride loop of a 1D grid: each slice runs the iterations next
      * to its data, cut where its blocks would have been. */
     unsigned long long iterations;
-    if (n > 1 && grid[1] == 1 && grid[2] == 1 && stride_iterations(k, params, buffer, &iterations))
+    if (n > 1 && grid[1] == 1 && grid[2] == 1 &&
+        stride_iterations(k, params, buffer, &iterations)) {
         mgpu_grid_split_iterations(iterations, ends, out, n);
+        if (mgpu_cfg.stride_fill)
+            fill_iteration_slices(grid, block_threads, out, n);
+    }
     return n;
 }
 

@@ -10,12 +10,13 @@
 #include "grid_split.h"
 #include "program_modules.h"
 
-/* Writes the slices of `grid` for kernel `k` to out (room for k->ngpus)
- * and returns how many there are. The parameter values are read from
- * `params` (the program's array) or else from `buffer` (an `extra`
- * parameter buffer). */
-int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3], void *const *params,
-                    const void *buffer, struct mgpu_grid_slice *out);
+/* Writes the slices of `grid` (blocks of `block_threads`) for kernel `k`
+ * to out (room for k->ngpus) and returns how many there are. The
+ * parameter values are read from `params` (the program's array) or else
+ * from `buffer` (an `extra` parameter buffer). */
+int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3],
+                    unsigned block_threads, void *const *params, const void *buffer,
+                    struct mgpu_grid_slice *out);
 
 /* For a launch that runs whole: the GPU that holds the most bytes of the
  * pool buffers its pointer-sized parameters name (whole buffers, read or

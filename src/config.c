@@ -38,6 +38,10 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_FORK_JOIN", "flags|events",
      "how a split launch's slices wait for the program's stream and it for them: sequence "
      "flags in pinned memory (default) or events"},
+    {"MGPU_STRIDE_BLOCKS", "share|fill",
+     "the blocks of each slice of a grid-stride loop cut by iterations: its share of the "
+     "grid (default), or as many as fill its GPU, up to the whole grid (an experiment: more "
+     "blocks run than the program launched, which probes see)"},
     {"MGPU_MEMORY", "pool|driver",
      "pool: device allocations get one address on every GPU, pages spread over them "
      "(default); driver: plain allocations on the home GPU"},
@@ -398,6 +402,11 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
         return -1;
     if (choice >= 0)
         cfg->fork_join = (enum mgpu_fork_join_mode)choice;
+    static const char *const stride_blocks[] = {"share", "fill", NULL};
+    if (parse_one_of(get, "MGPU_STRIDE_BLOCKS", stride_blocks, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->stride_fill = choice == 1;
     static const char *const memory_modes[] = {"pool", "driver", NULL};
     if (parse_one_of(get, "MGPU_MEMORY", memory_modes, &choice, err, errlen) != 0)
         return -1;

@@ -46,6 +46,7 @@ struct mgpu_config {
     char passthrough[1024];                   /* MGPU_PASSTHROUGH, extra library prefixes */
     enum mgpu_split_mode split;               /* MGPU_SPLIT */
     enum mgpu_fork_join_mode fork_join;       /* MGPU_FORK_JOIN */
+    bool stride_fill; /* MGPU_STRIDE_BLOCKS=fill: iteration slices as many blocks as fill a GPU */
     enum mgpu_memory_mode memory;             /* MGPU_MEMORY */
     enum mgpu_placement_mode placement;       /* MGPU_PLACEMENT */
     size_t spread_min; /* MGPU_SPREAD_MIN: under auto, smaller buffers start on the home GPU */

@@ -49,9 +49,15 @@ pass "-n 4, MGPU_SPLIT=always: split four ways, correct, nothing left mapped"
 # elements, 2 MiB granules spread one or two per GPU in order) by iterations,
 # cut where the owner changes.
 MGPU_SPREAD_MIN=1 MGPU_SPLIT=always MGPU_VERBOSE=2 run slices -n 4
-expect_in "$work/slices.err" "split launch of 97 x 1 x 1 blocks along x: GPU 0: iterations 0..524287, GPU 1: iterations 524288..1048575, GPU 2: iterations 1048576..2097151, GPU 3: iterations 2097152..2200000"
+expect_in "$work/slices.err" "split launch of 97 x 1 x 1 blocks along x: GPU 0: iterations 0..524287 (23 blocks), GPU 1: iterations 524288..1048575 (23 blocks), GPU 2: iterations 1048576..2097151 (46 blocks), GPU 3: iterations 2097152..2200000 (5 blocks)"
 expect_in "$work/slices.err" "split launch of 2344 x 1 x 1 blocks along x: GPU 0: 0..585,"
 pass "-n 4, MGPU_VERBOSE=2: the slices' blocks, and a grid-stride loop's iterations"
+
+# MGPU_STRIDE_BLOCKS=fill: each iteration slice walks its range with as
+# many blocks as fill its GPU (the fake's: more than the grid), correct.
+MGPU_SPREAD_MIN=1 MGPU_SPLIT=always MGPU_VERBOSE=2 MGPU_STRIDE_BLOCKS=fill run fill -n 4
+expect_in "$work/fill.err" "split launch of 97 x 1 x 1 blocks along x: GPU 0: iterations 0..524287 (97 blocks), GPU 1: iterations 524288..1048575 (97 blocks), GPU 2: iterations 1048576..2097151 (97 blocks), GPU 3: iterations 2097152..2200000 (97 blocks)"
+pass "-n 4, MGPU_STRIDE_BLOCKS=fill: every iteration slice runs the whole grid's blocks, correct"
 
 MGPU_SPREAD_MIN=1 MGPU_SPLIT=always run entries --gpus 0x4
 split_in entries 4

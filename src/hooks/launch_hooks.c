@@ -109,7 +109,8 @@ static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
         return MGPU_UNSPLIT_ATTRIBUTE;
     if (capturing(s->stream))
         return MGPU_UNSPLIT_CAPTURE;
-    *nslices = mgpu_slice_plan(&copy->kernel, s->grid, copy->params, copy->buffer, slices);
+    *nslices = mgpu_slice_plan(&copy->kernel, s->grid, s->block[0] * s->block[1] * s->block[2],
+                               copy->params, copy->buffer, slices);
     return *nslices > 1 ? MGPU_UNSPLIT_NONE : MGPU_UNSPLIT_SMALL;
 }
 
@@ -125,11 +126,12 @@ static void describe_slices(const struct launch_shape *shape, const struct mgpu_
     int dim = mgpu_grid_split_dim(shape->grid);
     for (int i = 0; i < nslices && used < sizeof text && dim >= 0; i++) {
         const struct mgpu_grid_slice *sl = &slices[i];
-        /* A grid-stride loop cut by iterations: each slice runs every block. */
+        /* A grid-stride loop cut by iterations: its range, and the blocks
+         * that walk it. */
         if (sl->iterations)
-            used += (size_t)snprintf(text + used, sizeof text - used,
-                                     "%sGPU %d: iterations %llu..%llu", i ? ", " : "", sl->gpu,
-                                     sl->iteration_begin, sl->iteration_end - 1);
+            used += (size_t)snprintf(
+                text + used, sizeof text - used, "%sGPU %d: iterations %llu..%llu (%u blocks)",
+                i ? ", " : "", sl->gpu, sl->iteration_begin, sl->iteration_end - 1, sl->dims[dim]);
         else
             used +=
                 (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u", i ? ", " : "",

@@ -110,6 +110,8 @@ static int attribute(CUdevice_attribute attr)
         return 9;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
         return 0;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+        return 2048;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
