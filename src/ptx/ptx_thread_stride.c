@@ -96,7 +96,7 @@ static struct lane_value operand(const struct lanes *l, struct ptx_str s)
                                           "%cluster_",
                                           "%is_explicit_cluster"};
     for (size_t i = 0; i < sizeof uniform / sizeof *uniform; i++)
-        if (s.n >= strlen(uniform[i]) && memcmp(s.p, uniform[i], strlen(uniform[i])) == 0)
+        if (ptx_str_starts_with(s, uniform[i]))
             return same;
     long id = ptx_name_set_find(&l->registers, s);
     return id >= 0 && l->values[id].kind != LANE_UNSET ? l->values[id] : other;
@@ -179,25 +179,14 @@ static struct lane_value shift_left(struct lane_value a, struct lane_value b)
     return other;
 }
 
-static bool has_mod(const struct ptx_instruction *ins, const char *mod)
-{
-    for (uint32_t i = 0; i < ins->nmods; i++)
-        if (ptx_str_is(ins->mods[i], mod))
-            return true;
-    return false;
-}
-
 /* Opcodes whose first operand is not a register they write. */
 static bool writes_first_operand(struct ptx_str op)
 {
     static const char *const none[] = {
-        "st",      "red",       "bar",       "barrier", "bra",   "ret",  "exit", "membar",
-        "fence",   "prefetch",  "prefetchu", "trap",    "brkpt", "call", "cp",   "griddepcontrol",
-        "pmevent", "nanosleep", "mbarrier",  "stmatrix"};
-    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
-        if (ptx_str_is(op, none[i]))
-            return false;
-    return true;
+        "st",      "red",       "bar",       "barrier",  "bra",   "ret",  "exit", "membar",
+        "fence",   "prefetch",  "prefetchu", "trap",     "brkpt", "call", "cp",   "griddepcontrol",
+        "pmevent", "nanosleep", "mbarrier",  "stmatrix", NULL};
+    return !ptx_str_in(op, none);
 }
 
 /* The value instruction `ins` writes to its first operand. */
@@ -208,13 +197,14 @@ static struct lane_value evaluate(const struct lanes *l, const struct ptx_instru
     uint32_t n = ins->nops;
     if ((ptx_str_is(op, "mov") || ptx_str_is(op, "cvt") || ptx_str_is(op, "cvta")) && n == 2)
         return operand(l, o[1]);
-    if ((ptx_str_is(op, "add") || ptx_str_is(op, "sub")) && n == 3 && !has_mod(ins, "cc"))
+    if ((ptx_str_is(op, "add") || ptx_str_is(op, "sub")) && n == 3 &&
+        !ptx_instruction_has_mod(ins, "cc"))
         return add(operand(l, o[1]), operand(l, o[2]), ptx_str_is(op, "sub"));
-    bool high = has_mod(ins, "hi");
+    bool high = ptx_instruction_has_mod(ins, "hi");
     if ((ptx_str_is(op, "mul") || ptx_str_is(op, "mul24")) && n == 3 && !high)
         return multiply(operand(l, o[1]), operand(l, o[2]));
     if ((ptx_str_is(op, "mad") || ptx_str_is(op, "mad24")) && n == 4 && !high &&
-        !has_mod(ins, "cc"))
+        !ptx_instruction_has_mod(ins, "cc"))
         return add(multiply(operand(l, o[1]), operand(l, o[2])), operand(l, o[3]), false);
     if (ptx_str_is(op, "shl") && n == 3)
         return shift_left(operand(l, o[1]), operand(l, o[2]));
@@ -269,6 +259,19 @@ static int write(struct lanes *l, struct ptx_str name, struct lane_value v)
         old->offset = 0;
     }
     return 0;
+}
+
+struct unfollowed {
+    struct lanes *l;
+    int rc;
+};
+
+/* For ptx_for_each_name: a register whose value is not followed. */
+static void write_unfollowed(struct ptx_str name, void *ctx)
+{
+    struct unfollowed *u = ctx;
+    if (u->rc == 0)
+        u->rc = write(u->l, name, other);
 }
 
 /* An access through parameter `param` whose neighbouring threads lie
@@ -392,19 +395,9 @@ int ptx_thread_scatter(const struct ptx_function *f, const int *access_param,
                 continue;
             if (ptx_str_is(ins->opcode, "call") && ins->ops[0].n > 0 && ins->ops[0].p[0] == '(') {
                 /* what a call returns is not followed */
-                struct ptx_str list = ins->ops[0];
-                for (size_t at = 1; at < list.n && rc == 0;) {
-                    while (at < list.n && (list.p[at] == ' ' || list.p[at] == ','))
-                        at++;
-                    size_t from = at;
-                    while (at < list.n && list.p[at] != ',' && list.p[at] != ')' &&
-                           list.p[at] != ' ')
-                        at++;
-                    struct ptx_str name = {list.p + from, at - from};
-                    rc = write(&l, name, other);
-                    if (at < list.n && list.p[at] == ')')
-                        break;
-                }
+                struct unfollowed u = {&l, 0};
+                ptx_for_each_name(ins->ops[0], write_unfollowed, &u);
+                rc = u.rc;
                 continue;
             }
             if (!writes_first_operand(ins->opcode))
