@@ -24,6 +24,21 @@ want_nccl=no
 if ldconfig -p 2> /dev/null | grep -q 'libnccl\.so\.2'; then want_nccl=yes; fi
 failures=0
 failed=""
+# mirrors_off_for_nccl REPLICATED OK FAIL: $mode passed, mgpu said the
+# program uses NCCL and turned mirrors off, with REPLICATED buffers
+# replicated before that.
+mirrors_off_for_nccl() {
+  if [ $status -eq 0 ] && grep -q "^mirror_coherence: $mode PASS" "$work/$mode.out" &&
+    grep -q "mirrors off: the program uses NCCL" "$work/$mode.err" &&
+    grep -Eq "^  mirrors: $1 buffers replicated" "$work/$mode.err"; then
+    echo "ok: $mode: $2"
+  else
+    echo "FAIL: $mode under mgpu exited $status, $3:" >&2
+    cat "$work/$mode.out" >&2
+    grep -E "mirror" "$work/$mode.err" >&2
+    failures=$((failures + 1)) failed="$failed $mode"
+  fi
+}
 for mode in $modes; do
   if ! timeout 60 $prog "$mode" > "$work/$mode.plain" 2>&1; then
     echo "FAIL: $mode without mgpu:" >&2
@@ -42,32 +57,15 @@ for mode in $modes; do
   [ "$mode" = other_stream ] && want_refreshes=4
   if [ "$mode" = nccl_program ]; then
     # NCCL's writes are unseen: no replica may be made at all.
-    if [ $status -eq 0 ] && grep -q "^mirror_coherence: $mode PASS" "$work/$mode.out" &&
-      grep -q "mirrors off: the program uses NCCL" "$work/$mode.err" &&
-      grep -Eq "^  mirrors: 0 buffers replicated" "$work/$mode.err"; then
-      echo "ok: $mode: mirrors off, output right"
-    else
-      echo "FAIL: $mode under mgpu exited $status, or mirrored a program that has NCCL:" >&2
-      cat "$work/$mode.out" >&2
-      grep -E "mirror" "$work/$mode.err" >&2
-      failures=$((failures + 1)) failed="$failed $mode"
-    fi
+    mirrors_off_for_nccl 0 "mirrors off, output right" "or mirrored a program that has NCCL"
     continue
   fi
   if [ "$mode" = nccl_late ]; then
     # NCCL loaded after the first read, the same library mgpu loaded for
     # its refreshes: the audit module's mark turns mirrors off before the
     # second read, which must see the broadcast.
-    if [ $status -eq 0 ] && grep -q "^mirror_coherence: $mode PASS" "$work/$mode.out" &&
-      grep -q "mirrors off: the program uses NCCL" "$work/$mode.err" &&
-      grep -Eq "^  mirrors: 1 buffers replicated" "$work/$mode.err"; then
-      echo "ok: $mode: the first read mirrored, mirrors off before the second, output right"
-    else
-      echo "FAIL: $mode under mgpu exited $status, or did not turn mirrors off:" >&2
-      cat "$work/$mode.out" >&2
-      grep -E "mirror" "$work/$mode.err" >&2
-      failures=$((failures + 1)) failed="$failed $mode"
-    fi
+    mirrors_off_for_nccl 1 "the first read mirrored, mirrors off before the second, output right" \
+      "or did not turn mirrors off"
     # Without the audit module the late NCCL goes unnoticed (said, not
     # required: NCCL's own driver calls decide whether the read is stale).
     timeout 60 env MGPU_AUDIT=0 MGPU_SPLIT=always MGPU_MIRROR=always "$MGPU_RUN" --gpus 0x4 \
