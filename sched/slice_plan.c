@@ -145,7 +145,11 @@ static void fill_iteration_slices(const unsigned grid[3], unsigned block_threads
     if (dim < 0 || block_threads == 0 || fill_threads <= 0)
         return;
     double want = fill_threads / block_threads;
-    unsigned blocks = want >= grid[dim] ? grid[dim] : (unsigned)want + 1;
+    unsigned blocks = grid[dim];
+    if (want < grid[dim]) {
+        blocks = (unsigned)want; /* rounded up: a device holds whole blocks */
+        blocks += blocks < want;
+    }
     for (int s = 0; s < n; s++) {
         if (!out[s].iterations || out[s].dims[dim] >= blocks)
             continue;

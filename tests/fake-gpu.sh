@@ -58,6 +58,13 @@ pass "-n 4, MGPU_VERBOSE=2: the slices' blocks, and a grid-stride loop's iterati
 MGPU_SPREAD_MIN=1 MGPU_SPLIT=always MGPU_VERBOSE=2 MGPU_STRIDE_BLOCKS=fill run fill -n 4
 expect_in "$work/fill.err" "split launch of 97 x 1 x 1 blocks along x: GPU 0: iterations 0..524287 (97 blocks), GPU 1: iterations 524288..1048575 (97 blocks), GPU 2: iterations 1048576..2097151 (97 blocks), GPU 3: iterations 2097152..2200000 (97 blocks)"
 pass "-n 4, MGPU_STRIDE_BLOCKS=fill: every iteration slice runs the whole grid's blocks, correct"
+# A grid larger than the fake device holds (100 multiprocessors of 2048
+# threads: 800 blocks of 256): each slice runs exactly 800, not one more
+# (a block past a full device is a second wave on an H200).
+FAKE_CLIENT_FILL_BLOCKS=1000 MGPU_SPREAD_MIN=1 MGPU_SPLIT=always MGPU_VERBOSE=2 \
+  MGPU_STRIDE_BLOCKS=fill run fill_full -n 4
+expect_in "$work/fill_full.err" "split launch of 1000 x 1 x 1 blocks along x: GPU 0: iterations 0..524287 (800 blocks), GPU 1: iterations 524288..1048575 (800 blocks)"
+pass "-n 4, MGPU_STRIDE_BLOCKS=fill: a grid past the device's capacity runs as many blocks as it holds"
 
 MGPU_SPREAD_MIN=1 MGPU_SPLIT=always run entries --gpus 0x4
 split_in entries 4

@@ -129,12 +129,16 @@ static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CU
     void *fill_extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &fill_buffer, CU_LAUNCH_PARAM_BUFFER_SIZE,
                           &fill_size, CU_LAUNCH_PARAM_END};
     unsigned axpy_blocks = (AXPY_COUNT + BLOCK - 1) / BLOCK;
+    /* The fill's grid; FAKE_CLIENT_FILL_BLOCKS sets it to test the fill's
+     * cut against a device's capacity. */
+    const char *fill_env = getenv("FAKE_CLIENT_FILL_BLOCKS");
+    unsigned fill_blocks = fill_env ? (unsigned)strtoul(fill_env, NULL, 10) : 97;
     if (!TRY(cuEventRecord, (start, stream)) ||
         !TRY(cuLaunchKernel, (axpy, axpy_blocks, 1, 1, BLOCK, 1, 1, 0, stream, axpy_params, NULL)))
         goto out;
     bind_nccl_late();
     if (!TRY(cuLaunchKernel, (axpy, 4, 1, 1, BLOCK, 1, 1, 0, stream, small_params, NULL)) ||
-        !TRY(cuLaunchKernel, (fill, 97, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)) ||
+        !TRY(cuLaunchKernel, (fill, fill_blocks, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)) ||
         !TRY(cuEventRecord, (end, stream)) || !TRY(cuEventSynchronize, (end)))
         goto out;
     float ms = 0;
