@@ -12,7 +12,8 @@
 # program's own modules and allocations). Speedup = one GPU's GPU time / G
 # GPUs'; "slower" marks a run more than 5 % slower than one GPU. Every run's
 # stdout must be the plain run's. Each program's row is printed when its
-# rounds are done.
+# rounds are done. With REPORTS_DIR set, every run's stderr (its report) is
+# kept there as PROGRAM.CONFIG.ROUND.err.
 #   bench/run-programs.sh [GPUS=all] [ROUNDS=3] [PROGRAM...]
 # Run from the top build directory after `make check`.
 set -eu
@@ -35,6 +36,7 @@ g=2
 while [ "$g" -lt "$gpus" ]; do counts="$counts $g"; g=$((g * 2)); done
 counts="$counts $gpus"
 out=$(mktemp -d)
+[ -z "${REPORTS_DIR:-}" ] || mkdir -p "$REPORTS_DIR"
 trap 'rm -rf "$out"' EXIT
 
 now_ms() { date +%s%N | awk '{ printf "%.3f\n", $1 / 1e6 }'; }
@@ -56,6 +58,7 @@ run() {
   t1=$(now_ms)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >> "$out/$p.$name.wall"
   [ "$name" = plain ] || gpu_ms "$out/$p.$name.err" >> "$out/$p.$name.gpu"
+  [ -z "${REPORTS_DIR:-}" ] || cp "$out/$p.$name.err" "$REPORTS_DIR/$p.$name.$r.err"
   [ "$name" = plain ] || cmp -s "$out/$p.plain.out" "$out/$p.$name.out" || echo "$p $name" >> "$out/different"
 }
 echo "tests/programs on 1 to $gpus GPUs (MGPU_MIRROR=${MGPU_MIRROR:-never}); median of $rounds interleaved rounds"
