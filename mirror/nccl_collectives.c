@@ -19,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 /* nccl.h declares a few functions with () rather than (void). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstrict-prototypes"
@@ -158,6 +159,49 @@ void mgpu_nccl_allow(bool allowed)
     nccl.allowed = allowed;
 }
 
+/* One broadcast and one reduce of a few bytes on every rank, waited for:
+ * the first collectives load NCCL's kernels (lazily, as CUDA loads
+ * modules) and set up what they use, which would otherwise fall inside the
+ * first launch that mirrors, one the cost models may be timing
+ * (tests/programs/atomic_sum, 2 x H200: a privatised split of 0.4 ms took
+ * about 12 ms the first time). Called with the program's context current;
+ * a failure only leaves that cost where it was. */
+static void warm_up(void)
+{
+    CUdeviceptr scratch[MGPU_MAX_GPUS] = {0};
+    bool ok = true;
+    for (int k = 0; k < nccl.ranks && ok; k++) {
+        ok = with_context(nccl.primary[k]);
+        if (ok) {
+            ok = mgpu_drv.cuMemAlloc(&scratch[k], 64) == CUDA_SUCCESS &&
+                 mgpu_drv.cuMemsetD8Async(scratch[k], 0, 64, nccl.streams[k]) == CUDA_SUCCESS;
+            back();
+        }
+    }
+    mgpu_replicas_quiet_begin(); /* mgpu's own scratch, not the program's */
+    for (int pass = 0; pass < 2 && ok; pass++) {
+        ncclResult_t sent = nccl.group_start();
+        for (int k = 0; k < nccl.ranks && sent == ncclSuccess; k++) {
+            void *p = (void *)(uintptr_t)scratch[k];
+            sent = pass == 0 ? nccl.broadcast(p, p, 16, ncclInt32, 0, nccl.comms[k], nccl.streams[k])
+                             : nccl.reduce(p, p, 16, ncclFloat32, ncclSum, 0, nccl.comms[k],
+                                           nccl.streams[k]);
+        }
+        ok = nccl.group_end() == ncclSuccess && sent == ncclSuccess;
+    }
+    mgpu_replicas_quiet_end();
+    for (int k = 0; k < nccl.ranks; k++) {
+        if (scratch[k] == 0 || !with_context(nccl.primary[k]))
+            continue;
+        ok = mgpu_drv.cuStreamSynchronize(nccl.streams[k]) == CUDA_SUCCESS && ok;
+        mgpu_drv.cuMemFree(scratch[k]);
+        back();
+    }
+    if (!ok)
+        mgpu_info("mirrors: NCCL's first collectives could not be run ahead; the first "
+                  "launch that mirrors pays for them");
+}
+
 bool mgpu_nccl_ready(CUcontext home)
 {
     if (!nccl.allowed)
@@ -171,6 +215,12 @@ bool mgpu_nccl_ready(CUcontext home)
     if (ok) {
         CUcontext current = NULL;
         mgpu_drv.cuCtxGetCurrent(&current);
+        /* Connections made now, not in the first collectives (NCCL 2.22
+         * on makes them there, unless told otherwise): a launch timed by
+         * the cost models would pay tens of milliseconds for them
+         * (tests/programs/atomic_sum, 2 x H200: a privatised split of
+         * 0.4 ms took about 12). The program's own setting stands. */
+        setenv("NCCL_RUNTIME_CONNECT", "0", 0);
         mgpu_replicas_quiet_begin();
         ncclResult_t made = nccl.comm_init_all(nccl.comms, nccl.ranks, nccl.device_of_rank);
         mgpu_replicas_quiet_end();
@@ -181,9 +231,14 @@ bool mgpu_nccl_ready(CUcontext home)
         }
     }
     nccl.ready = ok;
-    if (ok)
+    if (ok) {
+        CUcontext current = NULL;
+        mgpu_drv.cuCtxGetCurrent(&current);
+        warm_up();
+        mgpu_drv.cuCtxSetCurrent(current);
         mgpu_info("mirrors: collectives through NCCL, one communicator over %d device%s",
                   nccl.ranks, nccl.ranks == 1 ? "" : "s");
+    }
     else
         mgpu_info("mirrors: device copies and mgpu's own kernels, not NCCL: %s",
                   why[0] ? why : "the program has NCCL loaded");

@@ -237,6 +237,14 @@ static void learn_budget(int gpu, CUcontext ctx)
     table.budget[gpu] = device_budget / (size_t)(sharing > 0 ? sharing : 1);
 }
 
+void mgpu_replicas_prepare(CUcontext home)
+{
+    pthread_mutex_lock(&lock);
+    if (nccl_allowed)
+        mgpu_nccl_ready(home);
+    pthread_mutex_unlock(&lock);
+}
+
 void mgpu_replicas_begin(void)
 {
     pthread_mutex_lock(&lock);

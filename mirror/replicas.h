@@ -44,6 +44,11 @@ bool mgpu_replicas_configured(void);
  * for every write hook's fast path. */
 bool mgpu_replicas_exist(void);
 
+/* Makes NCCL's communicator now, if mirrors will use it and it is not made
+ * yet (`home`: the program's context), so that a launch can be timed
+ * without it. */
+void mgpu_replicas_prepare(CUcontext home);
+
 /* One launch's reads, between begin and end (which hold the replicas'
  * lock): GPU `gpu`'s (context `ctx`) address for `pointer`, a pointer into
  * the pool buffer that starts at `start` (`bytes` long, pool id `id`), read
