@@ -15,6 +15,7 @@ struct shape {
     struct mgpu_shape_key key;
     struct mgpu_shape_timings t; /* the ways: [0] without mirrors, [1] with */
     bool counted;                /* in the stats, once decided */
+    bool privatised;             /* for the split policy: in the stats */
 };
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,7 +60,7 @@ static bool decide(struct shape *s, struct mgpu_mirror_probe *probe)
 }
 
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               struct mgpu_mirror_probe *probe)
+                               bool privatise, struct mgpu_mirror_probe *probe)
 {
     probe->shape = NULL;
     if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO)
@@ -70,7 +71,13 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
         mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh)
         mgpu_shape_timings_reset(&s->t);
-    if (s != NULL && !s->t.warmed) {
+    if (privatise) {
+        if (s != NULL && !s->privatised) {
+            s->privatised = true;
+            stats.privatised++;
+        }
+        mirrored = true;
+    } else if (s != NULL && !s->t.warmed) {
         s->t.warmed = true;
     } else if (s != NULL) {
         collect(s);

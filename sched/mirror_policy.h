@@ -14,7 +14,11 @@
  * since without is what a launch would do with mirrors off. A shape whose
  * split launch takes under MGPU_MIRROR_MIN_MICROSECONDS without mirrors is
  * never tried with them: a refresh costs tens of microseconds (NCCL's
- * latency, or a device copy's), more than such a launch could gain. */
+ * latency, or a device copy's), more than such a launch could gain.
+ * A split that the split policy tries and keeps with its reductions
+ * privatised (split_policy.h: held back only by atomics that privatised
+ * copies avoid) is mirrored untimed: that policy's timings already
+ * compare it, privatised, with the whole launch. */
 #ifndef MGPU_MIRROR_POLICY_H
 #define MGPU_MIRROR_POLICY_H
 
@@ -29,17 +33,19 @@ struct mgpu_mirror_probe {
     void *shape; /* NULL: not timed */
 };
 
-/* Whether this split launch of `kernel` with this grid and block mirrors.
- * Fills *probe; when probe->shape is set, call mgpu_mirror_probe_begin
- * before the launch's refreshes and mgpu_mirror_probe_end after it. */
+/* Whether this split launch of `kernel` with this grid and block mirrors;
+ * `privatise`: the split policy wants its reductions privatised. Fills
+ * *probe; when probe->shape is set, call mgpu_mirror_probe_begin before
+ * the launch's refreshes and mgpu_mirror_probe_end after it. */
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               struct mgpu_mirror_probe *probe);
+                               bool privatise, struct mgpu_mirror_probe *probe);
 void mgpu_mirror_probe_begin(struct mgpu_mirror_probe *probe, CUstream stream);
 void mgpu_mirror_probe_end(struct mgpu_mirror_probe *probe, CUstream stream, CUresult launched);
 
-/* For the report: shapes timed both ways, and of those, mirrored. */
+/* For the report: shapes timed both ways, and of those, mirrored; shapes
+ * whose splits privatised untimed, for the split policy. */
 struct mgpu_mirror_policy_stats {
-    unsigned long decided, mirrored;
+    unsigned long decided, mirrored, privatised;
 };
 void mgpu_mirror_policy_stats(struct mgpu_mirror_policy_stats *out);
 

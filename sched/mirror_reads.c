@@ -138,7 +138,7 @@ static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params
 
 void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
-                            CUstream stream, struct mgpu_mirror_plan *plan)
+                            CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan)
 {
     plan->count = 0;
     plan->nprivate = 0;
@@ -159,7 +159,7 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
         }
         CUdeviceptr pointer;
         struct mgpu_pool_block b;
-        if (k->param_use[i] != MGPU_PARAM_LOAD ||
+        if (reductions_only || k->param_use[i] != MGPU_PARAM_LOAD ||
             !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
             launch_writes_buffer(k, params, buffer, b.start) || b.shared)
             continue; /* a shared buffer: another process may write it unseen */

@@ -45,10 +45,11 @@ bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *par
  * of the home context, which is current) the refreshes its GPUs need.
  * plan->count is 0 when mirrors are off or nothing qualifies. The split
  * launch starts plan->privates in each slice's stream and combines them
- * after the join. */
+ * after the join. With `reductions_only`, nothing is replicated (a split
+ * privatised for its atomics, whose slices read their own shares). */
 void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
-                            CUstream stream, struct mgpu_mirror_plan *plan);
+                            CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan);
 
 /* The GPU entry whose copies GPU entry `gpu` reads: itself with
  * MGPU_MIRROR=always (each entry keeps its own), else the first entry on

@@ -132,17 +132,15 @@ static int main_owner(const struct mgpu_pool_block *b)
 }
 
 /* The owner of the buffer the kernel updates with atomics through a
- * parameter, where those are not privatised (mirror/, MGPU_MIRROR other
- * than never, makes each GPU's slice update a copy of its own); -1 when it
- * has none. */
+ * parameter, where those are not privatised (a privatised split makes each
+ * GPU's slice update a copy of its own); -1 when it has none. */
 static int atomics_owner(const struct mgpu_split_estimate *e)
 {
     const struct mgpu_kernel_copies *k = e->kernel;
     for (unsigned i = 0; i < k->nparams; i++) {
         if (!(k->param_use[i] & MGPU_PARAM_ATOMIC))
             continue;
-        if (mgpu_cfg.mirror != MGPU_MIRROR_NEVER && k->param_reduction != NULL &&
-            k->param_reduction[i] != 0)
+        if (e->privatised && k->param_reduction != NULL && k->param_reduction[i] != 0)
             continue;
         CUdeviceptr pointer;
         struct mgpu_pool_block b;

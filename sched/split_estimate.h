@@ -32,6 +32,9 @@ struct mgpu_split_estimate {
     const unsigned *grid;
     const struct mgpu_grid_slice *slices;
     int nslices;
+    /* The split privatises the reductions the analysis found privatisable
+     * (mirror/private_reductions.h): each GPU's atomics then stay on it. */
+    bool privatised;
 };
 
 /* The split launch's estimated GPU time in microseconds, given the whole

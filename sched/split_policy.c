@@ -18,7 +18,9 @@
 /* The first split launch of a shape may meet cold caches and page tables
  * on the other GPUs: the best of two decides, unless the first took twice
  * the whole launch or more, beyond what cold pages cost (transpose_naive,
- * 50 us whole on the home GPU of 4 x H200: 0.4 to 1.3 ms split four ways). */
+ * 50 us whole on the home GPU of 4 x H200: 0.4 to 1.3 ms split four ways).
+ * A privatised split's first try also makes its private copies: two
+ * always decide. */
 #define SPLIT_SAMPLES 2
 #define SPLIT_CLEARLY_SLOWER 2.0
 #define PROBE_WAIT_MAX_MS 1000.0
@@ -29,6 +31,9 @@ struct shape {
     /* never tried split: the estimate said it cannot pay, or a larger grid
      * of the kernel ran whole under MGPU_SPLIT_MIN_MICROSECONDS */
     bool kept_whole;
+    /* split, privatises its reductions (MGPU_MIRROR=auto): the estimate
+     * found its split bound by atomics that privatised copies avoid */
+    bool privatise;
     /* In a kernel's own record (grid 0 x 0 x 0, with the block of its
      * shapes): the most threads of a shape of it measured whole under
      * MGPU_SPLIT_MIN_MICROSECONDS. */
@@ -63,7 +68,7 @@ static bool decided(const struct shape *s)
     const struct mgpu_shape_timings *t = &s->t;
     return s->kept_whole || t->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
            (t->samples[0] >= 1 && t->samples[1] >= SPLIT_SAMPLES) ||
-           (t->samples[0] >= 1 && t->samples[1] >= 1 &&
+           (t->samples[0] >= 1 && t->samples[1] >= 1 && !s->privatise &&
             t->best_us[1] >= SPLIT_CLEARLY_SLOWER * t->best_us[0]);
 }
 
@@ -118,14 +123,28 @@ static void wait_for_timing(CUevent stop)
 
 /* Under policy_lock: whether a first split try of a shape whose whole
  * launch took whole_us may pay, as the estimate says (said with -v for the
- * first shapes it keeps whole). */
-static bool split_may_pay(const struct shape *s, double whole_us,
+ * first shapes it keeps whole). Under MGPU_MIRROR=auto, a split that only
+ * its atomics hold back is tried with its reductions privatised, and is
+ * marked to be so whenever it splits: timed without them, such a split
+ * would be kept whole before the mirror policy's tries could show what
+ * privatised copies gain (tests/programs/atomic_sum, 2 x H200: 0.77 ms
+ * whole, two split tries of about 1.2 ms). */
+static bool split_may_pay(struct shape *s, double whole_us,
                           const struct mgpu_split_estimate *estimate)
 {
     static int told;
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
     if (split_us < 0.0 || split_us < whole_us)
         return true;
+    if (mgpu_cfg.mirror == MGPU_MIRROR_AUTO && !estimate->privatised) {
+        struct mgpu_split_estimate privatised = *estimate;
+        privatised.privatised = true;
+        double private_us = mgpu_split_estimate_us(&privatised, whole_us);
+        if (private_us >= 0.0 && private_us < whole_us) {
+            s->privatise = true;
+            return true;
+        }
+    }
     if (told++ < 16)
         mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: split, its "
                   "slices would read their data from other GPUs for about %.1f us against %.1f us "
@@ -166,6 +185,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
 {
     probe->shape = NULL;
     probe->split = true;
+    probe->privatise = false;
     if (mgpu_cfg.split == MGPU_SPLIT_ALWAYS)
         return true;
     pthread_mutex_lock(&policy_lock);
@@ -203,6 +223,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         }
         note_short(kernel, s, threads);
         split = decide(s, prior, estimate, probe);
+        probe->privatise = split && s->privatise;
     }
     pthread_mutex_unlock(&policy_lock);
     probe->split = split;

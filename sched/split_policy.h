@@ -14,7 +14,10 @@
  * could not beat its whole launch: it is never tried; and so does, untimed,
  * a grid no larger than one of the same kernel and block that ran whole
  * under MGPU_SPLIT_MIN_MICROSECONDS (the shrinking grids of an elimination),
- * unless the kernel has a grid-stride loop. */
+ * unless the kernel has a grid-stride loop. Under MGPU_MIRROR=auto, a split
+ * that the estimate holds back only for atomics it could privatise is
+ * tried privatised, two tries deciding, and privatises whenever it splits
+ * (probe->privatise; mirror_policy.h). */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 
@@ -34,6 +37,9 @@
 struct mgpu_split_probe {
     void *shape; /* NULL: not timed */
     bool split;
+    /* the split is to privatise its reductions (MGPU_MIRROR=auto; see
+     * split_may_pay in split_policy.c) */
+    bool privatise;
 };
 
 /* Whether to split this launch of `kernel` with this grid and block on

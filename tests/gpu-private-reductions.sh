@@ -8,6 +8,7 @@
 # highest, float_sum's sum, wide's count and largest) and no other
 # (tickets stores its atomic's result; sum_from_self reads the buffer it
 # updates), and the combines must have run, on the trace's GPU tracks.
+# Then atomic_sum under MGPU_MIRROR=auto and never on every entry set.
 . "$(dirname "$0")/common.sh"
 require_gpu
 prog=tests/gpu/private_reductions
@@ -40,4 +41,24 @@ for config in "0x4" "0x8 MGPU_NCCL=0" "0,0,0"; do
   expect_in "$work/$label.json" '"name":"mirror: combine by mgpu'"'"'s kernel","cat":"mirror"'
   expect_in "$work/$label.json" '"name":"mirror: private copy set to 0","cat":"mirror"'
   pass "$config: reductions privatised, combined, and right: $(grep -E '^  reductions privatised:' "$work/$label.err" | sed 's/^  reductions privatised: //')"
+done
+
+# MGPU_MIRROR=auto: tests/programs/atomic_sum's kernels spend their time on
+# atomics into one scalar. Split without privatised copies they would be
+# slower than whole, so the split policy tries them privatised (and, kept,
+# privatises at every split); the sums stay exact. Under never, they are
+# never split.
+prog=tests/programs/atomic_sum
+timeout 120 $prog > "$work/atomic.plain" 2> /dev/null || fail "atomic_sum without mgpu"
+for gpus in $entry_sets; do
+  label=atomic_$(echo "$gpus" | tr ',' '_')
+  timeout 120 env MGPU_MIRROR=auto "$MGPU_RUN" --gpus "$gpus" --report $prog \
+    > "$work/$label.out" 2> "$work/$label.err" || { cat "$work/$label.err" >&2; fail "$gpus: atomic_sum under auto"; }
+  cmp -s "$work/atomic.plain" "$work/$label.out" || { diff "$work/atomic.plain" "$work/$label.out" >&2; fail "$gpus: atomic_sum's output differs"; }
+  expect_match "$work/$label.err" "^  mirrors \(auto\): [1-9][0-9]* kernel shapes split with their atomics privatised"
+  expect_match "$work/$label.err" "^sum_atomic_int\(\.\.\.\) +5 3907 +256 +x"
+  timeout 120 env MGPU_MIRROR=never "$MGPU_RUN" --gpus "$gpus" --report $prog \
+    > "$work/$label.never.out" 2> "$work/$label.never.err" || fail "$gpus: atomic_sum under never"
+  expect_match "$work/$label.never.err" "^sum_atomic_int\(\.\.\.\) +5 3907 +256 +no"
+  pass "$gpus: atomic_sum under MGPU_MIRROR=auto splits privatised, right; under never, whole"
 done

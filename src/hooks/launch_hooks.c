@@ -14,6 +14,7 @@
 #include "program_modules.h"
 #include "probe_runtime.h"
 #include "real_driver.h"
+#include "replicas.h"
 #include "runtime.h"
 #include "slice_plan.h"
 #include "split_launch.h"
@@ -197,7 +198,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
                                            .buffer = copy->buffer,
                                            .grid = shape->grid,
                                            .slices = slices,
-                                           .nslices = nslices};
+                                           .nslices = nslices,
+                                           .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
                                         moved_to > 0 ? NULL : &estimate, probe))
         go = false;
@@ -214,6 +216,18 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         shape->why = declined;
         return false;
     }
+    /* Whether it mirrors, and NCCL's communicator when it does, also before
+     * the timings start: made at the first mirrored launch, it takes about
+     * 0.6 s (4 x H200), which would make that launch's split look slower
+     * than whole. Under always the plan looks the buffers up itself; only
+     * auto times a shape, and only one with something to mirror. */
+    struct mgpu_mirror_probe mirror_probe = {NULL};
+    bool mirrored = (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
+                     mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
+                    mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block,
+                                              probe->privatise, &mirror_probe);
+    if (mirrored)
+        mgpu_replicas_prepare(copy->kernel.contexts[0]);
     struct mgpu_split_request req = {
         .kernel = &copy->kernel,
         .slices = slices,
@@ -239,17 +253,10 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     req.trace_kernel = mgpu_stats_enabled && mgpu_cfg.trace_path[0] ? record.kernel : -1;
     mgpu_split_probe_begin(probe, shape->stream);
     struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
-    struct mgpu_mirror_probe mirror_probe = {NULL};
-    /* Under always the plan looks the buffers up itself; only auto times a
-     * shape, and only one with something to mirror. */
-    bool mirrored = (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-                     mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
-                    mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block,
-                                              &mirror_probe);
     mgpu_mirror_probe_begin(&mirror_probe, shape->stream); /* before the refreshes */
     if (mirrored)
         mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
-                               shape->stream, &mirror);
+                               shape->stream, probe->privatise, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
     if (mgpu_stats_enabled && mirror.count > 0) {
         unsigned long long read = 0, privatised = 0;
@@ -300,9 +307,9 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         void **prm = from_copy ? copy.params : (params_);                                          \
         void **ext = from_copy ? copy.extra : (extra_);                                            \
         CUresult launch_result;                                                                    \
-        struct mgpu_split_probe probe = {NULL, false};                                             \
+        struct mgpu_split_probe probe = {NULL, false, false};                                      \
         int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */               \
-        if (from_copy && split_launch(&(shape), &copy, (shared_), (config_), &probe,              \
+        if (from_copy && split_launch(&(shape), &copy, (shared_), (config_), &probe,               \
                                       &launch_result, &ran_whole_on)) {                            \
         } else if (!mgpu_stats_enabled && probe.shape == NULL) {                                   \
             launch_result = call;                                                                  \

@@ -185,6 +185,7 @@ void mgpu_report_print(void)
     mgpu_mirror_policy_stats(&policy);
     r.mirror_shapes_decided = policy.decided;
     r.mirror_shapes_mirrored = policy.mirrored;
+    r.mirror_shapes_privatised = policy.privatised;
     r.mirror_gain_percent = (1.0 - MGPU_MIRROR_GAIN) * 100.0;
 
     static char blas_lines[64][160];

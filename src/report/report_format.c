@@ -356,6 +356,11 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                         "mirrored (at least %.0f%% faster)\n",
                         r->mirror_shapes_decided, r->mirror_shapes_mirrored,
                         r->mirror_gain_percent);
+            if (r->mirror_auto && r->mirror_shapes_privatised > 0)
+                fprintf(out,
+                        "  mirrors (auto): %lu kernel shapes split with their atomics "
+                        "privatised, as they were tried\n",
+                        r->mirror_shapes_privatised);
             if (r->private_combines > 0)
                 fprintf(out,
                         "  reductions privatised: %lu combined after their launches (%lu "

@@ -80,9 +80,10 @@ struct mgpu_report {
     /* privatised reductions: buffers combined after a launch, copies folded
      * by mgpu's kernel, combines ended by one ncclReduce */
     unsigned long private_combines, private_kernel_folds, private_nccl_reduces;
-    /* MGPU_MIRROR=auto: launch shapes timed both ways, and of those mirrored */
+    /* MGPU_MIRROR=auto: launch shapes timed both ways, and of those
+     * mirrored; shapes split privatised for their atomics, untimed here */
     bool mirror_auto;
-    unsigned long mirror_shapes_decided, mirror_shapes_mirrored;
+    unsigned long mirror_shapes_decided, mirror_shapes_mirrored, mirror_shapes_privatised;
     double mirror_gain_percent; /* how much faster mirrored must be to be kept */
     /* the program's cuBLAS GEMMs (blas/): a line per routine called */
     const char (*blas_lines)[160];

@@ -1,7 +1,8 @@
 /* Unit tests of MGPU_MIRROR=auto's decisions (sched/mirror_policy.c) with
  * the driver's events stubbed: each timed launch takes the time the test
  * sets. A shape whose split launch is short is never tried with mirrors; a
- * longer one is timed with them and kept mirrored only if that is faster. */
+ * longer one is timed with them and kept mirrored only if that is faster;
+ * one the split policy wants privatised is mirrored untimed. */
 #include "check.h"
 #include "event_stubs.h"
 #include "mirror_policy.h"
@@ -14,11 +15,11 @@ struct mgpu_driver_api mgpu_drv;
 /* One launch of the shape (kernel k, a grid of `blocks`), timed at `us`
  * if the policy times it; returns whether it mirrored, and whether it was
  * timed in *timed. */
-static bool launch(const void *k, unsigned blocks, double us, bool *timed)
+static bool launch_for(const void *k, unsigned blocks, double us, bool privatise, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     struct mgpu_mirror_probe probe;
-    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, &probe);
+    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, &probe);
     *timed = probe.shape != NULL;
     stub_elapsed_ms = (float)(us / 1000.0);
     mgpu_mirror_probe_begin(&probe, NULL);
@@ -26,11 +27,16 @@ static bool launch(const void *k, unsigned blocks, double us, bool *timed)
     return mirrored;
 }
 
+static bool launch(const void *k, unsigned blocks, double us, bool *timed)
+{
+    return launch_for(k, blocks, us, false, timed);
+}
+
 int main(void)
 {
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
     stub_events_install();
-    static const char short_kernel, long_kernel, slower_kernel;
+    static const char short_kernel, long_kernel, slower_kernel, atomics_kernel;
     bool timed;
 
     /* 20 us without mirrors: the first launch is untimed, the second timed
@@ -54,8 +60,13 @@ int main(void)
     CHECK(launch(&slower_kernel, 4096, 500.0, &timed) && timed);
     CHECK(!launch(&slower_kernel, 4096, 500.0, &timed) && !timed);
 
+    /* Privatised for the split policy: mirrored from the first launch on,
+     * never timed here, even when short. */
+    for (int i = 0; i < 4; i++)
+        CHECK(launch_for(&atomics_kernel, 4096, 20.0, true, &timed) && !timed);
+
     struct mgpu_mirror_policy_stats stats;
     mgpu_mirror_policy_stats(&stats);
-    CHECK(stats.decided == 3 && stats.mirrored == 1);
+    CHECK(stats.decided == 3 && stats.mirrored == 1 && stats.privatised == 1);
     return check_failures;
 }

@@ -78,8 +78,9 @@ static void links(int ngpus)
 
 /* A launch of y[i] = f(x[i]) over 4096 blocks, cut in ngpus equal slices;
  * with `atomics`, of atomicAdd(&y[f(x[i])], 1) instead, a reduction that
- * MGPU_MIRROR other than never may privatise. */
+ * mirrors may privatise. */
 static const unsigned char *scatter; /* the analysis's per parameter; NULL: none */
+static bool privatised;              /* the split privatises reductions */
 
 static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool atomics)
 {
@@ -106,7 +107,7 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
         slices[s].dims[0] = 4096u / (unsigned)ngpus;
         slices[s].dims[1] = slices[s].dims[2] = 1;
     }
-    struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus};
+    struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus, privatised};
     return mgpu_split_estimate_us(&e, whole_us);
 }
 
@@ -175,10 +176,14 @@ int main(void)
      * GPU: the bytes' estimate, as without them. */
     place(4, 0);
     CHECK(near(estimate_launch(4, 100.0, 0, true), estimate(4, 100.0, 0)));
-    /* Privatised (MGPU_MIRROR other than never): no atomics meet. */
-    mgpu_cfg.mirror = MGPU_MIRROR_ALWAYS;
+    /* Privatised: no atomics meet. MGPU_MIRROR alone does not say so: under
+     * auto, a split may run without privatised copies. */
     place(4, -1);
+    privatised = true;
     CHECK(estimate_launch(4, 1000.0, 0, true) < 1000.0 / 2);
+    privatised = false;
+    mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
+    CHECK(near(estimate_launch(4, 1000.0, 0, true), (1000.0 - bytes_us) * 1.75));
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     return check_failures;
 }

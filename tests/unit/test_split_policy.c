@@ -5,7 +5,9 @@
  * split; one whose estimate can, or that has none, is tried and kept the
  * faster way, after one try when that took twice the whole launch; one
  * under 30 us stays whole, and so do, untimed, the smaller grids of its
- * kernel, unless it has a grid-stride loop. */
+ * kernel, unless it has a grid-stride loop. Under MGPU_MIRROR=auto, a
+ * split that only an estimate without privatised reductions holds back is
+ * tried privatised, and privatises whenever it splits. */
 #include "check.h"
 #include "event_stubs.h"
 #include "real_driver.h"
@@ -16,15 +18,17 @@ struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
 
 static double estimated_us; /* what the estimate says */
-static int estimates;       /* how often it was asked */
+static double privatised_us; /* what it says of a privatised split */
+static int estimates;        /* how often it was asked */
 
 double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
 {
-    (void)e;
     (void)whole_us;
     estimates++;
-    return estimated_us;
+    return e->privatised ? privatised_us : estimated_us;
 }
+
+static bool last_privatise; /* the last launch's probe.privatise */
 
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
  * take whole_us, split ones split_us, when timed. Returns whether it split,
@@ -38,6 +42,7 @@ static bool launch_of(const void *k, const struct mgpu_kernel_copies *copies, un
     struct mgpu_split_probe probe;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &probe);
     *timed = probe.shape != NULL;
+    last_privatise = probe.privatise;
     stub_elapsed_ms = (float)((split ? split_us : whole_us) / 1000.0);
     mgpu_split_probe_begin(&probe, NULL);
     mgpu_split_probe_end(&probe, NULL, CUDA_SUCCESS);
@@ -54,6 +59,7 @@ int main(void)
     mgpu_cfg.split = MGPU_SPLIT_AUTO;
     stub_events_install();
     static const char data_at_home, spread, unknown, tiny, big, shrinking, strided, cold;
+    static const char atomics, atomics_never;
     bool timed;
 
     /* 4096 blocks (2^20 threads: the prior says whole). 100 us whole, and
@@ -129,5 +135,26 @@ int main(void)
     CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && !timed);
     CHECK(!launch_of(&strided, &stride_copies, 2048, 20.0, 5.0, &timed) && !timed);
     CHECK(!launch_of(&strided, &stride_copies, 2048, 20.0, 5.0, &timed) && timed);
+
+    /* Atomics: 250 us split as the program's atomics meet, 60 us with
+     * them privatised. Under MGPU_MIRROR=never, never tried; under auto,
+     * tried privatised and, kept, privatised at every split. */
+    estimated_us = 250.0;
+    privatised_us = 60.0;
+    mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
+    CHECK(!launch(&atomics_never, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(!launch(&atomics_never, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(!launch(&atomics_never, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
+    CHECK(!launch(&atomics, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    CHECK(!launch(&atomics, 4096, 100.0, 40.0, &timed) && timed && !last_privatise);
+    /* The first privatised try, which makes the private copies, took three
+     * times the whole launch: the second decides. */
+    CHECK(launch(&atomics, 4096, 100.0, 300.0, &timed) && timed && last_privatise);
+    CHECK(launch(&atomics, 4096, 100.0, 40.0, &timed) && timed && last_privatise);
+    CHECK(launch(&atomics, 4096, 100.0, 40.0, &timed) && !timed && last_privatise);
+    /* Whole launches do not privatise. */
+    CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && !last_privatise);
+    mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     return check_failures;
 }
