@@ -11,6 +11,7 @@
 #include "check.h"
 #include "event_stubs.h"
 #include "real_driver.h"
+#include "replicas.h"
 #include "runtime.h"
 #include "split_policy.h"
 
@@ -29,6 +30,13 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
 }
 
 static bool last_privatise; /* the last launch's probe.privatise */
+
+static bool mirrors_on = true;
+
+bool mgpu_replicas_on(void)
+{
+    return mirrors_on;
+}
 
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
  * take whole_us, split ones split_us, when timed. Returns whether it split,
@@ -155,6 +163,14 @@ int main(void)
     CHECK(launch(&atomics, 4096, 100.0, 40.0, &timed) && !timed && last_privatise);
     /* Whole launches do not privatise. */
     CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && !last_privatise);
+    /* With mirrors off (the program uses NCCL), nothing privatises: not
+     * tried. */
+    mirrors_on = false;
+    static const char atomics_no_mirrors;
+    CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    mirrors_on = true;
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     return check_failures;
 }
