@@ -10,7 +10,10 @@
 # placement's moves. The GPU time of one GPU is taken the same way under
 # mgpu-run -n 1 with MGPU_SPLIT=never MGPU_MEMORY=driver (mgpu's timing, the
 # program's own modules and allocations). Speedup = one GPU's GPU time / G
-# GPUs'; "slower" marks a run more than 5 % slower than one GPU. Every run's
+# GPUs'; "slower" marks a run more than 5 % slower than one GPU. With more
+# than one round, each GPU time is followed by its spread over the rounds
+# (smallest–largest): a program whose one-GPU spread covers the gap is
+# noise, not a slowdown. Every run's
 # stdout must be the plain run's. Each program's row is printed when its
 # rounds are done. With REPORTS_DIR set, every run's stderr (its report) is
 # kept there as PROGRAM.CONFIG.ROUND.err.
@@ -48,6 +51,8 @@ gpu_ms() {
        /placement after the kernels/ { if (match($0, /, [0-9.]+ ms\)/)) sum += substr($0, RSTART + 2, RLENGTH - 6) }
        END { printf "%.3f\n", sum }' "$1"
 }
+# range_of FILE: " (min–max)" with more than one round, else nothing.
+range_of() { [ "$rounds" -gt 1 ] && echo " ($(spread "$1"))" || true; }
 # run NAME PROGRAM COMMAND...: wall time to NAME.wall, stdout compared with the plain run's.
 run() {
   name=$1 p=$2
@@ -63,6 +68,7 @@ run() {
 }
 echo "tests/programs on 1 to $gpus GPUs (MGPU_MIRROR=${MGPU_MIRROR:-never}); median of $rounds interleaved rounds"
 echo "GPU ms: the report's kernel times plus placement's moves; wall ms: the whole program"
+[ "$rounds" -gt 1 ] && echo "in parentheses: the smallest and largest GPU ms of the rounds"
 echo
 header="| program | plain wall ms | 1 GPU: GPU ms |"
 rule="| --- | --- | --- |"
@@ -84,12 +90,12 @@ for p in $programs; do
     done
   done
   one=$(median "$out/$p.one.gpu")
-  line="| $p | $(median "$out/$p.plain.wall") | $one |"
+  line="| $p | $(median "$out/$p.plain.wall") | $one$(range_of "$out/$p.one.gpu") |"
   for g in $counts; do
     ms=$(median "$out/$p.n$g.gpu")
     speedup=$(awk -v a="$ms" -v b="$one" 'BEGIN { if (a > 0) printf "%.2f×", b / a; else print "n/a" }')
     slower=$(awk -v a="$ms" -v b="$one" 'BEGIN { print (a > 1.05 * b) ? " slower" : "" }')
-    line="$line $ms | $speedup$slower | $(median "$out/$p.n$g.wall") |"
+    line="$line $ms$(range_of "$out/$p.n$g.gpu") | $speedup$slower | $(median "$out/$p.n$g.wall") |"
   done
   if grep -q "^$p " "$out/different" 2> /dev/null; then
     line="$line DIFFERENT |"
