@@ -171,12 +171,10 @@ void ptx_probe_sampling_glue(struct ptx_body_builder *b, const struct ptx_probe_
     ptx_builder_add_text(b, "}");
 }
 
-/* The address of operand "[base]", "[base+offset]" or "[base+-offset]"
- * into %__mgpu_probe_a. */
-static const char *address_text(struct ptx_module *m, struct ptx_str operand)
+void ptx_address_parts(struct ptx_str address, struct ptx_str *base, struct ptx_str *offset)
 {
-    const char *p = operand.p + 1;
-    size_t n = operand.n - 2;
+    const char *p = address.p + 1;
+    size_t n = address.n >= 2 ? address.n - 2 : 0;
     while (n > 0 && (*p == ' ' || *p == '\t')) {
         p++;
         n--;
@@ -184,18 +182,28 @@ static const char *address_text(struct ptx_module *m, struct ptx_str operand)
     size_t split = 1;
     while (split < n && p[split] != '+' && p[split] != '-')
         split++;
-    size_t base_n = split;
+    size_t base_n = split < n ? split : n;
     while (base_n > 0 && (p[base_n - 1] == ' ' || p[base_n - 1] == '\t'))
         base_n--;
-    const char *move = p[0] == '%' ? "mov.b64" : "mov.u64";
-    if (split >= n)
-        return ptx_format(m, "%s %%__mgpu_probe_a, %.*s;", move, (int)base_n, p);
-    const char *offset = p + split + (p[split] == '+');
-    size_t offset_n = n - split - (p[split] == '+');
+    *base = (struct ptx_str){p, base_n};
+    size_t skip = split < n && p[split] == '+';
+    *offset = split < n ? (struct ptx_str){p + split + skip, n - split - skip}
+                        : (struct ptx_str){p + n, 0};
+}
+
+/* The address of operand "[base]", "[base+offset]" or "[base+-offset]"
+ * into %__mgpu_probe_a. */
+static const char *address_text(struct ptx_module *m, struct ptx_str operand)
+{
+    struct ptx_str base, offset;
+    ptx_address_parts(operand, &base, &offset);
+    const char *move = base.n > 0 && base.p[0] == '%' ? "mov.b64" : "mov.u64";
+    if (offset.n == 0)
+        return ptx_format(m, "%s %%__mgpu_probe_a, %.*s;", move, (int)base.n, base.p);
     return ptx_format(m,
                       "%s %%__mgpu_probe_a, %.*s;\nadd.s64 %%__mgpu_probe_a, %%__mgpu_probe_a, "
                       "%.*s;",
-                      move, (int)base_n, p, (int)offset_n, offset);
+                      move, (int)base.n, base.p, (int)offset.n, offset.p);
 }
 
 void ptx_probe_access_glue(struct ptx_body_builder *b, const struct ptx_probe_set *set,

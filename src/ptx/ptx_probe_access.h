@@ -21,6 +21,12 @@ struct ptx_access {
  * space or generic addressing); fills *out when it is. */
 bool ptx_access_of(const struct ptx_stmt *s, struct ptx_access *out);
 
+/* The parts of a bracketed address "[base]", "[base+offset]",
+ * "[base-offset]" or "[base+-offset]": the register or symbol it adds to
+ * (blanks around it dropped) into *base, the offset's text into *offset
+ * (n 0 when none; a '+' dropped, a '-' kept). */
+void ptx_address_parts(struct ptx_str address, struct ptx_str *base, struct ptx_str *offset);
+
 /* Whether a memory probe at `place` is called before an access of `kind`:
  * load for ld, ldu and atom; store for st, atom and red; access for all. */
 bool ptx_probe_place_takes(enum ptx_probe_place place, enum ptx_probe_access_kind kind);

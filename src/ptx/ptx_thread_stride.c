@@ -102,16 +102,6 @@ static struct lane_value operand(const struct lanes *l, struct ptx_str s)
     return id >= 0 && l->values[id].kind != LANE_UNSET ? l->values[id] : other;
 }
 
-/* "%rd4" of "[%rd4+8]": the register or symbol an address adds to. */
-static struct ptx_str address_base(struct ptx_str bracketed)
-{
-    struct ptx_str inside = {bracketed.p + 1, bracketed.n >= 2 ? bracketed.n - 2 : 0};
-    for (size_t i = 1; i < inside.n; i++)
-        if (inside.p[i] == '+' || inside.p[i] == '-')
-            inside.n = i;
-    return inside;
-}
-
 /* v moved by a known constant: the same anchor, `by` further. */
 static struct lane_value moved(struct lane_value v, const struct lane_value *by)
 {
@@ -215,7 +205,9 @@ static struct lane_value evaluate(const struct lanes *l, const struct ptx_instru
         bool uniform_space = space == PTX_SPACE_PARAM || space == PTX_SPACE_CONST;
         if (!uniform_space || n != 2 || o[1].n < 2)
             return other;
-        return operand(l, address_base(o[1])).kind == LANE_SAME ? same : other;
+        struct ptx_str base, offset;
+        ptx_address_parts(o[1], &base, &offset);
+        return operand(l, base).kind == LANE_SAME ? same : other;
     }
     for (uint32_t i = 1; i < n; i++)
         if (operand(l, o[i]).kind != LANE_SAME)
@@ -285,21 +277,14 @@ struct spread_access {
 };
 
 /* "%rd4" of "[%rd4+8]": the register or symbol an address adds to; its
- * constant offset in *offset. */
-static struct ptx_str address_parts(struct ptx_str bracketed, long long *offset)
+ * constant offset in *offset (0 when not a known integer). */
+static struct ptx_str address_base_offset(struct ptx_str bracketed, long long *offset)
 {
-    struct ptx_str base = address_base(bracketed);
-    *offset = 0;
-    size_t rest = base.n + 1;
-    if (rest + 1 < bracketed.n) {
-        struct ptx_str tail = {bracketed.p + rest, bracketed.n - rest - 1};
-        bool known = false;
-        long long v = 0;
-        if (tail.n > 0 && tail.p[0] == '+')
-            tail = (struct ptx_str){tail.p + 1, tail.n - 1};
-        if (is_immediate(tail, &known, &v) && known && v > -STEP_LIMIT && v < STEP_LIMIT)
-            *offset = v;
-    }
+    struct ptx_str base, tail;
+    ptx_address_parts(bracketed, &base, &tail);
+    bool known = false;
+    long long v = 0;
+    *offset = is_immediate(tail, &known, &v) && known && v > -STEP_LIMIT && v < STEP_LIMIT ? v : 0;
     return base;
 }
 
@@ -311,7 +296,7 @@ static bool spread_of(const struct lanes *l, const struct ptx_access *a, struct 
     if (a->bytes == 0 || a->bytes >= PTX_SECTOR_BYTES)
         return false;
     long long offset;
-    struct lane_value v = operand(l, address_parts(a->address, &offset));
+    struct lane_value v = operand(l, address_base_offset(a->address, &offset));
     long long apart;
     if (v.kind == LANE_SCALED)
         apart = PTX_SECTOR_BYTES;
