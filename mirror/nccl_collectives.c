@@ -185,9 +185,10 @@ static void warm_up(void)
         ncclResult_t sent = nccl.group_start();
         for (int k = 0; k < nccl.ranks && sent == ncclSuccess; k++) {
             void *p = (void *)(uintptr_t)scratch[k];
-            sent = pass == 0 ? nccl.broadcast(p, p, 16, ncclInt32, 0, nccl.comms[k], nccl.streams[k])
-                             : nccl.reduce(p, p, 16, ncclFloat32, ncclSum, 0, nccl.comms[k],
-                                           nccl.streams[k]);
+            sent = pass == 0
+                       ? nccl.broadcast(p, p, 16, ncclInt32, 0, nccl.comms[k], nccl.streams[k])
+                       : nccl.reduce(p, p, 16, ncclFloat32, ncclSum, 0, nccl.comms[k],
+                                     nccl.streams[k]);
         }
         ok = nccl.group_end() == ncclSuccess && sent == ncclSuccess;
     }
@@ -239,10 +240,10 @@ bool mgpu_nccl_ready(CUcontext home)
         mgpu_drv.cuCtxSetCurrent(current);
         mgpu_info("mirrors: collectives through NCCL, one communicator over %d device%s",
                   nccl.ranks, nccl.ranks == 1 ? "" : "s");
-    }
-    else
+    } else {
         mgpu_info("mirrors: device copies and mgpu's own kernels, not NCCL: %s",
                   why[0] ? why : "the program has NCCL loaded");
+    }
     return ok;
 }
 

@@ -142,7 +142,7 @@ CUresult mgpu_drv_push_context(CUcontext ctx);
 void mgpu_drv_pop_context(void);
 
 /* For each of mgpu's own threads that calls the driver (the slice watch,
- * the GPU workers, NCCL's communicator being made), first thing: its calls
+ * the GPU workers), first thing: its calls
  * may neither fail nor invalidate a graph capture the program runs in
  * global mode on another thread. A stream query made by the slice watch
  * while graph_replay captured its graph failed the capture with
