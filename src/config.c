@@ -58,7 +58,7 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
      "when the program may have written it, and every reduction that can be is privatised "
      "(for tests); auto: per kernel and grid, timed with and without, kept when faster "
-     "(default never)"},
+     "(default)"},
     {"MGPU_MIRROR_BUDGET", "N%|BYTES[K|M|G]",
      "the memory mirrors' copies may take on each GPU: a share of what it has free when it "
      "first holds one, or a size (default 50%); past it, the copies read least recently go"},
@@ -305,6 +305,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->sm_count = MGPU_SM_COUNT_SUM;
     cfg->audit = true;
     cfg->nccl = true;
+    cfg->mirror = MGPU_MIRROR_AUTO;
     cfg->mirror_budget_percent = 50;
     cfg->spread_min = (size_t)64 << 20;
     cfg->rank = -1;

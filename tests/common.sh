@@ -25,6 +25,14 @@ trap 'rm -rf "$work"' EXIT
 export MGPU_PROBE_INCLUDE="$top_srcdir/probes/include" MGPU_PROBE_DIR="$top_srcdir/probes/tools"
 export MGPU_CACHE_DIR="$work/mgpu-cache"
 
+# use_fake_driver: the programs run on the fake GPU of tests/fake. NCCL
+# cannot run on it (it calls driver functions the fake lacks), so mirrors,
+# on by default (MGPU_MIRROR=auto), refresh by device copies and combine
+# privatised reductions with mgpu's own kernels there.
+use_fake_driver() {
+  export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so" MGPU_NCCL=0
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 

@@ -14,7 +14,7 @@
 # is), which must run correctly and unsplit, and be reported, and whose
 # device 0 has one GPU's multiprocessors unless MGPU_SM_COUNT says sum.
 . "$(dirname "$0")/common.sh"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=4
 export MGPU_DEVICE_COUNT=one
 client=tests/fake/fake_cublas_gemms
@@ -41,7 +41,7 @@ count_is() {
   [ "$got" -eq "$3" ] || { cat "$work/$1.log" >&2; fail "$4: $got calls match '$2', not $3"; }
 }
 
-MGPU_BLAS_MIN=1000 run n4 "$client" -n 4
+MGPU_MIRROR=never MGPU_BLAS_MIN=1000 run n4 "$client" -n 4
 # 45 columns over 4 GPUs: 11, 11, 11 and 12, for the 9 transposes of 67x45x23.
 count_is n4 '^cublasSgemm_v2 m=67 n=1[12] k=23 .*devices=4 ' 36 "the Sgemms of 67x45x23 in parts"
 count_is n4 'devices=1 ' 2 "calls left to the program's handle"
@@ -62,7 +62,7 @@ expect_in "$work/n4.err" "cuBLAS GEMMs:"
 expect_match "$work/n4.err" "cublasSgemm_v2: 16 calls, 15 split \\(14 by columns\\) \\(1 by rows\\).*; 1 whole: below MGPU_BLAS_MIN"
 expect_match "$work/n4.err" "cublasSgemmBatched: 2 calls, 1 split \\(1 by batch\\).*; 1 whole: nothing to cut"
 expect_match "$work/n4.err" "parts per GPU: 0:[0-9]+ 1:[0-9]+ 2:[0-9]+ 3:[0-9]+"
-# No mirrors: the parts whose GPU does not hold all of the operand every
+# No mirrors (MGPU_MIRROR=never): the parts whose GPU does not hold all of the operand every
 # part reads copy it first (and the results above are still exact).
 expect_match "$work/n4.err" "parts per GPU: .*; 15 calls copied A or B to the GPUs first"
 pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole; the shared operand copied first"
@@ -74,10 +74,12 @@ pass "--gpus 0x4: the same parts on one device standing for four, correct"
 
 MGPU_BLAS_MIN=1000 MGPU_FORK_JOIN=events run events "$client" -n 4
 expect_match "$work/events.err" "cublasSgemm_v2: 16 calls, 15 split"
-pass "-n 4 with events for fork and join"
+# Mirrors are on by default (MGPU_MIRROR=auto): the shared operand is read
+# from each GPU's copy.
+expect_match "$work/events.err" "parts per GPU: .*; 15 calls read A or B from mirrors"
+pass "-n 4 with events for fork and join, and mirrors by default"
 
-# NCCL cannot run on the fake GPU: the mirrors refresh with device copies.
-MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always MGPU_NCCL=0 run mirrors "$client" -n 4
+MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always run mirrors "$client" -n 4
 expect_in "$work/mirrors.err" "mirrors:"
 expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
 expect_match "$work/mirrors.err" "parts per GPU: .*; 15 calls read A or B from mirrors"

@@ -8,7 +8,7 @@
 # Every run must end with correct results, and at exit no physical memory,
 # mapping or reserved range of the fake may be left.
 . "$(dirname "$0")/common.sh"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=4
 client=tests/fake/fake_gpu_client
 

@@ -12,7 +12,7 @@
 . "$(dirname "$0")/common.sh"
 prog=tests/blas/cpu_gemms
 [ -x "$prog" ] || { echo "no $prog: configure found no CPU BLAS (libblas-dev)"; exit 77; }
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export MGPU_CUBLAS="$top_builddir/tests/fake/.libs/libfakecublas.so"
 export FAKE_CUDA_GPUS=4
 cases=12

@@ -6,7 +6,7 @@
 # the trace; a library named like cuBLAS sees one GPU's attributes.
 . "$(dirname "$0")/common.sh"
 fake_libs="$top_builddir/tests/fake/.libs"
-export MGPU_DRIVER="$fake_libs/libfakecuda.so"
+use_fake_driver
 export FAKE_NCCL_PROBE="$fake_libs/libnccl_probe.so"
 export FAKE_CUBLAS_PROBE="$fake_libs/libcublas_probe.so"
 export FAKE_CUDA_GPUS=4
@@ -19,6 +19,7 @@ for n in 1 3; do
   expect_in "$work/out" "0 failure(s)"
   expect_in "$work/out" "ok: libcublas* sees one GPU's multiprocessors"
   expect_in "$work/out" "ok: the audit module marks the program's binding of NCCL"
+  expect_in "$work/out" "ok: with mirrors, libnccl* gets a wrapped cuLaunchKernel"
   expect_in "$work/err" "mgpu report"
   expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; device 0 has $((n * 100)) SMs, $n.00 GiB; $n device"
   # Three per-thread launches and five legacy ones (the failed launch is not counted), 2 ms each.
@@ -54,6 +55,11 @@ FAKE_EXPECT_GPUS=2 MGPU_MIRROR=always "$MGPU_RUN" -n 2 tests/fake/fake_client \
   > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_MIRROR=always"; }
 expect_in "$work/out" "ok: with mirrors, libnccl* gets a wrapped cuLaunchKernel"
 pass "with MGPU_MIRROR=always a library whose lookups bypass mgpu gets its writing calls wrapped"
+
+FAKE_EXPECT_GPUS=2 MGPU_MIRROR=never "$MGPU_RUN" -n 2 tests/fake/fake_client \
+  > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_MIRROR=never"; }
+expect_in "$work/out" "ok: lookups from libnccl* pass through to the driver"
+pass "with MGPU_MIRROR=never a library whose lookups bypass mgpu gets the driver's own calls"
 
 FAKE_EXPECT_GPUS=3 MGPU_SPLIT=never "$MGPU_RUN" -n 3 --report tests/fake/fake_client \
   > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "MGPU_SPLIT=never"; }

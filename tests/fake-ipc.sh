@@ -11,7 +11,7 @@
 # driver, which has no IPC of plain allocations: its own error, in one
 # line, not a crash.
 . "$(dirname "$0")/common.sh"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=4
 client=tests/fake/ipc_client
 for gpus in "-n 4" "--gpus 0x4"; do

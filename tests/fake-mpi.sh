@@ -18,7 +18,7 @@ mpirun="mpirun --oversubscribe"
 # No cross-memory attach between the ranks (containers forbid ptrace).
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 $mpirun -np 2 true > "$work/probe" 2>&1 || { cat "$work/probe"; echo "skip: mpirun does not start here"; exit 77; }
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=8
 
 for ranks in 1 2 4 8; do

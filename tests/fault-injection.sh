@@ -28,7 +28,7 @@
 # K of every configuration (about 10 minutes), FAULT_SWEEP_K="K ..." just
 # those K, and FAULT_SWEEP_JOBS sets how many runs go at once (default 2).
 . "$(dirname "$0")/common.sh"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=4 FAKE_CUDA_WAIT_SECONDS=10 FAKE_NCCL_PROBE="$top_builddir/tests/fake/.libs/libnccl_probe.so"
 jobs=${FAULT_SWEEP_JOBS:-2}
 bounded="physical mappings reservations"

@@ -3,7 +3,7 @@
 # the program's exit status, and running the program without mgpu when there
 # is no driver or no GPU. Uses the fake driver; no GPU needed.
 . "$(dirname "$0")/common.sh"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=4
 
 expect_status 0 "$MGPU_RUN" --help

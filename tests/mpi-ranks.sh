@@ -7,7 +7,7 @@
 # with the rank as the process; `mgpu-info --merge-traces` must put the two
 # files side by side and refuse a file twice or a file that is no trace.
 . "$(dirname "$0")/common.sh"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=4
 client=tests/fake/fake_gpu_client
 info="$top_builddir/src/mgpu-info"

@@ -16,7 +16,7 @@ if [ "$have_tsan" != yes ]; then
 fi
 seconds=${TSAN_STRESS_SECONDS:-3}
 export MGPU_LIBDIR="$top_builddir/tests/tsan/.libs"
-export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so"
+use_fake_driver
 export FAKE_CUDA_GPUS=2
 supp="$top_srcdir/tests/stress/tsan.supp"
 # The fake driver is not instrumented, but ThreadSanitizer still sees the

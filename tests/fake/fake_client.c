@@ -169,8 +169,8 @@ int main(void)
     if (seen != NULL)
         EXPECT(seen_before == 'w' && seen[0] == '1',
                "the audit module marks the program's binding of NCCL");
-    const char *mirror = getenv("MGPU_MIRROR");
-    if (mirror != NULL && strcmp(mirror, "always") == 0)
+    const char *mirror = getenv("MGPU_MIRROR"); /* auto when unset */
+    if (mirror == NULL || strcmp(mirror, "never") != 0)
         EXPECT(probe_lookup && probe_lookup("cuLaunchKernel") != NULL &&
                    probe_lookup("cuLaunchKernel") != dlsym(fake, "cuLaunchKernel") &&
                    probe_lookup("cuDeviceGetCount") == dlsym(fake, "cuDeviceGetCount"),

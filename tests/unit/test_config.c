@@ -34,7 +34,7 @@ int main(void)
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
     CHECK(cfg.placement == MGPU_PLACEMENT_AUTO && cfg.spread_min == (size_t)64 << 20);
-    CHECK(cfg.mirror == MGPU_MIRROR_NEVER && cfg.nccl);
+    CHECK(cfg.mirror == MGPU_MIRROR_AUTO && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
     CHECK(cfg.blas_split && cfg.blas_split_min == 1073741824.0);
     CHECK(cfg.host_blas_min == 1073741824.0);
@@ -85,6 +85,9 @@ int main(void)
     CHECK(parse(automatic, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror == MGPU_MIRROR_AUTO);
     CHECK(automatic_cfg.mirror_budget_percent == 50 && automatic_cfg.mirror_budget_bytes == 0);
+    struct mgpu_config never_cfg;
+    const char *const never[] = {"MGPU_MIRROR", "never", NULL};
+    CHECK(parse(never, &never_cfg, err, sizeof err) == 0 && never_cfg.mirror == MGPU_MIRROR_NEVER);
     const char *const share[] = {"MGPU_MIRROR_BUDGET", "25%", NULL};
     CHECK(parse(share, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror_budget_percent == 25 && automatic_cfg.mirror_budget_bytes == 0);
