@@ -142,14 +142,17 @@ static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *
  * pages lie on several. */
 static int sole_device(const struct mgpu_pool_block *b, const struct mgpu_gpu_entries *entries)
 {
-    struct mgpu_owner_run runs[16];
-    size_t n = mgpu_pool_runs(b->start, b->bytes, runs, 16);
-    if (n == 0 || n > 16)
+    size_t held[MGPU_MAX_GPUS];
+    if (mgpu_pool_bytes_by_gpu(b->start, b->bytes, held) == 0)
         return -1;
-    int device = entries->device[runs[0].gpu];
-    for (size_t i = 1; i < n; i++)
-        if (entries->device[runs[i].gpu] != device)
+    int device = -1;
+    for (int g = 0; g < MGPU_MAX_GPUS; g++) {
+        if (held[g] == 0)
+            continue;
+        if (g >= entries->count || (device >= 0 && entries->device[g] != device))
             return -1;
+        device = entries->device[g];
+    }
     return device;
 }
 
@@ -219,12 +222,12 @@ static bool plan_staged_reads(struct gemm_job *job)
         !shared_operand(job, &operand, &shared))
         return false;
     job->staged_bytes = shared.start + shared.bytes - operand;
-    struct mgpu_owner_run runs[16];
-    size_t n = mgpu_pool_runs(operand, job->staged_bytes, runs, 16);
+    size_t held[MGPU_MAX_GPUS];
+    int holders = mgpu_pool_bytes_by_gpu(operand, job->staged_bytes, held);
     bool any = false;
     for (int p = 0; p < job->plan.nparts; p++) {
         int g = job->plan.parts[p].gpu;
-        job->staged[g] = n != 1 || runs[0].gpu != g;
+        job->staged[g] = holders != 1 || held[g] == 0;
         any |= job->staged[g];
     }
     return any;

@@ -691,6 +691,35 @@ size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *
     return n;
 }
 
+int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS])
+{
+    memset(held, 0, MGPU_MAX_GPUS * sizeof held[0]);
+    if (bytes == 0 || !mgpu_pool_holds(address))
+        return 0;
+    pthread_mutex_lock(&pool.lock);
+    struct mgpu_allocation *a = holding(address);
+    if (a != NULL && address + bytes <= a->start + a->span) {
+        uint64_t from = address - a->start, to = from + bytes;
+        if (a->small) {
+            int gpu = owner_locked(a, from);
+            if (gpu >= 0 && gpu < MGPU_MAX_GPUS)
+                held[gpu] = bytes;
+        }
+        for (size_t i = 0; !a->small && i < a->nchunks; i++) {
+            const struct mgpu_chunk *c = &a->chunks[i];
+            uint64_t lo = c->offset > from ? c->offset : from;
+            uint64_t hi = c->offset + c->bytes < to ? c->offset + c->bytes : to;
+            if (lo < hi && c->gpu >= 0 && c->gpu < MGPU_MAX_GPUS)
+                held[c->gpu] += hi - lo;
+        }
+    }
+    pthread_mutex_unlock(&pool.lock);
+    int holders = 0;
+    for (int g = 0; g < MGPU_MAX_GPUS; g++)
+        holders += held[g] > 0;
+    return holders;
+}
+
 int mgpu_pool_owner(CUdeviceptr address)
 {
     if (!mgpu_pool_holds(address))

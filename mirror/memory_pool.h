@@ -72,6 +72,13 @@ bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out);
  * they did not fit), or 0 when the range is not inside one allocation. */
 size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max);
 
+/* How many bytes of [address, address + bytes) each GPU of the pool holds,
+ * into held[] (zeroed first). Returns how many GPUs hold some of it: 0 when
+ * the range is not inside one allocation. For the questions the scheduler
+ * and the BLAS split ask of a buffer (who holds most, does one GPU hold it
+ * all), without a bound on its runs. */
+int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS]);
+
 /* The GPUs of the pool (the run's entries) and the primary context of the
  * device each stands on; 0 while it is off. */
 int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);

@@ -150,8 +150,13 @@ static bool move_pays(struct buffer_use *u, int gpu)
  * MGPU_SPREAD_MIN, or where mgpu moved it), or -1 when it is spread. */
 static int sole_gpu(const struct buffer_use *u)
 {
-    struct mgpu_owner_run runs[2];
-    return mgpu_pool_runs(u->start, u->bytes, runs, 2) == 1 ? runs[0].gpu : -1;
+    size_t held[MGPU_MAX_GPUS];
+    if (mgpu_pool_bytes_by_gpu(u->start, u->bytes, held) != 1)
+        return -1;
+    int gpu = 0;
+    while (held[gpu] == 0)
+        gpu++;
+    return gpu;
 }
 
 /* Under lock: u moved onto `gpu`, or spread again with SPLIT. */

@@ -179,9 +179,6 @@ int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3],
     return n;
 }
 
-/* Enough for the distributed and home placements' runs, and a fair sample
- * of an interleaved buffer's, whose GPUs hold about the same anyway. */
-#define OWNER_RUNS 256
 /* The distinct buffers weighed; a kernel rarely names more. */
 #define COUNTED_BUFFERS 64
 
@@ -201,11 +198,10 @@ int mgpu_slice_plan_data_owner(const struct mgpu_kernel_copies *k, void *const *
         if (seen || ncounted == COUNTED_BUFFERS)
             continue;
         counted[ncounted++] = b.id;
-        struct mgpu_owner_run runs[OWNER_RUNS];
-        size_t n = mgpu_pool_runs(b.start, b.bytes, runs, OWNER_RUNS);
-        for (size_t r = 0; r < n && r < OWNER_RUNS; r++)
-            if (runs[r].gpu >= 0 && runs[r].gpu < k->ngpus)
-                bytes_on[runs[r].gpu] += (double)runs[r].bytes;
+        size_t held[MGPU_MAX_GPUS];
+        mgpu_pool_bytes_by_gpu(b.start, b.bytes, held);
+        for (int g = 0; g < k->ngpus; g++)
+            bytes_on[g] += (double)held[g];
     }
     int owner = 0;
     for (int g = 1; g < k->ngpus; g++)

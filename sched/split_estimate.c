@@ -9,7 +9,6 @@
 #include "run_links.h"
 #include "runtime.h"
 
-#define MAX_RUNS (4 * MGPU_MAX_GPUS)
 /* A kernel with atomics whose whole launch takes this many times what its
  * bytes take at local bandwidth is taken to spend the rest on its atomics. */
 #define ATOMICS_BOUND 4.0
@@ -49,13 +48,12 @@ static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool
     CUdeviceptr to = b->start + (CUdeviceptr)(hi * (double)b->bytes);
     if (to <= from || gpu >= m->nentries)
         return;
-    struct mgpu_owner_run runs[MAX_RUNS];
-    size_t n = mgpu_pool_runs(from, to - from, runs, MAX_RUNS);
-    for (size_t i = 0; i < n && i < MAX_RUNS; i++) {
-        int owner = runs[i].gpu;
-        if (owner == gpu || owner < 0 || owner >= m->nentries)
+    size_t held[MGPU_MAX_GPUS];
+    mgpu_pool_bytes_by_gpu(from, to - from, held);
+    for (int owner = 0; owner < m->nentries && owner < MGPU_MAX_GPUS; owner++) {
+        if (owner == gpu || held[owner] == 0)
             continue;
-        double bytes = (double)runs[i].bytes * scatter;
+        double bytes = (double)held[owner] * scatter;
         *seconds += bytes / (m->gbps[owner][gpu] * 1e9);
         bytes_from[owner] += bytes;
     }
@@ -116,18 +114,13 @@ static double busiest_owner_seconds(const struct mgpu_link_model *m, const doubl
 /* The GPU holding most of buffer b, or -1. */
 static int main_owner(const struct mgpu_pool_block *b)
 {
-    struct mgpu_owner_run runs[MAX_RUNS];
-    size_t n = mgpu_pool_runs(b->start, b->bytes, runs, MAX_RUNS);
-    size_t held[MGPU_MAX_GPUS] = {0};
-    int owner = -1;
-    for (size_t i = 0; i < n && i < MAX_RUNS; i++) {
-        int g = runs[i].gpu;
-        if (g < 0 || g >= MGPU_MAX_GPUS)
-            continue;
-        held[g] += runs[i].bytes;
-        if (owner < 0 || held[g] > held[owner])
+    size_t held[MGPU_MAX_GPUS];
+    if (mgpu_pool_bytes_by_gpu(b->start, b->bytes, held) == 0)
+        return -1;
+    int owner = 0;
+    for (int g = 1; g < MGPU_MAX_GPUS; g++)
+        if (held[g] > held[owner])
             owner = g;
-    }
     return owner;
 }
 

@@ -39,13 +39,21 @@ bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out)
     return true;
 }
 
-size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max)
+int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS])
 {
+    memset(held, 0, MGPU_MAX_GPUS * sizeof held[0]);
     struct mgpu_pool_block b;
     if (!mgpu_pool_find(address, &b))
         return 0;
     const int *owners = b.start == BASE_X ? owners_x : owners_y;
-    return mgpu_placement_runs(owners, GRANULES, address - b.start, bytes, runs, max);
+    static struct mgpu_owner_run runs[GRANULES];
+    size_t n = mgpu_placement_runs(owners, GRANULES, address - b.start, bytes, runs, GRANULES);
+    int holders = 0;
+    for (size_t i = 0; i < n && i < GRANULES; i++) {
+        holders += held[runs[i].gpu] == 0;
+        held[runs[i].gpu] += runs[i].bytes;
+    }
+    return holders;
 }
 
 const struct mgpu_link_model *mgpu_run_links(void)
