@@ -51,6 +51,11 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan);
 
+/* Under MGPU_MIRROR=auto, whether some entry of the run would privatise a
+ * reduction: only the first entry of each device other than the home one
+ * does, so one GPU listed several times privatises nothing. */
+bool mgpu_mirror_privatising_entries(void);
+
 /* The GPU entry whose copies GPU entry `gpu` reads: itself with
  * MGPU_MIRROR=always (each entry keeps its own), else the first entry on
  * its device. */

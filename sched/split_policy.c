@@ -4,6 +4,7 @@
 #include "split_policy.h"
 
 #include "log.h"
+#include "mirror_reads.h"
 #include "monotonic_clock.h"
 #include "real_driver.h"
 #include "replicas.h"
@@ -130,7 +131,8 @@ static void wait_for_timing(CUevent stop)
  * would be kept whole before the mirror policy's tries could show what
  * privatised copies gain (tests/programs/atomic_sum, 2 x H200: 0.77 ms
  * whole, two split tries of about 1.2 ms). Not while mirrors are off (the
- * program uses NCCL itself): nothing would privatise them. */
+ * program uses NCCL itself), nor when every entry stands on the home
+ * device: nothing would privatise them. */
 static bool split_may_pay(struct shape *s, double whole_us,
                           const struct mgpu_split_estimate *estimate)
 {
@@ -138,7 +140,8 @@ static bool split_may_pay(struct shape *s, double whole_us,
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
     if (split_us < 0.0 || split_us < whole_us)
         return true;
-    if (mgpu_cfg.mirror == MGPU_MIRROR_AUTO && !estimate->privatised && mgpu_replicas_on()) {
+    if (mgpu_cfg.mirror == MGPU_MIRROR_AUTO && !estimate->privatised && mgpu_replicas_on() &&
+        mgpu_mirror_privatising_entries()) {
         struct mgpu_split_estimate privatised = *estimate;
         privatised.privatised = true;
         double private_us = mgpu_split_estimate_us(&privatised, whole_us);

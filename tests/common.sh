@@ -74,6 +74,11 @@ repeats_a_gpu() {
   [ "$(echo "$1" | tr ',' '\n' | sed 's/x.*//' | sort -u | wc -l)" -lt "$(entries_in "$1")" ]
 }
 
+# devices_in SET: how many distinct GPUs the --gpus list SET names.
+devices_in() {
+  echo "$1" | tr ',' '\n' | sed 's/x.*//' | sort -u | wc -l
+}
+
 # first_distinct_set: the first set of $entry_sets that repeats no GPU (two
 # or more distinct GPUs), or nothing on a machine of one GPU.
 first_distinct_set() {

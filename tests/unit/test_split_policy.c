@@ -38,6 +38,13 @@ bool mgpu_replicas_on(void)
     return mirrors_on;
 }
 
+static bool privatising_entries = true; /* some entry off the home device */
+
+bool mgpu_mirror_privatising_entries(void)
+{
+    return privatising_entries;
+}
+
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
  * take whole_us, split ones split_us, when timed. Returns whether it split,
  * and whether it was timed in *timed. `copies` (NULL: none) is what mgpu
@@ -171,6 +178,14 @@ int main(void)
     CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && timed);
     CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
     mirrors_on = true;
+    /* Every entry on the home device (one GPU listed several times): no
+     * entry would privatise, so neither. */
+    privatising_entries = false;
+    static const char atomics_one_device;
+    CHECK(!launch(&atomics_one_device, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(!launch(&atomics_one_device, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(!launch(&atomics_one_device, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    privatising_entries = true;
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     return check_failures;
 }
