@@ -52,7 +52,7 @@ plain_ms=$(median "$out/plain.ms")
 plain_us=$(median "$out/plain.us")
 label=SGEMM
 [ "$type" = bf16 ] && label="BF16 GemmEx"
-echo "cublas_sgemm: ${n}^3 $label (GPU ms, events) and the host cost of one ${small}^3 call (µs); median of $rounds interleaved rounds; MGPU_MIRROR=${MGPU_MIRROR:-never}"
+echo "cublas_sgemm: ${n}^3 $label (GPU ms, events) and the host cost of one ${small}^3 call (µs); median of $rounds interleaved rounds; MGPU_MIRROR=${MGPU_MIRROR:-auto}"
 echo
 echo "| run | $label ms | / plain | speedup | host µs per call | added µs |"
 echo "| --- | --- | --- | --- | --- | --- |"
