@@ -4,8 +4,10 @@
 # of its repeats) under mgpu-run -n 1 without probes and with each tool,
 # interleaved, ROUNDS times; the median of the rounds, and the ratio to none.
 # Goals: launch-latency and thread-count <= 1.03, block-time <= 1.05,
-# memory-locality <= 2.
+# memory-locality <= 2. PROBE_TOOLS names the columns instead: "none",
+# built-in tools and probe files (a variant of a tool, FILE.cu or .ptx).
 #   bench/run-probe-overhead.sh [ROUNDS=3] [EXAMPLE...]
+#   PROBE_TOOLS="none launch-latency my-variant.cu" bench/run-probe-overhead.sh 3 vector_add
 # Examples run at their default sizes; EXAMPLE_ARGS adds arguments to each
 # (--quick for a fast look). Run from the top build directory after
 # `make check`, or set MGPU_RUN. The probes compile from the source tree
@@ -24,7 +26,12 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export MGPU_CACHE_DIR="${MGPU_CACHE_DIR:-$out/cache}"
-tools="none thread-count launch-latency block-time memory-locality"
+tools=${PROBE_TOOLS:-none thread-count launch-latency block-time memory-locality}
+case " $tools " in *" none "*) ;; *) tools="none $tools" ;; esac
+# column NAME: a tool's name, or a probe file's without its folder
+column() { basename "$1"; }
+# key NAME: a file name for a tool's times
+key() { column "$1" | tr -c 'A-Za-z0-9_.\n-' _; }
 
 kernel_ms() { sed -n 's/^time: .* kernel_ms=\([0-9.]*\).*/\1/p'; }
 for r in $(seq 1 "$rounds"); do
@@ -33,7 +40,7 @@ for r in $(seq 1 "$rounds"); do
       probe=
       [ "$t" = none ] || probe="--probe $t"
       # shellcheck disable=SC2086
-      "$MGPU_RUN" -n 1 $probe "examples/$ex" ${EXAMPLE_ARGS:-} 2> "$out/err" | kernel_ms >> "$out/$ex.$t" ||
+      "$MGPU_RUN" -n 1 $probe "examples/$ex" ${EXAMPLE_ARGS:-} 2> "$out/err" | kernel_ms >> "$out/$ex.$(key "$t")" ||
         { cat "$out/err" >&2; exit 1; }
     done
   done
@@ -41,13 +48,18 @@ for r in $(seq 1 "$rounds"); do
 done
 echo "kernel ms per launch under mgpu-run -n 1 (median of $rounds rounds), and the ratio to no probe"
 echo
-echo "| example | none | thread-count | launch-latency | block-time | memory-locality |"
-echo "| --- | --- | --- | --- | --- | --- |"
+header="| example |" rule="| --- |"
+for t in $tools; do
+  header="$header $(column "$t") |" rule="$rule --- |"
+done
+echo "$header"
+echo "$rule"
 for ex in $examples; do
   none=$(median "$out/$ex.none")
   line="| $ex | $none"
-  for t in thread-count launch-latency block-time memory-locality; do
-    v=$(median "$out/$ex.$t")
+  for t in $tools; do
+    [ "$t" = none ] && continue
+    v=$(median "$out/$ex.$(key "$t")")
     line="$line | $v ($(awk -v a="$v" -v b="$none" 'BEGIN { printf "%.3f", a / b }'))"
   done
   echo "$line |"
