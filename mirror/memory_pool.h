@@ -1,6 +1,6 @@
 /* The distributed memory pool: device memory the program allocates gets
  * one virtual address, mapped on every selected GPU, with its physical
- * 2 MiB granules placed by a policy (mirror/placement.h). Built on the
+ * 2 MiB granules placed by a policy (partition/placement.h). Built on the
  * driver's virtual memory management: one reserved address range
  * (cuMemAddressReserve), physical memory per GPU (cuMemCreate, cuMemMap)
  * and access for every GPU (cuMemSetAccess). Large allocations take whole

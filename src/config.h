@@ -16,7 +16,7 @@ enum mgpu_split_mode { MGPU_SPLIT_AUTO, MGPU_SPLIT_ALWAYS, MGPU_SPLIT_NEVER };
 enum mgpu_memory_mode { MGPU_MEMORY_POOL, MGPU_MEMORY_DRIVER };
 enum mgpu_fork_join_mode { MGPU_FORK_JOIN_FLAGS, MGPU_FORK_JOIN_EVENTS };
 enum mgpu_mirror_mode { MGPU_MIRROR_NEVER, MGPU_MIRROR_ALWAYS, MGPU_MIRROR_AUTO };
-/* The same order as enum mgpu_placement in mirror/placement.h, then auto:
+/* The same order as enum mgpu_placement in partition/placement.h, then auto:
  * distributed at first, then following the kernels (sched/placement_follow.h). */
 enum mgpu_placement_mode {
     MGPU_PLACEMENT_DISTRIBUTED,
