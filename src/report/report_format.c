@@ -329,11 +329,18 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                     "buffers\n",
                     total);
         }
-        if (r->mirrors_on) {
+        /* Under auto (the default) a run that mirrored, tried and privatised
+         * nothing says so in one line rather than two lines of zeros. */
+        bool mirrors_idle = r->mirror_auto && r->mirror_buffers == 0 && r->mirror_copies == 0 &&
+                            r->mirror_shapes_decided == 0 && r->mirror_shapes_privatised == 0 &&
+                            r->private_combines == 0 && r->mirror_nccl_ranks == 0;
+        if (r->mirrors_on && mirrors_idle)
+            fprintf(out, "  mirrors (auto): none made, no kernel shape tried with them\n");
+        if (r->mirrors_on && !mirrors_idle) {
             mgpu_format_bytes(total, sizeof total, r->mirror_refreshed_bytes);
             fprintf(out,
                     "  mirrors: %lu buffers replicated, %lu copies on the GPUs, %lu refreshes "
-                    "(%s), made stale %lu times by writes",
+                    "(%s), made stale %lu times",
                     r->mirror_buffers, r->mirror_copies, r->mirror_refreshes, total,
                     r->mirror_stale_marks);
             if (r->mirror_evictions > 0)

@@ -170,6 +170,39 @@ int main(void)
     CHECK_CONTAINS(text, "slices run: 12, on 2 GPUs\n  GPU 0 (device 0): 7\n  GPU 1 (device 0): 5\n");
     free(text);
 
+    /* Mirrors under auto: one line when nothing was mirrored or tried,
+     * the counts when something was. */
+    r.mirrors_on = true;
+    r.mirror_auto = true;
+    r.mirror_gain_percent = 5.0;
+    text = NULL;
+    f = open_memstream(&text, &size);
+    mgpu_report_render(f, &r);
+    fclose(f);
+    CHECK_CONTAINS(text, "  mirrors (auto): none made, no kernel shape tried with them\n");
+    CHECK(strstr(text, "buffers replicated") == NULL);
+    free(text);
+    r.mirror_shapes_decided = 2;
+    text = NULL;
+    f = open_memstream(&text, &size);
+    mgpu_report_render(f, &r);
+    fclose(f);
+    check_width(text);
+    CHECK_CONTAINS(text,
+                   "  mirrors: 0 buffers replicated, 0 copies on the GPUs, 0 refreshes (0 B)");
+    CHECK_CONTAINS(text, "  mirrors (auto): 2 kernel shapes timed with and without, 0 mirrored "
+                         "(at least 5% faster)\n");
+    CHECK(strstr(text, "none made") == NULL);
+    free(text);
+    r.mirror_auto = false; /* always: the counts even when all are zero */
+    r.mirror_shapes_decided = 0;
+    text = NULL;
+    f = open_memstream(&text, &size);
+    mgpu_report_render(f, &r);
+    fclose(f);
+    CHECK_CONTAINS(text, "  mirrors: 0 buffers replicated, 0 copies on the GPUs");
+    free(text);
+
     struct mgpu_report empty = {.gpu_count = 0};
     text = NULL;
     f = open_memstream(&text, &size);
