@@ -18,6 +18,18 @@ static void check_width(const char *text)
     }
 }
 
+/* The report of r as text, its width checked; the caller frees it. */
+static char *rendered(const struct mgpu_report *r)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    mgpu_report_render(f, r);
+    fclose(f);
+    check_width(text);
+    return text;
+}
+
 int main(void)
 {
     char out[128];
@@ -119,12 +131,7 @@ int main(void)
         .call_kinds = 8,
         .calls_total = 100011,
     };
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
-    mgpu_report_render(f, &r);
-    fclose(f);
-    check_width(text);
+    char *text = rendered(&r);
     CHECK_CONTAINS(
         text,
         "GPUs: 8 selected, home NVIDIA H200; device 0 has 1056 SMs, 1.10 TiB; 8 devices seen");
@@ -159,15 +166,12 @@ int main(void)
     unsigned long slices[2] = {7, 5};
     r.slices_per_gpu = slices;
     r.slice_gpus = 2;
-    text = NULL;
-    f = open_memstream(&text, &size);
-    mgpu_report_render(f, &r);
-    fclose(f);
-    check_width(text);
+    text = rendered(&r);
     CHECK_CONTAINS(text, "GPUs: 2 selected on 1 device, home NVIDIA H200; device 0 has 1056 SMs, "
                          "1.10 TiB; 1 device seen");
     CHECK_CONTAINS(text, "  GPU 1 (device 0): 1.00 GiB now, 1.00 GiB at peak\n");
-    CHECK_CONTAINS(text, "slices run: 12, on 2 GPUs\n  GPU 0 (device 0): 7\n  GPU 1 (device 0): 5\n");
+    CHECK_CONTAINS(text,
+                   "slices run: 12, on 2 GPUs\n  GPU 0 (device 0): 7\n  GPU 1 (device 0): 5\n");
     free(text);
 
     /* Mirrors under auto: one line when nothing was mirrored or tried,
@@ -175,19 +179,12 @@ int main(void)
     r.mirrors_on = true;
     r.mirror_auto = true;
     r.mirror_gain_percent = 5.0;
-    text = NULL;
-    f = open_memstream(&text, &size);
-    mgpu_report_render(f, &r);
-    fclose(f);
+    text = rendered(&r);
     CHECK_CONTAINS(text, "  mirrors (auto): none made, no kernel shape tried with them\n");
     CHECK(strstr(text, "buffers replicated") == NULL);
     free(text);
     r.mirror_shapes_decided = 2;
-    text = NULL;
-    f = open_memstream(&text, &size);
-    mgpu_report_render(f, &r);
-    fclose(f);
-    check_width(text);
+    text = rendered(&r);
     CHECK_CONTAINS(text,
                    "  mirrors: 0 buffers replicated, 0 copies on the GPUs, 0 refreshes (0 B)");
     CHECK_CONTAINS(text, "  mirrors (auto): 2 kernel shapes timed with and without, 0 mirrored "
@@ -196,19 +193,12 @@ int main(void)
     free(text);
     r.mirror_auto = false; /* always: the counts even when all are zero */
     r.mirror_shapes_decided = 0;
-    text = NULL;
-    f = open_memstream(&text, &size);
-    mgpu_report_render(f, &r);
-    fclose(f);
+    text = rendered(&r);
     CHECK_CONTAINS(text, "  mirrors: 0 buffers replicated, 0 copies on the GPUs");
     free(text);
 
     struct mgpu_report empty = {.gpu_count = 0};
-    text = NULL;
-    f = open_memstream(&text, &size);
-    mgpu_report_render(f, &empty);
-    fclose(f);
-    check_width(text);
+    text = rendered(&empty);
     CHECK_CONTAINS(text, "kernels: none launched");
     CHECK(strstr(text, "pageable") == NULL);
     free(text);
