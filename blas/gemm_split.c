@@ -138,24 +138,6 @@ static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *
         sub->b = advance((const void *)copy, ps.b_offset, call->b_bytes);
 }
 
-/* The device that holds every page of the pool buffer `b`, or -1 when its
- * pages lie on several. */
-static int sole_device(const struct mgpu_pool_block *b, const struct mgpu_gpu_entries *entries)
-{
-    size_t held[MGPU_MAX_GPUS];
-    if (mgpu_pool_bytes_by_gpu(b->start, b->bytes, held) == 0)
-        return -1;
-    int device = -1;
-    for (int g = 0; g < MGPU_MAX_GPUS; g++) {
-        if (held[g] == 0)
-            continue;
-        if (g >= entries->count || (device >= 0 && entries->device[g] != device))
-            return -1;
-        device = entries->device[g];
-    }
-    return device;
-}
-
 /* The operand every part reads whole (A when C is cut by columns, B by
  * rows), into *operand and its pool buffer into *shared; false when no
  * part may read a copy of it: for batches (each part reads its own
@@ -190,7 +172,7 @@ static bool plan_shared_reads(struct gemm_job *job, const CUcontext *contexts, C
     if (!mgpu_replicas_on() || !shared_operand(job, &operand, &shared))
         return false;
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
-    int local = sole_device(&shared, entries);
+    int local = mgpu_mirror_sole_device(&shared);
     bool any = false;
     mgpu_replicas_begin();
     for (int p = 0; p < job->plan.nparts; p++) {

@@ -58,37 +58,45 @@ static bool on_home_device(int gpu)
     return e != NULL && gpu < e->count && e->device[gpu] == e->device[0];
 }
 
-/* Under MGPU_MIRROR=auto, whether a copy of buffer b could serve entry
- * `gpu` (every entry when gpu < 0) anything it does not hold already: its
- * device lacks some page of b. A device that holds all of b reads it at
- * local bandwidth; a copy there only costs (one H200 listed twice, its
- * data at home: a grid-stride loop of 0.43 ms per launch took 6.3 ms
- * while the tries of such copies made NCCL's communicator). */
-static bool copy_would_serve(const struct mgpu_pool_block *b, int gpu)
+int mgpu_mirror_sole_device(const struct mgpu_pool_block *b)
 {
     const struct mgpu_gpu_entries *e = mgpu_run_gpus();
     size_t held[MGPU_MAX_GPUS];
     if (e == NULL || mgpu_pool_bytes_by_gpu(b->start, b->bytes, held) == 0)
-        return true;
-    int holder = -1; /* the one device holding all of b */
+        return -1;
+    int device = -1;
     for (int g = 0; g < MGPU_MAX_GPUS; g++) {
         if (held[g] == 0)
             continue;
-        if (g >= e->count || (holder >= 0 && e->device[g] != holder))
-            return true;
-        holder = e->device[g];
+        if (g >= e->count || (device >= 0 && e->device[g] != device))
+            return -1;
+        device = e->device[g];
     }
-    for (int g = gpu < 0 ? 0 : gpu; g < (gpu < 0 ? e->count : gpu + 1); g++)
-        if (e->device[g] != holder)
+    return device;
+}
+
+/* Under MGPU_MIRROR=auto, whether a copy of buffer b could serve some entry
+ * anything it does not hold already: an entry stands on another device
+ * than the one holding all of b, or none holds all of it. A device that
+ * holds all of b reads it at local bandwidth; a copy there only costs (one
+ * H200 listed twice, its data at home: a grid-stride loop of 0.43 ms per
+ * launch took 6.3 ms while the tries of such copies made NCCL's
+ * communicator). */
+static bool copy_would_serve(const struct mgpu_pool_block *b)
+{
+    int sole = mgpu_mirror_sole_device(b);
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    for (int g = 0; sole >= 0 && g < e->count; g++)
+        if (e->device[g] != sole)
             return true;
-    return false;
+    return sole < 0;
 }
 
 bool mgpu_mirror_privatising_entries(void)
 {
     const struct mgpu_gpu_entries *e = mgpu_run_gpus();
     for (int g = 1; e != NULL && g < e->count; g++)
-        if (e->device[g] != e->device[0])
+        if (!on_home_device(g))
             return true;
     return e == NULL;
 }
@@ -106,7 +114,7 @@ bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *par
             !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
             continue;
         if (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-            (reduction ? mgpu_mirror_privatising_entries() : copy_would_serve(&b, -1)))
+            (reduction ? mgpu_mirror_privatising_entries() : copy_would_serve(&b)))
             return true;
     }
     return false;
@@ -208,10 +216,13 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
         plan->privatised[j] = false;
         bool any = false;
         memset(plan->value[j], 0, sizeof plan->value[j]);
+        /* Under auto, the entries on the device that holds all of the
+         * buffer read it where it is. */
+        int sole = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ? -1 : mgpu_mirror_sole_device(&b);
         for (int s = 0; s < nslices; s++) {
             int gpu = slices[s].gpu, holder = mgpu_mirror_holder(gpu);
-            if (mgpu_cfg.mirror != MGPU_MIRROR_ALWAYS && !copy_would_serve(&b, gpu))
-                continue; /* its device holds all of the buffer */
+            if (sole >= 0 && mgpu_run_gpus()->device[gpu] == sole)
+                continue;
             plan->value[j][gpu] = mgpu_replicas_read(b.start, b.bytes, b.id, pointer, holder,
                                                      k->contexts[holder], k->contexts[0], stream);
             any |= plan->value[j][gpu] != 0;

@@ -16,6 +16,7 @@
 #define MGPU_MIRROR_READS_H
 
 #include "grid_split.h"
+#include "memory_pool.h"
 #include "private_reductions.h"
 #include "program_modules.h"
 
@@ -50,6 +51,12 @@ bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *par
 void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan);
+
+/* The device that holds every page of pool buffer b, or -1 when its
+ * pages lie on several (or outside the run's entries). Under
+ * MGPU_MIRROR=auto the entries on that device read b where it is, copies
+ * of it serving them nothing (also for blas/'s shared operand). */
+int mgpu_mirror_sole_device(const struct mgpu_pool_block *b);
 
 /* Under MGPU_MIRROR=auto, whether some entry of the run would privatise a
  * reduction: only the first entry of each device other than the home one
