@@ -10,6 +10,7 @@
  * tried privatised, and privatises whenever it splits. */
 #include "check.h"
 #include "event_stubs.h"
+#include "mirror_reads.h"
 #include "real_driver.h"
 #include "replicas.h"
 #include "runtime.h"
@@ -18,7 +19,7 @@
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
 
-static double estimated_us; /* what the estimate says */
+static double estimated_us;  /* what the estimate says */
 static double privatised_us; /* what it says of a privatised split */
 static int estimates;        /* how often it was asked */
 
@@ -67,6 +68,17 @@ static bool launch_of(const void *k, const struct mgpu_kernel_copies *copies, un
 static bool launch(const void *k, unsigned blocks, double whole_us, double split_us, bool *timed)
 {
     return launch_of(k, NULL, blocks, whole_us, split_us, timed);
+}
+
+/* Three launches of kernel k (4096 blocks, 100 us whole, 40 us split) whose
+ * split is never tried: whole to warm up, whole timed, then whole untimed,
+ * none privatised. */
+static void never_tried(const void *k)
+{
+    bool timed;
+    CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
 }
 
 int main(void)
@@ -157,9 +169,7 @@ int main(void)
     estimated_us = 250.0;
     privatised_us = 60.0;
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
-    CHECK(!launch(&atomics_never, 4096, 100.0, 40.0, &timed) && !timed);
-    CHECK(!launch(&atomics_never, 4096, 100.0, 40.0, &timed) && timed);
-    CHECK(!launch(&atomics_never, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    never_tried(&atomics_never);
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
     CHECK(!launch(&atomics, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
     CHECK(!launch(&atomics, 4096, 100.0, 40.0, &timed) && timed && !last_privatise);
@@ -174,17 +184,13 @@ int main(void)
      * tried. */
     mirrors_on = false;
     static const char atomics_no_mirrors;
-    CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && !timed);
-    CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && timed);
-    CHECK(!launch(&atomics_no_mirrors, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    never_tried(&atomics_no_mirrors);
     mirrors_on = true;
     /* Every entry on the home device (one GPU listed several times): no
      * entry would privatise, so neither. */
     privatising_entries = false;
     static const char atomics_one_device;
-    CHECK(!launch(&atomics_one_device, 4096, 100.0, 40.0, &timed) && !timed);
-    CHECK(!launch(&atomics_one_device, 4096, 100.0, 40.0, &timed) && timed);
-    CHECK(!launch(&atomics_one_device, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    never_tried(&atomics_one_device);
     privatising_entries = true;
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     return check_failures;
