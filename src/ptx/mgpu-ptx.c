@@ -13,6 +13,7 @@
 #include "ptx/ptx_text.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,23 @@ static int compare_rows(const void *a, const void *b)
     return strcmp(((const struct kernel_row *)a)->name, ((const struct kernel_row *)b)->name);
 }
 
+/* Appends one item of a list ("0 load, 1 store") to out, which holds
+ * *used characters: after ", " unless it is the first. Returns false, the
+ * item cut short, when out is full. */
+static bool append_item(char *out, size_t len, size_t *used, const char *format, ...)
+{
+    char item[96];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(item, sizeof item, format, args);
+    va_end(args);
+    int n = snprintf(out + *used, len - *used, "%s%s", *used ? ", " : "", item);
+    if (n < 0 || (size_t)n >= len - *used)
+        return false;
+    *used += (size_t)n;
+    return true;
+}
+
 static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_t len)
 {
     out[0] = '\0';
@@ -189,11 +207,9 @@ static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_
             continue;
         if (strcmp(p->name, MGPU_PTX_GRID_PARAM) == 0)
             continue;
-        int n = snprintf(out + used, len - used, "%s%zu %s%s", used ? ", " : "", i,
-                         p->aggregate ? "(struct) " : "", mgpu_param_use_text(p->use));
-        if (n < 0 || (size_t)n >= len - used)
+        if (!append_item(out, len, &used, "%zu %s%s", i, p->aggregate ? "(struct) " : "",
+                         mgpu_param_use_text(p->use)))
             break;
-        used += (size_t)n;
     }
 }
 
@@ -218,12 +234,11 @@ static void describe_mirror_params(const struct mgpu_kernel_info *k, bool reduct
                                         strcmp(p->name, MGPU_PTX_GRID_PARAM) != 0);
         if (!served)
             continue;
-        int n = reductions ? snprintf(out + used, len - used, "%s%zu (%s)", used ? ", " : "", i,
-                                      mgpu_reduction_text(p->reduction))
-                           : snprintf(out + used, len - used, "%s%zu", used ? ", " : "", i);
-        if (n < 0 || (size_t)n >= len - used)
+        bool fits = reductions ? append_item(out, len, &used, "%zu (%s)", i,
+                                             mgpu_reduction_text(p->reduction))
+                               : append_item(out, len, &used, "%zu", i);
+        if (!fits)
             break;
-        used += (size_t)n;
     }
 }
 
@@ -236,11 +251,8 @@ static void describe_scattered(const struct mgpu_kernel_info *k, char *out, size
     for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
         if (k->params[i].scatter <= 1)
             continue;
-        int n = snprintf(out + used, len - used, "%s%zu (%ux)", used ? ", " : "", i,
-                         (unsigned)k->params[i].scatter);
-        if (n < 0 || (size_t)n >= len - used)
+        if (!append_item(out, len, &used, "%zu (%ux)", i, (unsigned)k->params[i].scatter))
             break;
-        used += (size_t)n;
     }
 }
 
