@@ -658,62 +658,71 @@ static int owner_locked(const struct mgpu_allocation *a, uint64_t offset)
     return -1;
 }
 
-size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max)
+/* Calls piece(gpu, offset, bytes, ctx) for each owner's piece of
+ * [address, address + bytes), in address order (offsets relative to
+ * `address`), under the pool's lock. Nothing when the range is not inside
+ * one allocation. */
+static void walk_owners(CUdeviceptr address, size_t bytes,
+                        void (*piece)(int gpu, uint64_t offset, uint64_t bytes, void *ctx),
+                        void *ctx)
 {
     if (bytes == 0 || !mgpu_pool_holds(address))
-        return 0;
+        return;
     pthread_mutex_lock(&pool.lock);
-    size_t n = 0;
     struct mgpu_allocation *a = holding(address);
     if (a != NULL && address + bytes <= a->start + a->span) {
         uint64_t from = address - a->start, to = from + bytes;
-        if (a->small) {
-            if (max > 0)
-                runs[0] = (struct mgpu_owner_run){0, bytes, owner_locked(a, from)};
-            n = 1;
-        }
+        if (a->small)
+            piece(owner_locked(a, from), 0, bytes, ctx);
         for (size_t i = 0; !a->small && i < a->nchunks; i++) {
             const struct mgpu_chunk *c = &a->chunks[i];
             uint64_t lo = c->offset > from ? c->offset : from;
             uint64_t hi = c->offset + c->bytes < to ? c->offset + c->bytes : to;
-            if (lo >= hi)
-                continue;
-            if (n > 0 && n <= max && runs[n - 1].gpu == c->gpu) {
-                runs[n - 1].bytes += hi - lo;
-                continue;
-            }
-            if (n < max)
-                runs[n] = (struct mgpu_owner_run){lo - from, hi - lo, c->gpu};
-            n++;
+            if (lo < hi)
+                piece(c->gpu, lo - from, hi - lo, ctx);
         }
     }
     pthread_mutex_unlock(&pool.lock);
-    return n;
+}
+
+struct runs_out {
+    struct mgpu_owner_run *runs;
+    size_t max, n;
+};
+
+/* For walk_owners: a piece joins the run before it when on the same GPU. */
+static void add_run(int gpu, uint64_t offset, uint64_t bytes, void *ctx)
+{
+    struct runs_out *o = ctx;
+    if (o->n > 0 && o->n <= o->max && o->runs[o->n - 1].gpu == gpu) {
+        o->runs[o->n - 1].bytes += bytes;
+        return;
+    }
+    if (o->n < o->max)
+        o->runs[o->n] = (struct mgpu_owner_run){offset, bytes, gpu};
+    o->n++;
+}
+
+size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *runs, size_t max)
+{
+    struct runs_out o = {runs, max, 0};
+    walk_owners(address, bytes, add_run, &o);
+    return o.n;
+}
+
+/* For walk_owners: a piece's bytes to its GPU's count. */
+static void add_held(int gpu, uint64_t offset, uint64_t bytes, void *ctx)
+{
+    size_t *held = ctx;
+    (void)offset;
+    if (gpu >= 0 && gpu < MGPU_MAX_GPUS)
+        held[gpu] += bytes;
 }
 
 int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS])
 {
     memset(held, 0, MGPU_MAX_GPUS * sizeof held[0]);
-    if (bytes == 0 || !mgpu_pool_holds(address))
-        return 0;
-    pthread_mutex_lock(&pool.lock);
-    struct mgpu_allocation *a = holding(address);
-    if (a != NULL && address + bytes <= a->start + a->span) {
-        uint64_t from = address - a->start, to = from + bytes;
-        if (a->small) {
-            int gpu = owner_locked(a, from);
-            if (gpu >= 0 && gpu < MGPU_MAX_GPUS)
-                held[gpu] = bytes;
-        }
-        for (size_t i = 0; !a->small && i < a->nchunks; i++) {
-            const struct mgpu_chunk *c = &a->chunks[i];
-            uint64_t lo = c->offset > from ? c->offset : from;
-            uint64_t hi = c->offset + c->bytes < to ? c->offset + c->bytes : to;
-            if (lo < hi && c->gpu >= 0 && c->gpu < MGPU_MAX_GPUS)
-                held[c->gpu] += hi - lo;
-        }
-    }
-    pthread_mutex_unlock(&pool.lock);
+    walk_owners(address, bytes, add_held, held);
     int holders = 0;
     for (int g = 0; g < MGPU_MAX_GPUS; g++)
         holders += held[g] > 0;
