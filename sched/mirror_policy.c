@@ -60,11 +60,13 @@ static bool decide(struct shape *s, struct mgpu_mirror_probe *probe)
 }
 
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               bool privatise, struct mgpu_mirror_probe *probe)
+                               bool privatise, bool by_iterations, struct mgpu_mirror_probe *probe)
 {
     probe->shape = NULL;
     if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO)
         return mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS;
+    if (by_iterations && !privatise)
+        return false;
     pthread_mutex_lock(&policy_lock);
     bool fresh, mirrored = false;
     struct shape *s =

@@ -222,10 +222,11 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
      * than whole. Under always the plan looks the buffers up itself; only
      * auto times a shape, and only one with something to mirror. */
     struct mgpu_mirror_probe mirror_probe = {NULL};
-    bool mirrored = (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-                     mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
-                    mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block,
-                                              probe->privatise, &mirror_probe);
+    bool mirrored =
+        (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
+         mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
+        mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, probe->privatise,
+                                  nslices > 0 && slices[0].iterations, &mirror_probe);
     if (mirrored)
         mgpu_replicas_prepare(copy->kernel.contexts[0]);
     struct mgpu_split_request req = {

@@ -2,7 +2,8 @@
  * the driver's events stubbed: each timed launch takes the time the test
  * sets. A shape whose split launch is short is never tried with mirrors; a
  * longer one is timed with them and kept mirrored only if that is faster;
- * one the split policy wants privatised is mirrored untimed. */
+ * one the split policy wants privatised is mirrored untimed; a grid-stride
+ * loop cut by iterations is never tried (unless privatised, or always). */
 #include "check.h"
 #include "event_stubs.h"
 #include "mirror_policy.h"
@@ -15,16 +16,22 @@ struct mgpu_driver_api mgpu_drv;
 /* One launch of the shape (kernel k, a grid of `blocks`), timed at `us`
  * if the policy times it; returns whether it mirrored, and whether it was
  * timed in *timed. */
-static bool launch_for(const void *k, unsigned blocks, double us, bool privatise, bool *timed)
+static bool launch_cut(const void *k, unsigned blocks, double us, bool privatise,
+                       bool by_iterations, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     struct mgpu_mirror_probe probe;
-    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, &probe);
+    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, &probe);
     *timed = probe.shape != NULL;
     stub_elapsed_ms = (float)(us / 1000.0);
     mgpu_mirror_probe_begin(&probe, NULL);
     mgpu_mirror_probe_end(&probe, NULL, CUDA_SUCCESS);
     return mirrored;
+}
+
+static bool launch_for(const void *k, unsigned blocks, double us, bool privatise, bool *timed)
+{
+    return launch_cut(k, blocks, us, privatise, false, timed);
 }
 
 static bool launch(const void *k, unsigned blocks, double us, bool *timed)
@@ -65,8 +72,19 @@ int main(void)
     for (int i = 0; i < 4; i++)
         CHECK(launch_for(&atomics_kernel, 4096, 20.0, true, &timed) && !timed);
 
+    /* A grid-stride loop cut by iterations, as long as long_kernel: never
+     * mirrored nor timed under auto; privatised, mirrored; under always,
+     * mirrored. */
+    static const char stride_kernel, stride_atomics_kernel;
+    for (int i = 0; i < 6; i++)
+        CHECK(!launch_cut(&stride_kernel, 4096, 400.0, false, true, &timed) && !timed);
+    CHECK(launch_cut(&stride_atomics_kernel, 4096, 400.0, true, true, &timed) && !timed);
+    mgpu_cfg.mirror = MGPU_MIRROR_ALWAYS;
+    CHECK(launch_cut(&stride_kernel, 4096, 400.0, false, true, &timed) && !timed);
+    mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
+
     struct mgpu_mirror_policy_stats stats;
     mgpu_mirror_policy_stats(&stats);
-    CHECK(stats.decided == 3 && stats.mirrored == 1 && stats.privatised == 1);
+    CHECK(stats.decided == 3 && stats.mirrored == 1 && stats.privatised == 2);
     return check_failures;
 }
