@@ -164,6 +164,38 @@ static void print_thread_count(const struct mgpu_probe_results *r, FILE *out)
     }
 }
 
+/* The sampling of the probes in the file that declares `map`: a memory
+ * probe's accesses (1 when none), and the blocks of the most sampled
+ * probe (1: every block). */
+static void sampling_of(const struct mgpu_probe_results *r, const char *map, unsigned *every,
+                        unsigned *blocks)
+{
+    *every = *blocks = 1;
+    for (size_t m = 0; m < r->set->nmaps; m++) {
+        if (strcmp(r->set->maps[m].name, map) != 0)
+            continue;
+        for (size_t i = 0; i < r->set->nprobes; i++) {
+            const struct ptx_probe *p = &r->set->probes[i];
+            if (p->file != r->set->maps[m].file)
+                continue;
+            if (ptx_probe_at_access(p->place))
+                *every = p->every;
+            if (p->blocks > *blocks)
+                *blocks = p->blocks;
+        }
+    }
+}
+
+/* A tool's line saying which blocks its numbers come from, when sampled. */
+static void print_block_sampling(FILE *out, unsigned blocks)
+{
+    if (blocks > 1)
+        fprintf(out,
+                "  (sampled: one block in %u of each GPU's slice, every block of a grid of "
+                "at most %u)\n",
+                blocks, PTX_PROBE_SAMPLE_ALL_BLOCKS);
+}
+
 /* --- slices: launch-latency and block-time's busy time ------------------ */
 
 size_t mgpu_probe_slice_capacity(const struct mgpu_probe_results *r, const char *first_map)
@@ -222,6 +254,9 @@ static void print_latency(const struct mgpu_probe_results *r, FILE *out)
     size_t capacity = mgpu_probe_slice_capacity(r, "ll_first");
     fprintf(out, "\nlaunch-latency: per kernel and GPU, medians over the last %zu launches (us)\n",
             capacity);
+    unsigned sample_every, sample_blocks;
+    sampling_of(r, "ll_first", &sample_every, &sample_blocks);
+    print_block_sampling(out, sample_blocks);
     fprintf(out, "  %-*s %-12s %8s %12s %12s %12s %10s\n", NAME_WIDTH, "kernel", "GPU",
             "launches", "call->first", "first->last", "after first", "max skew");
     /* Per GPU its slices, and per launch slot the earliest start on any GPU. */
@@ -279,6 +314,9 @@ static void print_block_time(const struct mgpu_probe_results *r, FILE *out)
     size_t capacity = mgpu_probe_slice_capacity(r, "bt_first");
     fprintf(out, "\nblock-time: per kernel and GPU, block durations (us) and busy time (last %zu "
                  "launches)\n", capacity);
+    unsigned sample_every, sample_blocks;
+    sampling_of(r, "bt_hist", &sample_every, &sample_blocks);
+    print_block_sampling(out, sample_blocks);
     fprintf(out, "  %-*s %-12s %12s %8s %8s %8s %8s %10s\n", NAME_WIDTH, "kernel", "GPU", "blocks",
             "p50", "p90", "p99", "max", "busy ms");
     struct mgpu_probe_slice *slices = malloc((capacity + 1) * sizeof *slices);
@@ -389,27 +427,15 @@ static void print_locality_row(const struct mgpu_probe_results *r, FILE *out, co
             pct * (double)row->outside, most_text);
 }
 
-/* The sampling of the memory probe in the file that declares ml_counts. */
-static unsigned locality_every(const struct mgpu_probe_results *r)
-{
-    for (size_t m = 0; m < r->set->nmaps; m++) {
-        if (strcmp(r->set->maps[m].name, "ml_counts") != 0)
-            continue;
-        for (size_t i = 0; i < r->set->nprobes; i++)
-            if (ptx_probe_at_access(r->set->probes[i].place) &&
-                r->set->probes[i].file == r->set->maps[m].file)
-                return r->set->probes[i].every;
-    }
-    return 1;
-}
-
 static void print_locality(const struct mgpu_probe_results *r, FILE *out)
 {
-    unsigned every = locality_every(r);
+    unsigned every, blocks;
+    sampling_of(r, "ml_counts", &every, &blocks);
     fprintf(out,
             "\nmemory-locality: global accesses (one in %u of each thread's), by where the "
             "address lies\n",
             every);
+    print_block_sampling(out, blocks);
     fprintf(out, "  %-*s %-5s %-11s %11s %6s %6s %6s %6s %s\n", LOCALITY_NAME_WIDTH, "kernel",
             "param", "GPU", "accesses", "local", "remote", "replica", "outside", "most remote");
     char name[NAME_WIDTH + 1], short_name[LOCALITY_NAME_WIDTH + 1], label[32], param[16];
@@ -520,9 +546,13 @@ static void print_attachments(const struct mgpu_probe_results *r, FILE *out)
             for (unsigned k = 0; k < r->nkernels; k++)
                 kernels += p < 64 && (r->kernels[k].probes >> p & 1);
             attached += kernels > 0;
-            fprintf(out, "  %s at %s of '%s': %zu kernel%s\n", r->set->probes[p].function,
-                    ptx_probe_place_name(r->set->probes[p].place),
-                    r->set->probes[p].glob, kernels, kernels == 1 ? "" : "s");
+            char sampled[48] = "";
+            if (r->set->probes[p].blocks > 1)
+                snprintf(sampled, sizeof sampled, " (in one block in %u)",
+                         r->set->probes[p].blocks);
+            fprintf(out, "  %s at %s%s of '%s': %zu kernel%s\n", r->set->probes[p].function,
+                    ptx_probe_place_name(r->set->probes[p].place), sampled, r->set->probes[p].glob,
+                    kernels, kernels == 1 ? "" : "s");
         }
         if (attached == 0)
             fprintf(out, "mgpu: error: probe %s attaches to no kernel the program ran from mgpu's "

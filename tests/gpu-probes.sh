@@ -9,9 +9,11 @@
 #   call (within the clock's error) and in order; the table has a row per GPU;
 # - block-time: the histograms count the same blocks as thread-count;
 # - memory-locality: one access in 16 of each thread counted, each warp
-#   at its own phase, to the parameter it reaches; under 0x4 nearly all local
+#   at its own phase, in the sampled blocks (one in 8), to the parameter it
+#   reaches; under 0x4 nearly all local
 #   with the default placement and mostly remote with interleave; -n 1
 #   (no pool) all outside the pool;
+# - on 65536 blocks the timing tools run in the sampled blocks exactly;
 # - the example probes run, a ring drops what does not fit and counts it;
 #   address-watch records each write into its range once, by the block
 #   and GPU that wrote it;
@@ -124,7 +126,9 @@ done
 # replica, 2 + g GPU g's.
 # vector_add reads a and b and writes c once per thread; a warp whose index
 # in the slice is 15, 14 or 13 modulo 16 samples its first, second or third
-# access: 32 x 3 per 16 warps, 768 per 16 blocks. The vectors are 64 MiB, eight
+# access: warps 5, 6 and 7 of a block of odd index in the slice, 96 accesses.
+# Only sampled blocks run the probe: one in 8 (block b of the slice when
+# b * 0x9E3779B1 mod 2^32 < 2^32 / 8, mgpu/probe.h). The vectors are 64 MiB, eight
 # 2 MiB pages per GPU under 0x4, so that placement can give each GPU its
 # quarter (with 4 MiB, two pages, GPUs 0 and 2 read pages of 1 and 3).
 ml_size=16777216
@@ -141,6 +145,7 @@ locality() { # NAME GPUS EXPECT [PLACEMENT]: EXPECT is local, remote or outside
   grep -v '^time: ' "$work/$name.out" | diff "$work/ml_plain.result" - > /dev/null ||
     fail "memory-locality $name: the output differs from the plain run"
   expect_in "$work/$name.err" "memory-locality: global accesses (one in 16 of each thread's)"
+  expect_in "$work/$name.err" "(sampled: one block in 8 of each GPU's slice, every block of a grid of at most 4096)"
   kid=$(json_field "$(grep '"type":"kernel"' "$out" | grep vector_add | head -n 1)" id)
   launches=$(grep '"type":"launch"' "$out" | grep -c "\"kernel\":$kid,")
   n=$(grep -c '"map":"ml_counts"' "$out")
@@ -153,7 +158,10 @@ locality() { # NAME GPUS EXPECT [PLACEMENT]: EXPECT is local, remote or outside
       { total += $2; by_slot[slot] += $2
         if (class == 0) outside += $2; else if (class == 2 + g) local += $2; else if (class >= 2) remote += $2 }
       END {
-        expect = l * (grid / n / 16) * 768
+        for (b = 1; b < grid / n; b += 2)
+          if ((b * 2654435761) % 4294967296 < 4294967296 / 8)
+            odd_sampled++
+        expect = l * odd_sampled * 96
         if (total != expect) { printf "%s: GPU %d counted %d accesses of vector_add, not %d\n", set, g, total, expect; exit 1 }
         if (by_slot[1] != total / 3 || by_slot[2] != total / 3 || by_slot[3] != total / 3) {
           printf "%s: GPU %d: accesses by parameter %d %d %d (other %d), not a third each\n", set, g, by_slot[1], by_slot[2], by_slot[3], by_slot[0]; exit 1 }
@@ -168,7 +176,40 @@ locality ml_one "-n 1" outside
 locality ml_placed "--gpus 0x4" local
 locality ml_interleave "--gpus 0x4" remote interleave
 cat "$work/locality.log"
-pass "memory-locality: every sampled access counted, by parameter; 0x4 local (default placement), interleaved remote, -n 1 outside"
+pass "memory-locality: every sampled access of the sampled blocks counted, by parameter; 0x4 local (default placement), interleaved remote, -n 1 outside"
+
+# The timing tools on a grid of 65536 blocks, over the 4096 that every block
+# of runs them: block-time's histograms count exactly the sampled blocks
+# (one in 32: block b of the slice when b * 0x9E3779B1 mod 2^32 < 2^27),
+# thread-count still every block, launch-latency a slice per launch and GPU.
+for set in 1 0x4; do
+  if [ "$set" = 1 ]; then gpus="-n 1"; n=1; else gpus="--gpus $set"; n=4; fi
+  out="$work/sampled.$set.jsonl"
+  MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" $gpus --probe thread-count --probe launch-latency \
+    --probe block-time "$prog" --quick --size $ml_size > "$work/sampled.$set.out" 2> "$work/sampled.$set.err" ||
+    { cat "$work/sampled.$set.err"; fail "$gpus: the timing tools on $ml_grid blocks"; }
+  grep -v '^time: ' "$work/sampled.$set.out" | diff "$work/ml_plain.result" - > /dev/null ||
+    fail "$gpus: the timing tools on $ml_grid blocks: the output differs from the plain run"
+  expect_in "$work/sampled.$set.err" "(sampled: one block in 32 of each GPU's slice"
+  expect_in "$work/sampled.$set.err" "launch_latency_exit at block-exit (in one block in 32) of '*': 1 kernel"
+  kid=$(json_field "$(grep '"type":"kernel"' "$out" | grep vector_add | head -n 1)" id)
+  launches=$(grep '"type":"launch"' "$out" | grep -c "\"kernel\":$kid,")
+  slice=$((ml_grid / n))
+  want=$(awk -v g=$slice 'BEGIN { for (b = 0; b < g; b++) if ((b * 2654435761) % 4294967296 < 134217728) c++; print c }')
+  g=0
+  while [ $g -lt $n ]; do
+    hist=$(map_entries "$out" bt_hist $g | awk -v k="$kid" 'int($1 / (8 * 496)) == k { s += $2 } END { print s + 0 }')
+    blocks=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k { s += $2 } END { print s + 0 }')
+    [ "$hist" -eq $((launches * want)) ] ||
+      fail "$gpus: block-time counted $hist blocks of vector_add on GPU $g, not $launches x $want sampled"
+    [ "$blocks" -eq $((launches * slice)) ] ||
+      fail "$gpus: thread-count counted $blocks blocks on GPU $g, not $launches x $slice"
+    slices=$(grep -c "\"type\":\"slice\",\"tool\":\"launch-latency\",\"gpu\":$g," "$out")
+    [ "$slices" -ge "$launches" ] || fail "$gpus: launch-latency has $slices slices on GPU $g for $launches launches"
+    g=$((g + 1))
+  done
+  pass "$gpus: $ml_grid blocks: block-time in $want of each slice's $slice blocks (one in 32), thread-count in all, launch-latency a slice per launch on each GPU"
+done
 
 # The example probes: blocks per SM, warp durations, a ring of block starts,
 # a watch on a range of vector_add's output.

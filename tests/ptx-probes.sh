@@ -27,9 +27,17 @@ for e in "$top_srcdir"/examples/probes/*.cu; do
 done
 pass "the built-in tools and the example probes compile"
 
+# The timing tools run in sampled blocks (checked below); the glue's
+# shape is checked first on copies of them that run in every block.
+for t in launch-latency block-time; do
+  sed 's/_SAMPLED(\([a-z_]*\), "\*", 32)/(\1, "*")/' "$top_srcdir/probes/tools/$t.cu" > "$work/$t-all.cu"
+  grep -q SAMPLED "$work/$t-all.cu" && fail "$t-all.cu still samples blocks"
+  compile "$work/$t-all.cu" "$work/$t-all.ptx"
+done
+
 # All three tools at once into the split fixtures.
-"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/probed.ptx" --probe "$work/launch-latency.ptx" \
-  --probe "$work/block-time.ptx" --probe "$work/thread-count.ptx" > "$work/plan" ||
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/probed.ptx" --probe "$work/launch-latency-all.ptx" \
+  --probe "$work/block-time-all.ptx" --probe "$work/thread-count.ptx" > "$work/plan" ||
   { cat "$work/plan"; fail "rewrite with probes"; }
 "$PTXAS" -arch=sm_90 "$work/probed.ptx" -o "$work/probed.cubin" 2> "$work/err" ||
   { cat "$work/err"; fail "ptxas refuses the probed split fixtures"; }
@@ -131,7 +139,7 @@ cat > "$work/guarded.ptx" <<'PTX'
 	ret;
 }
 PTX
-"$tool" rewrite "$work/guarded.ptx" -o "$work/g.ptx" --probe "$work/launch-latency.ptx" > /dev/null ||
+"$tool" rewrite "$work/guarded.ptx" -o "$work/g.ptx" --probe "$work/launch-latency-all.ptx" > /dev/null ||
   fail "rewrite guarded exits"
 "$PTXAS" -arch=sm_90 "$work/g.ptx" -o "$work/g.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses guarded exits"; }
 expect_in "$work/g.ptx" "vote.sync.ballot.b32 	%__mgpu_probe_x2, %p1, %__mgpu_probe_x1;"
@@ -140,6 +148,82 @@ expect_in "$work/g.ptx" "setp.eq.and.u32 	%__mgpu_probe_go, %__mgpu_probe_x3, 0,
 [ "$(grep -c '@%__mgpu_probe_last call 	launch_latency_exit' "$work/g.ptx")" -eq 3 ] ||
   fail "not one block-exit call per exit of the guarded kernel"
 pass "guarded exits: the count and the calls under each exit's guard; ptxas assembles it"
+
+# Block sampling: launch-latency (one block in 32) with thread-count (every
+# block). Each kernel but the grid-stride one, whose loop the block-offset
+# pass rewrites, runs its body twice: unsampled blocks fall through to the
+# body with thread-count's glue only; sampled ones branch to a copy with
+# every probe, whose labels and branches are renamed so that none leads
+# back into the other copy.
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/s.ptx" --probe "$work/launch-latency.ptx" \
+  --probe "$work/thread-count.ptx" > /dev/null || fail "rewrite with launch-latency sampled"
+"$PTXAS" -arch=sm_90 "$work/s.ptx" -o "$work/s.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
+awk '
+  /^\.visible \.entry/ { name = $3; sub(/\(.*/, "", name); k = 1; part = "one"; delete defined; next }
+  /^\.visible \.func|^\.func/ { k = 0 }
+  !k { next }
+  /@%__mgpu_probe_sampled bra/ { part = "plain"; tests[name]++; next }
+  /^\$__mgpu_probe_sampled_body:/ { part = "sampled"; next }
+  /^[$A-Za-z_][$A-Za-z0-9_]*:$/ { l = $1; if (defined[l]++) { print name ": label " l " twice"; bad = 1 } }
+  /setp.lt.u32 	%__mgpu_probe_sampled, %__mgpu_probe_k1, 134217728;/ { below[name]++ }
+  /call 	thread_count_entry/ { tc[name, part]++ }
+  /call 	launch_latency_entry/ { lle[name, part]++ }
+  /call 	launch_latency_exit/ { llx[name, part]++ }
+  /^[[:space:]]*(@[^ ]+ )?(ret|exit);/ { rets[name, part]++ }
+  part == "sampled" && /[[:space:]]bra(\.uni)?[[:space:]]/ && !/_mgpu_sampled;$/ {
+    print name ": a branch of the sampled copy leaves it: " $0; bad = 1 }
+  END {
+    for (n in tests) {
+      copies++
+      if (below[n] != 1) { print n ": no test of one block in 32"; bad = 1 }
+      if (tc[n, "plain"] != 1 || tc[n, "sampled"] != 1) { print n ": thread-count not in both copies"; bad = 1 }
+      if (lle[n, "plain"] + llx[n, "plain"] != 0) { print n ": launch-latency in the unsampled copy"; bad = 1 }
+      if (lle[n, "sampled"] != 1 || llx[n, "sampled"] != rets[n, "sampled"]) {
+        print n ": launch-latency not at the sampled copy'"'"'s entry and each of its " rets[n, "sampled"] " exits"; bad = 1 }
+    }
+    if (!("grid_stride_saxpy" in lle) && lle["grid_stride_saxpy", "one"] != 1) {
+      print "grid_stride_saxpy: its probes do not run in every block"; bad = 1 }
+    if ("grid_stride_saxpy" in tests) { print "grid_stride_saxpy was copied"; bad = 1 }
+    print copies > "/dev/stderr"
+    exit bad || copies == 0
+  }' "$work/s.ptx" 2> "$work/copies" || fail "block sampling: the copies of the bodies"
+[ "$(cat "$work/copies")" -eq "$((entries - 1))" ] || fail "$(cat "$work/copies") kernels copied, not $((entries - 1))"
+# A body that can run off its end: the unsampled copy, which the sampled
+# one follows, ends in a ret of its own.
+cat > "$work/falls.ptx" <<'PTX'
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry falls_off_end(
+	.param .u64 falls_off_end_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<2>;
+	.reg .b64 	%rd<3>;
+
+	ld.param.u64 	%rd1, [falls_off_end_param_0];
+	mov.u32 	%r1, %tid.x;
+	setp.ne.u32 	%p1, %r1, 0;
+	@%p1 bra 	$L__end;
+	cvta.to.global.u64 	%rd2, %rd1;
+	st.global.u32 	[%rd2], %r1;
+$L__end:
+}
+PTX
+"$tool" rewrite "$work/falls.ptx" -o "$work/f.ptx" --probe "$work/launch-latency.ptx" > /dev/null ||
+  fail "rewrite a body that runs off its end"
+"$PTXAS" -arch=sm_90 "$work/f.ptx" -o "$work/f.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
+grep -B 2 '^\$__mgpu_probe_sampled_body:' "$work/f.ptx" | tr -d '\t' | tr '\n' ' ' | grep -q '^ret; } ' ||
+  { grep -B 3 '^\$__mgpu_probe_sampled_body:' "$work/f.ptx"; fail "the unsampled copy of falls_off_end runs on into the sampled one"; }
+cat > "$work/badblocks.cu" <<'CU'
+#include <mgpu/probe.h>
+MGPU_PROBE_BLOCK_EXIT_SAMPLED(blocks_zero, "*", 0) { }
+CU
+compile "$work/badblocks.cu" "$work/badblocks.ptx"
+one_line_error 1 "probe blocks_zero samples one block in 1 to 1048576, not \"0:*\"" "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/x.ptx" --probe "$work/badblocks.ptx"
+pass "block sampling: $(cat "$work/copies") kernels run launch-latency in one block in 32 from a copy of their body (labels renamed), thread-count in both, the grid-stride loop's in every block; a body without a last ret gets one; a bad sampling one line"
 
 # Memory probes: memory-locality (sampled, one access in 16) before every
 # global access of the kernels, with the access's size, kind and the

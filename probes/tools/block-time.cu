@@ -5,7 +5,10 @@
 //
 // The histogram has 8 copies (by multiprocessor), so that blocks of like
 // duration do not all update one word; the busy time is kept per launch
-// and multiprocessor as in launch-latency.cu. Cost: a few atomics per block.
+// and multiprocessor as in launch-latency.cu. Cost: a few atomics per
+// block, in one block in 32 (as launch-latency.cu): the histogram is of
+// the sampled blocks, and the busy time ends at the last sampled block's
+// end.
 //
 //   mgpu-run --gpus 0,0,0,0 --probe block-time ./sgemm
 #include <mgpu/probe.h>
@@ -39,7 +42,7 @@ static __device__ __forceinline__ mgpu_u64 slot(void)
     return (mgpu_launch_sequence() % SLOTS) * SMS + mgpu_sm_id() % SMS;
 }
 
-MGPU_PROBE_BLOCK_ENTRY(block_time_entry, "*")
+MGPU_PROBE_BLOCK_ENTRY_SAMPLED(block_time_entry, "*", 32)
 {
     bt_block_start = mgpu_sm_cycles();
     mgpu_array_max(bt_first, slot(),
@@ -47,7 +50,7 @@ MGPU_PROBE_BLOCK_ENTRY(block_time_entry, "*")
                        (TIME_MASK - (mgpu_run_ns() & TIME_MASK)));
 }
 
-MGPU_PROBE_BLOCK_EXIT(block_time_exit, "*")
+MGPU_PROBE_BLOCK_EXIT_SAMPLED(block_time_exit, "*", 32)
 {
     mgpu_u64 cycles = mgpu_sm_cycles() - bt_block_start;
     unsigned kernel = mgpu_kernel_id();

@@ -28,12 +28,23 @@
  * probes are called before each global access (ptx_probe_access.c), with
  * the parameter the kernel analysis says the access reaches; a kernel with
  * them, or whose probe file reads mgpu_kernel_param(), has every thread
- * store the block's words, so none waits for another. */
+ * store the block's words, so none waits for another.
+ *
+ * A kernel with block-sampled probes (ptx_probes.h) runs its body twice:
+ * its top-level declarations first, then the test of the block, which
+ * branches sampled blocks past the unsampled copy (the body with the glue
+ * of the probes that run in every block, if any, and a ret where the body
+ * could run off its end) to the sampled copy (the body with every probe's
+ * glue, its labels and the branches to them renamed). Each copy is a
+ * block of its own, so the glue's declarations do not meet. On an H200,
+ * launch-latency and block-time in one block in 32 cost vector_add 1.06x
+ * where in every block they cost 1.33x and 1.40x (bench/RESULTS.md). */
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_passes.h"
 #include "ptx/ptx_probe_access.h"
 #include "ptx/ptx_probes.h"
+#include "ptx/ptx_stride_loop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +197,7 @@ struct glue_needs {
 /* What the pass knows of the module besides the probe set. */
 struct pass_state {
     const struct ptx_probe_inject *inject;
+    const struct ptx_stride_plan *loops; /* kernels whose body is not copied */
     bool params_used;                /* a probe file reads __mgpu_probe_params */
     struct mgpu_ptx_analysis access; /* with access_param; empty without memory probes */
 };
@@ -346,8 +358,198 @@ static const struct mgpu_kernel_info *analysed(const struct pass_state *st,
     return NULL;
 }
 
+/* The smallest block sampling among a kernel's probes (struct ptx_probe's
+ * `blocks`), or 1 when every probe runs in every block. */
+static unsigned block_sampling(const struct ptx_probe_set *set, const size_t *probes, size_t n)
+{
+    unsigned least = 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned blocks = set->probes[probes[i]].blocks;
+        if (blocks > 1 && (least == 1 || blocks < least))
+            least = blocks;
+    }
+    return least;
+}
+
+static bool directive_is(const struct ptx_stmt *s, const char *const *words)
+{
+    if (s->kind != PTX_DIRECTIVE)
+        return false;
+    for (size_t i = 0; words[i] != NULL; i++)
+        if (ptx_str_starts_with(s->u.text, words[i]))
+            return true;
+    return false;
+}
+
+/* Declarations that the two copies of a body share: the body's own, at
+ * its top level, which go before both. */
+static const char *const declarations[] = {".reg", ".local", ".shared", ".param", NULL};
+
+/* Whether f's body can run twice in one function, copied with its labels
+ * renamed: it names no labels in directive text (.branchtargets,
+ * .calltargets) and declares no shared or local memory inside a block,
+ * which the copy would declare a second time; and no grid-stride loop of
+ * it is to be rewritten (the block-offset pass rewrites one loop). */
+static bool copyable(const struct ptx_function *f, const struct ptx_stride_plan *loops)
+{
+    for (size_t i = 0; loops != NULL && i < loops->nfound; i++)
+        if (loops->found[i].f == f)
+            return false;
+    static const char *const label_lists[] = {".branchtargets", ".calltargets", NULL};
+    static const char *const memory[] = {".shared", ".local", NULL};
+    int depth = 0;
+    for (size_t i = 0; i < f->nbody; i++) {
+        const struct ptx_stmt *s = f->body[i];
+        depth += s->kind == PTX_BLOCK_OPEN;
+        depth -= s->kind == PTX_BLOCK_CLOSE;
+        if (directive_is(s, label_lists) || (depth > 0 && directive_is(s, memory)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether control can run past the body's last statement: it does not end
+ * in an unguarded ret, exit or bra. */
+static bool falls_off_end(const struct ptx_function *f)
+{
+    for (size_t i = f->nbody; i-- > 0;) {
+        const struct ptx_stmt *s = f->body[i];
+        if (s->kind == PTX_DIRECTIVE || s->kind == PTX_BLOCK_CLOSE)
+            continue;
+        if (s->kind != PTX_INSTRUCTION || s->u.ins.guard.n != 0)
+            return true;
+        struct ptx_str op = s->u.ins.opcode;
+        return !(ptx_str_is(op, "ret") || ptx_str_is(op, "exit") || ptx_str_is(op, "bra"));
+    }
+    return true;
+}
+
+/* What one copy of a kernel's body is built from. */
+struct body_copy {
+    const struct ptx_function *f;
+    const struct mgpu_kernel_info *info; /* for memory probes' parameters; may be NULL */
+    const size_t *probes;                /* the probes this copy calls */
+    size_t nprobes;
+    unsigned kernel_id;
+    bool shared_declarations; /* the body's top-level declarations went before it */
+    bool add_ret;             /* end with a ret: another copy follows */
+};
+
+/* One copy of the body, with the glue of c's probes around it. */
+static void add_body_copy(struct ptx_body_builder *b, const struct pass_state *st,
+                          const struct body_copy *c)
+{
+    const struct ptx_probe_set *set = st->inject->set;
+    struct glue_needs needs = needs_of(set, c->probes, c->nprobes, st->params_used);
+    if (c->nprobes > 0) {
+        if (needs.accesses)
+            ptx_probe_sampling_glue(b, set, c->probes, c->nprobes);
+        add_entry_glue(b, c->f, set, c->probes, c->nprobes, needs, c->kernel_id);
+    }
+    struct ptx_stmt **ret = NULL;
+    size_t nret = 0;
+    const char *ret_text = c->add_ret ? ptx_format(b->module, "ret;") : NULL;
+    if (c->add_ret &&
+        (ret_text == NULL || ptx_parse_statements(b->module, ret_text, &ret, &nret) != 0))
+        b->failed = true;
+    unsigned site = 0;
+    int depth = 0;
+    for (size_t i = 0; i < c->f->nbody + nret; i++) {
+        struct ptx_stmt *s = i < c->f->nbody ? c->f->body[i] : ret[i - c->f->nbody];
+        depth += s->kind == PTX_BLOCK_OPEN;
+        depth -= s->kind == PTX_BLOCK_CLOSE;
+        if (c->shared_declarations && depth == 0 && directive_is(s, declarations))
+            continue;
+        struct ptx_access access;
+        if (c->nprobes > 0 && needs.exits && leaves_kernel(s))
+            add_exit_glue(b, set, c->probes, c->nprobes, needs, s->u.ins.guard);
+        if (c->nprobes > 0 && needs.accesses && ptx_access_of(s, &access)) {
+            int param = c->info && i < c->info->nbody ? c->info->access_param[i] : -1;
+            ptx_probe_access_glue(b, set, c->probes, c->nprobes, &access, param, site++);
+        }
+        ptx_builder_add(b, s);
+    }
+}
+
+/* Renames, in statements [from, b->count) of b, every label they define
+ * and every operand that names one of those labels, appending `suffix`. */
+static void rename_labels(struct ptx_body_builder *b, size_t from, const char *suffix)
+{
+    struct ptx_module *m = b->module;
+    struct ptx_name_set labels = {0};
+    for (size_t i = from; i < b->count && !b->failed; i++)
+        if (b->items[i]->kind == PTX_LABEL && ptx_name_set_add(&labels, b->items[i]->u.text) < 0)
+            b->failed = true;
+    for (size_t i = from; i < b->count && !b->failed; i++) {
+        struct ptx_stmt *s = b->items[i], *copy = NULL;
+        if (s->kind == PTX_LABEL) {
+            copy = ptx_copy_stmt(m, s);
+            const char *name =
+                copy ? ptx_format(m, "%.*s%s", (int)s->u.text.n, s->u.text.p, suffix) : NULL;
+            b->failed = name == NULL;
+            if (name != NULL)
+                copy->u.text = ptx_str_of(name);
+        }
+        for (uint32_t k = 0; s->kind == PTX_INSTRUCTION && k < s->u.ins.nops && !b->failed; k++) {
+            struct ptx_str op = s->u.ins.ops[k];
+            if (ptx_name_set_find(&labels, op) < 0)
+                continue;
+            if (copy == NULL)
+                copy = ptx_copy_instruction(m, s);
+            const char *name = copy ? ptx_format(m, "%.*s%s", (int)op.n, op.p, suffix) : NULL;
+            b->failed = name == NULL;
+            if (name != NULL)
+                copy->u.ins.ops[k] = ptx_str_of(name);
+        }
+        if (copy != NULL && !b->failed)
+            b->items[i] = copy;
+    }
+    ptx_name_set_free(&labels);
+}
+
+/* The sampled blocks' test (ptx_probes.h, block sampling): the block's
+ * index in the slice (the block-offset pass makes %ctaid and %nctaid the
+ * whole grid's, so the slice's first block is taken off), times an odd
+ * constant, below 2^32 / blocks; or a grid of at most
+ * PTX_PROBE_SAMPLE_ALL_BLOCKS blocks. Branches to `sampled` when true. */
+static void add_sampling_test(struct ptx_body_builder *b, unsigned blocks, const char *sampled)
+{
+    uint32_t below = (uint32_t)(((1ull << 32) + blocks - 1) / blocks);
+    ptx_builder_add_text(
+        b, ptx_format(b->module,
+                      "{\n.reg .b32 %%__mgpu_probe_k<3>;\n.reg .b64 %%__mgpu_probe_n<2>;\n"
+                      ".reg .pred %%__mgpu_probe_sampled;\n"
+                      "ld.param.u32 %%__mgpu_probe_k0, [" MGPU_PTX_GRID_PARAM "+8];\n"
+                      "mov.u32 %%__mgpu_probe_k1, %%ctaid.z;\n"
+                      "sub.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k0;\n"
+                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.y;\n"
+                      "mul.lo.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
+                      "ld.param.u32 %%__mgpu_probe_k0, [" MGPU_PTX_GRID_PARAM "+4];\n"
+                      "mov.u32 %%__mgpu_probe_k2, %%ctaid.y;\n"
+                      "sub.u32 %%__mgpu_probe_k2, %%__mgpu_probe_k2, %%__mgpu_probe_k0;\n"
+                      "add.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
+                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.x;\n"
+                      "mul.lo.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
+                      "ld.param.u32 %%__mgpu_probe_k0, [" MGPU_PTX_GRID_PARAM "];\n"
+                      "mov.u32 %%__mgpu_probe_k2, %%ctaid.x;\n"
+                      "sub.u32 %%__mgpu_probe_k2, %%__mgpu_probe_k2, %%__mgpu_probe_k0;\n"
+                      "add.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
+                      "mul.lo.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, -1640531535;\n"
+                      "setp.lt.u32 %%__mgpu_probe_sampled, %%__mgpu_probe_k1, %u;\n"
+                      "mov.u32 %%__mgpu_probe_k0, %%nctaid.x;\n"
+                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.y;\n"
+                      "mul.wide.u32 %%__mgpu_probe_n0, %%__mgpu_probe_k0, %%__mgpu_probe_k2;\n"
+                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.z;\n"
+                      "cvt.u64.u32 %%__mgpu_probe_n1, %%__mgpu_probe_k2;\n"
+                      "mul.lo.u64 %%__mgpu_probe_n0, %%__mgpu_probe_n0, %%__mgpu_probe_n1;\n"
+                      "setp.le.or.u64 %%__mgpu_probe_sampled, %%__mgpu_probe_n0, %u, "
+                      "%%__mgpu_probe_sampled;\n"
+                      "@%%__mgpu_probe_sampled bra %s;\n}",
+                      below, PTX_PROBE_SAMPLE_ALL_BLOCKS, sampled));
+}
+
 static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const struct pass_state *st,
-                        size_t *chosen)
+                        size_t *chosen, size_t *every_block)
 {
     const struct ptx_probe_inject *inject = st->inject;
     const struct ptx_probe_set *set = inject->set;
@@ -359,26 +561,43 @@ static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const stru
     for (size_t p = 0; p < set->nprobes; p++)
         if (ptx_probe_matches(&set->probes[p], name, demangled))
             chosen[n++] = p;
-    struct glue_needs needs = needs_of(set, chosen, n, st->params_used);
-    const struct mgpu_kernel_info *info = needs.accesses ? analysed(st, f) : NULL;
     int rc = 0;
     if (n > 0) {
         unsigned id = inject->attach(inject->ctx, name, chosen, n);
+        bool accesses = needs_of(set, chosen, n, st->params_used).accesses;
+        struct body_copy all = {f, accesses ? analysed(st, f) : NULL, chosen, n, id, false, false};
         struct ptx_body_builder b;
         ptx_builder_init(&b, m);
-        if (needs.accesses)
-            ptx_probe_sampling_glue(&b, set, chosen, n);
-        add_entry_glue(&b, f, set, chosen, n, needs, id);
-        unsigned site = 0;
-        for (size_t i = 0; i < f->nbody; i++) {
-            struct ptx_access access;
-            if (needs.exits && leaves_kernel(f->body[i]))
-                add_exit_glue(&b, set, chosen, n, needs, f->body[i]->u.ins.guard);
-            if (needs.accesses && ptx_access_of(f->body[i], &access)) {
-                int param = info && i < info->nbody ? info->access_param[i] : -1;
-                ptx_probe_access_glue(&b, set, chosen, n, &access, param, site++);
+        unsigned blocks = block_sampling(set, chosen, n);
+        if (blocks == 1 || !copyable(f, st->loops)) {
+            add_body_copy(&b, st, &all);
+        } else {
+            /* Unsampled blocks fall through to the body with the probes
+             * that run in every block; sampled ones branch to the copy
+             * with all of them. */
+            struct body_copy some = all;
+            some.probes = every_block;
+            some.nprobes = 0;
+            for (size_t i = 0; i < n; i++)
+                if (set->probes[chosen[i]].blocks <= 1)
+                    every_block[some.nprobes++] = chosen[i];
+            some.shared_declarations = all.shared_declarations = true;
+            some.add_ret = falls_off_end(f);
+            int depth = 0;
+            for (size_t i = 0; i < f->nbody; i++) {
+                depth += f->body[i]->kind == PTX_BLOCK_OPEN;
+                depth -= f->body[i]->kind == PTX_BLOCK_CLOSE;
+                if (depth == 0 && directive_is(f->body[i], declarations))
+                    ptx_builder_add(&b, f->body[i]);
             }
-            ptx_builder_add(&b, f->body[i]);
+            add_sampling_test(&b, blocks, "$__mgpu_probe_sampled_body");
+            ptx_builder_add_text(&b, "{");
+            add_body_copy(&b, st, &some);
+            ptx_builder_add_text(&b, "}\n$__mgpu_probe_sampled_body:\n{");
+            size_t from = b.count;
+            add_body_copy(&b, st, &all);
+            rename_labels(&b, from, "_mgpu_sampled");
+            ptx_builder_add_text(&b, "}");
         }
         rc = ptx_builder_finish(&b, f);
     }
@@ -408,11 +627,12 @@ static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_mo
                 char *err, size_t errlen);
 
 int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
-                    struct ptx_module *parsed, char *err, size_t errlen)
+                    const struct ptx_stride_plan *loops, struct ptx_module *parsed, char *err,
+                    size_t errlen)
 {
     const struct ptx_probe_set *set = inject->set;
     err[0] = '\0';
-    struct pass_state st = {inject, files_name(set, PTX_PROBE_PARAMS_SHARED), {NULL, 0}};
+    struct pass_state st = {inject, loops, files_name(set, PTX_PROBE_PARAMS_SHARED), {NULL, 0}};
     /* Which parameter each access reaches, found before the probes' own
      * functions join the module. */
     if (any_access_probe(set) && mgpu_ptx_analyze_accesses(m, &st.access) != 0) {
@@ -463,14 +683,14 @@ static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_mo
                                                  "%s;",
                                               set->maps[i].name)) != 0)
             return -1;
-    size_t *chosen = calloc(set->nprobes + 1, sizeof *chosen);
+    size_t *chosen = calloc(2 * (set->nprobes + 1), sizeof *chosen);
     if (chosen == NULL)
         return -1;
     int rc = 0;
     for (size_t i = 0; i < nkernels && rc == 0; i++) {
         struct ptx_stmt *s = kernels[i];
         if (s->kind == PTX_FUNCTION && s->u.func.is_entry && s->u.func.has_body)
-            rc = probe_kernel(m, &s->u.func, st, chosen);
+            rc = probe_kernel(m, &s->u.func, st, chosen, chosen + set->nprobes + 1);
     }
     free(chosen);
     if (rc == 0)

@@ -112,7 +112,7 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
         const char *word = ptx_probe_place_name((enum ptx_probe_place)p);
         size_t len = strlen(word);
         if (strncmp(text, word, len) == 0 &&
-            (text[len] == ':' ||
+            (text[len] == ':' || text[len] == '@' ||
              (text[len] == '/' && ptx_probe_at_access((enum ptx_probe_place)p)))) {
             place = (enum ptx_probe_place)p;
             after = text + len;
@@ -132,9 +132,23 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
         char *stop;
         errno = 0;
         every = strtoul(after + 1, &stop, 10);
-        if (errno != 0 || stop == after + 1 || *stop != ':' || every == 0 ||
+        if (errno != 0 || stop == after + 1 || (*stop != ':' && *stop != '@') || every == 0 ||
             every > PTX_PROBE_MAX_EVERY) {
             snprintf(why, sizeof why, "probe %.60s samples one access in 1 to %u, not \"%.20s\"",
+                     function, PTX_PROBE_MAX_EVERY, after + 1);
+            free(function);
+            return fail(err, errlen, fname, why);
+        }
+        after = stop;
+    }
+    unsigned long blocks = 1;
+    if (*after == '@') {
+        char *stop;
+        errno = 0;
+        blocks = strtoul(after + 1, &stop, 10);
+        if (errno != 0 || stop == after + 1 || *stop != ':' || blocks == 0 ||
+            blocks > PTX_PROBE_MAX_EVERY) {
+            snprintf(why, sizeof why, "probe %.60s samples one block in 1 to %u, not \"%.20s\"",
                      function, PTX_PROBE_MAX_EVERY, after + 1);
             free(function);
             return fail(err, errlen, fname, why);
@@ -174,6 +188,7 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
                                                      .glob = glob_copy,
                                                      .place = place,
                                                      .every = (unsigned)every,
+                                                     .blocks = (unsigned)blocks,
                                                      .file = file};
     return 0;
 }

@@ -13,6 +13,8 @@
  *     flag, the .b64 address and a .b32 word saying what the access is
  *     (PTX_PROBE_ACCESS_WORD), called by each thread before each of the
  *     kernel's global (or generic, when the address is global) accesses;
+ *     any PLACE may end in "@B" (block-exit@32:, access/16@8:): F runs in
+ *     one block in B of each GPU's slice only (block sampling, below);
  *   __mgpu_probe_map_M = {kind, length, record bytes, initial value}: a map
  *     the runtime allocates per GPU, whose address the probe reads from the
  *     .const u64 __mgpu_map_M that the pass declares.
@@ -54,8 +56,22 @@ static inline bool ptx_probe_at_access(enum ptx_probe_place place)
 enum ptx_probe_access_kind { PTX_ACCESS_LOAD = 0, PTX_ACCESS_STORE = 1, PTX_ACCESS_ATOMIC = 2 };
 #define PTX_PROBE_ACCESS_WORD(bytes, kind, param_plus_one)                                         \
     ((unsigned)(bytes) | (unsigned)(kind) << 8 | (unsigned)(param_plus_one) << 16)
-/* The most accesses a sampled memory probe may skip per one it takes. */
+/* The most accesses a sampled memory probe may skip per one it takes, and
+ * the most blocks a block-sampled probe may skip per one it runs in. */
 #define PTX_PROBE_MAX_EVERY (1u << 20)
+/* Block sampling: a kernel whose probes include block-sampled ones has its
+ * body twice. Its sampled blocks run a copy with every probe; the others
+ * run the kernel's own code with only the probes that run in every block
+ * (none: the code as it was), so a tool sampled in one block in 32 costs
+ * a kernel of short blocks a thirty-second of what it costs in all. A
+ * block is sampled when its index in the slice (x fastest, from the
+ * slice's first block) times an odd constant, mod 2^32, falls in the
+ * lowest 1/B of the range: one block in B, spread over the grid, and
+ * always the slice's first. Where a kernel's probes ask for different B,
+ * the smallest holds for all of them. Grids of at most
+ * PTX_PROBE_SAMPLE_ALL_BLOCKS blocks run probes in every block: there the
+ * last block to end may be any block of the grid. */
+#define PTX_PROBE_SAMPLE_ALL_BLOCKS 4096u
 
 enum ptx_probe_map_kind { PTX_PROBE_ARRAY = 1, PTX_PROBE_RING = 2 };
 
@@ -63,7 +79,8 @@ struct ptx_probe {
     char *function;
     char *glob;
     enum ptx_probe_place place;
-    unsigned every; /* a memory probe runs at one in `every` of a thread's accesses; else 1 */
+    unsigned every;  /* a memory probe runs at one in `every` of a thread's accesses; else 1 */
+    unsigned blocks; /* runs in one block in `blocks` of a slice (sampled); 1: in every block */
     size_t file;    /* index in the set's files */
 };
 
@@ -152,8 +169,13 @@ struct ptx_probe_inject {
  * in every kernel a probe attaches to. Runs before the block-offset pass,
  * which then gives the probes the whole grid's block index. Returns 0, or
  * -1 with a one-line reason in err ("out of memory", or a probe symbol
- * that the module defines too). */
+ * that the module defines too). `loops` (may be NULL) names the kernels
+ * whose grid-stride loop the block-offset pass rewrites: their bodies are
+ * not copied for block sampling, so their block-sampled probes run in
+ * every block. */
+struct ptx_stride_plan;
 int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
-                    struct ptx_module *parsed, char *err, size_t errlen);
+                    const struct ptx_stride_plan *loops, struct ptx_module *parsed, char *err,
+                    size_t errlen);
 
 #endif

@@ -105,7 +105,7 @@ int mgpu_ptx_rewrite_probed(const char *ptx, size_t size, unsigned passes,
             goto out;
         }
         nprobe_modules = probes->set->nfiles;
-        if (ptx_pass_probes(&m, probes, probe_modules, err, errlen) != 0) {
+        if (ptx_pass_probes(&m, probes, &loops, probe_modules, err, errlen) != 0) {
             if (strcmp(err, "out of memory") != 0)
                 rc = -1;
             goto out;

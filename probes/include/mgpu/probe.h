@@ -82,6 +82,38 @@
 #define MGPU_PROBE_ACCESS_SAMPLED(probe, glob, every)                                              \
     MGPU_PROBE_MEMORY_AT_("access/" #every ":" glob, probe)
 
+/* Probes in sampled blocks only: each form below runs its probe in one
+ * block in `blocks` (a number) of each GPU's slice, and those blocks
+ * alone pay for the probes' glue: the other blocks run the kernel's own
+ * code (with only the kernel's probes that run in every block). On a
+ * kernel of many short blocks (vector_add: a million blocks, a nanosecond
+ * of GPU time each) a block-exit probe in every block costs about 1.25x,
+ * because each block counts its threads out; in one block in 32 it costs a
+ * thirty-second of that. The slice's first block is always sampled, and a
+ * grid of at most 4096 blocks runs the probe in every block; the others
+ * are spread over the grid. Where several sampled probes attach to one
+ * kernel, the smallest `blocks` holds for all of them, so count what a
+ * sampled probe sees, not what it would see in every block; kernels whose
+ * grid-stride loop mgpu cuts by iterations run it in every block.
+ *     MGPU_PROBE_BLOCK_EXIT_SAMPLED(block_done, "*", 32) { ... }
+ *     MGPU_PROBE_ACCESS_SAMPLED_BLOCKS(where, "*", 16, 8) { ... } */
+#define MGPU_PROBE_ENTRY_SAMPLED_BLOCKS(probe, glob, blocks)                                       \
+    MGPU_PROBE_AT_("entry@" #blocks ":" glob, probe)
+#define MGPU_PROBE_EXIT_SAMPLED_BLOCKS(probe, glob, blocks)                                        \
+    MGPU_PROBE_AT_("exit@" #blocks ":" glob, probe)
+#define MGPU_PROBE_BLOCK_ENTRY_SAMPLED(probe, glob, blocks)                                        \
+    MGPU_PROBE_AT_("block-entry@" #blocks ":" glob, probe)
+#define MGPU_PROBE_BLOCK_EXIT_SAMPLED(probe, glob, blocks)                                         \
+    MGPU_PROBE_AT_("block-exit@" #blocks ":" glob, probe)
+#define MGPU_PROBE_WARP_EXIT_SAMPLED_BLOCKS(probe, glob, blocks)                                   \
+    MGPU_PROBE_AT_("warp-exit@" #blocks ":" glob, probe)
+#define MGPU_PROBE_LOAD_SAMPLED_BLOCKS(probe, glob, every, blocks)                                 \
+    MGPU_PROBE_MEMORY_AT_("load/" #every "@" #blocks ":" glob, probe)
+#define MGPU_PROBE_STORE_SAMPLED_BLOCKS(probe, glob, every, blocks)                                \
+    MGPU_PROBE_MEMORY_AT_("store/" #every "@" #blocks ":" glob, probe)
+#define MGPU_PROBE_ACCESS_SAMPLED_BLOCKS(probe, glob, every, blocks)                               \
+    MGPU_PROBE_MEMORY_AT_("access/" #every "@" #blocks ":" glob, probe)
+
 #define MGPU_PROBE_MEMORY_AT_(where, probe)                                                        \
     extern "C" __device__ const char __mgpu_probe_attach_##probe[] = where;                        \
     extern "C" __device__ __noinline__ void probe(                                                 \
