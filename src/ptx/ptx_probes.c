@@ -16,6 +16,22 @@
  * characters, or a map's four words. */
 #define MAX_DECLARATION_BYTES 1024
 
+/* The sampling number after the '/' or '@' at *at: 1 to PTX_PROBE_MAX_EVERY
+ * and followed by one of `ends`; moves *at past it. False, leaving *at,
+ * when it is not. */
+static bool sampling_number(const char **at, const char *ends, unsigned long *value)
+{
+    char *stop;
+    errno = 0;
+    unsigned long v = strtoul(*at + 1, &stop, 10);
+    if (errno != 0 || stop == *at + 1 || *stop == '\0' || strchr(ends, *stop) == NULL || v == 0 ||
+        v > PTX_PROBE_MAX_EVERY)
+        return false;
+    *value = v;
+    *at = stop;
+    return true;
+}
+
 const char *ptx_probe_place_name(enum ptx_probe_place place)
 {
     static const char *const names[PTX_PROBE_PLACES] = {
@@ -127,33 +143,17 @@ static int add_attach(struct ptx_probe_set *set, size_t file, const struct ptx_v
         free(function);
         return fail(err, errlen, fname, why);
     }
-    unsigned long every = 1;
-    if (*after == '/') {
-        char *stop;
-        errno = 0;
-        every = strtoul(after + 1, &stop, 10);
-        if (errno != 0 || stop == after + 1 || (*stop != ':' && *stop != '@') || every == 0 ||
-            every > PTX_PROBE_MAX_EVERY) {
-            snprintf(why, sizeof why, "probe %.60s samples one access in 1 to %u, not \"%.20s\"",
-                     function, PTX_PROBE_MAX_EVERY, after + 1);
-            free(function);
-            return fail(err, errlen, fname, why);
-        }
-        after = stop;
-    }
-    unsigned long blocks = 1;
-    if (*after == '@') {
-        char *stop;
-        errno = 0;
-        blocks = strtoul(after + 1, &stop, 10);
-        if (errno != 0 || stop == after + 1 || *stop != ':' || blocks == 0 ||
-            blocks > PTX_PROBE_MAX_EVERY) {
-            snprintf(why, sizeof why, "probe %.60s samples one block in 1 to %u, not \"%.20s\"",
-                     function, PTX_PROBE_MAX_EVERY, after + 1);
-            free(function);
-            return fail(err, errlen, fname, why);
-        }
-        after = stop;
+    unsigned long every = 1, blocks = 1;
+    const char *bad = NULL;
+    if (*after == '/' && !sampling_number(&after, ":@", &every))
+        bad = "access";
+    if (bad == NULL && *after == '@' && !sampling_number(&after, ":", &blocks))
+        bad = "block";
+    if (bad != NULL) {
+        snprintf(why, sizeof why, "probe %.60s samples one %s in 1 to %u, not \"%.20s\"", function,
+                 bad, PTX_PROBE_MAX_EVERY, after + 1);
+        free(function);
+        return fail(err, errlen, fname, why);
     }
     const char *glob = after + 1;
     const struct ptx_function *f = ptx_find_function(m, fn);
