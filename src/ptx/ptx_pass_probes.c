@@ -381,9 +381,18 @@ static bool directive_is(const struct ptx_stmt *s, const char *const *words)
     return false;
 }
 
-/* Declarations that the two copies of a body share: the body's own, at
- * its top level, which go before both. */
-static const char *const declarations[] = {".reg", ".local", ".shared", ".param", NULL};
+/* For a walk over a body, one statement at a time (*depth: the block
+ * depth, updated here): whether s is a declaration the two copies of the
+ * body share, one of the body's own at its top level. Those go once before
+ * both copies and are left out of each; hoisting and leaving out ask this
+ * one question, so that they agree. */
+static bool shared_declaration(const struct ptx_stmt *s, int *depth)
+{
+    static const char *const declarations[] = {".reg", ".local", ".shared", ".param", NULL};
+    *depth += s->kind == PTX_BLOCK_OPEN;
+    *depth -= s->kind == PTX_BLOCK_CLOSE;
+    return *depth == 0 && directive_is(s, declarations);
+}
 
 /* Whether f's body can run twice in one function, copied with its labels
  * renamed: it names no labels in directive text (.branchtargets,
@@ -456,9 +465,7 @@ static void add_body_copy(struct ptx_body_builder *b, const struct pass_state *s
     int depth = 0;
     for (size_t i = 0; i < c->f->nbody + nret; i++) {
         struct ptx_stmt *s = i < c->f->nbody ? c->f->body[i] : ret[i - c->f->nbody];
-        depth += s->kind == PTX_BLOCK_OPEN;
-        depth -= s->kind == PTX_BLOCK_CLOSE;
-        if (c->shared_declarations && depth == 0 && directive_is(s, declarations))
+        if (shared_declaration(s, &depth) && c->shared_declarations)
             continue;
         struct ptx_access access;
         if (c->nprobes > 0 && needs.exits && leaves_kernel(s))
@@ -584,12 +591,9 @@ static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const stru
             some.shared_declarations = all.shared_declarations = true;
             some.add_ret = falls_off_end(f);
             int depth = 0;
-            for (size_t i = 0; i < f->nbody; i++) {
-                depth += f->body[i]->kind == PTX_BLOCK_OPEN;
-                depth -= f->body[i]->kind == PTX_BLOCK_CLOSE;
-                if (depth == 0 && directive_is(f->body[i], declarations))
+            for (size_t i = 0; i < f->nbody; i++)
+                if (shared_declaration(f->body[i], &depth))
                     ptx_builder_add(&b, f->body[i]);
-            }
             add_sampling_test(&b, blocks, "$__mgpu_probe_sampled_body");
             ptx_builder_add_text(&b, "{");
             add_body_copy(&b, st, &some);
