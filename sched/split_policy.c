@@ -36,6 +36,8 @@ struct shape {
     /* split, privatises its reductions (MGPU_MIRROR=auto): the estimate
      * found its split bound by atomics that privatised copies avoid */
     bool privatise;
+    /* launches of the shape so far, whichever way they went */
+    unsigned launches;
     /* In a kernel's own record (grid 0 x 0 x 0, with the block of its
      * shapes): the most threads of a shape of it measured whole under
      * MGPU_SPLIT_MIN_MICROSECONDS. */
@@ -173,6 +175,11 @@ static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate
     if (s->t.in_flight)
         return prior;
     bool split = isfinite(whole) ? true : isfinite(sliced) ? false : prior;
+    /* A split the prior did not want waits until the shape has run long
+     * enough whole that its tries cannot cost much of the program's time. */
+    if (split && !prior && !isfinite(sliced) &&
+        s->launches * whole < MGPU_SPLIT_TRY_AFTER_MICROSECONDS)
+        return false;
     /* A split never timed yet is tried only where the estimate lets it. */
     if (split && isfinite(whole) && !isfinite(sliced) && !split_may_pay(s, whole, estimate)) {
         s->kept_whole = true;
@@ -207,6 +214,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
      * it follows the prior untimed. */
     if (s != NULL && !s->t.warmed) {
         s->t.warmed = true;
+        s->launches = 1;
         s = NULL;
     }
     if (s != NULL) {
@@ -229,6 +237,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         note_short(kernel, s, threads);
         split = decide(s, prior, estimate, probe);
         probe->privatise = split && s->privatise;
+        s->launches++;
     }
     pthread_mutex_unlock(&policy_lock);
     probe->split = split;

@@ -5,7 +5,11 @@
  * since it pays one-off costs. The next ones are timed with events, one at
  * a time: the prior's way, the other way, and split once more; from then
  * on the faster way is taken (the best of two split launches against the
- * whole one; one, when it took twice the whole launch or more). A launch made while one of these
+ * whole one; one, when it took twice the whole launch or more). A shape the
+ * prior keeps whole is first tried split only once its launches so far add
+ * up to MGPU_SPLIT_TRY_AFTER_MICROSECONDS of whole time (their count times
+ * the whole time measured); until then it runs whole, untimed and not
+ * waited for. A launch made while one of these
  * timings is still out waits for it (at most a second): a loop queues its launches long before the
  * first one ends, and they would otherwise all follow the guess. A shape
  * whose whole launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole,
@@ -27,6 +31,13 @@
 #include <stdbool.h>
 
 #define MGPU_SPLIT_MIN_MICROSECONDS 30.0
+/* A split try that loses costs about MGPU_SPLIT_MIN_MICROSECONDS more than
+ * the whole launch (its fork and join, and the wait for its timing), so
+ * two tries after this much whole time cost at most about 5 % of it. A
+ * program that runs a shape only a few times keeps it whole:
+ * tests/programs/conv2d's six launches of 45 us, two of them tried split,
+ * took 0.293 ms against 0.273 ms on one GPU (-n 4, 4 x H200). */
+#define MGPU_SPLIT_TRY_AFTER_MICROSECONDS (40.0 * MGPU_SPLIT_MIN_MICROSECONDS)
 /* Below 2^24 threads a memory-bound kernel takes tens of microseconds on an
  * H200, where a first split launch loses more than it can gain: under 2^20,
  * stencil3d's 6 launches of 27 us split twice and took 0.38 ms against

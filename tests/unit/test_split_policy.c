@@ -3,8 +3,9 @@
  * takes the time the test sets, and the estimate says what the test sets.
  * A shape whose estimate cannot beat its whole launch is never tried
  * split; one whose estimate can, or that has none, is tried and kept the
- * faster way, after one try when that took twice the whole launch; one
- * under 30 us stays whole, and so do, untimed, the smaller grids of its
+ * faster way, after one try when that took twice the whole launch, and
+ * only once it has run 1.2 ms whole (a few launches of a short kernel stay
+ * whole); one under 30 us stays whole, and so do, untimed, the smaller grids of its
  * kernel, unless it has a grid-stride loop. Under MGPU_MIRROR=auto, a
  * split that only an estimate without privatised reductions holds back is
  * tried privatised, and privatises whenever it splits. */
@@ -70,15 +71,31 @@ static bool launch(const void *k, unsigned blocks, double whole_us, double split
     return launch_of(k, NULL, blocks, whole_us, split_us, timed);
 }
 
-/* Three launches of kernel k (4096 blocks, 100 us whole, 40 us split) whose
- * split is never tried: whole to warm up, whole timed, then whole untimed,
- * none privatised. */
+/* The launches of kernel k (4096 blocks: the prior says whole) before its
+ * split may be tried: whole to warm up, whole timed, then whole untimed
+ * until the shape has run 1.2 ms whole (MGPU_SPLIT_TRY_AFTER_MICROSECONDS),
+ * none privatised, the estimate not asked. Returns the launches made. */
+static int before_a_try(const void *k, double whole_us, double split_us)
+{
+    bool timed;
+    int before = estimates;
+    CHECK(!launch(k, 4096, whole_us, split_us, &timed) && !timed);
+    CHECK(!launch(k, 4096, whole_us, split_us, &timed) && timed);
+    int n = 2;
+    for (; n * whole_us < MGPU_SPLIT_TRY_AFTER_MICROSECONDS; n++)
+        CHECK(!launch(k, 4096, whole_us, split_us, &timed) && !timed && !last_privatise);
+    CHECK(estimates == before);
+    return n;
+}
+
+/* Kernel k (100 us whole, 40 us split), whose split is never tried: a
+ * dozen launches before the try would be due, and as many after, whole. */
 static void never_tried(const void *k)
 {
     bool timed;
-    CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && !timed);
-    CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && timed);
-    CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
+    before_a_try(k, 100.0, 40.0);
+    for (int i = 0; i < 12; i++)
+        CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
 }
 
 int main(void)
@@ -92,8 +109,7 @@ int main(void)
     /* 4096 blocks (2^20 threads: the prior says whole). 100 us whole, and
      * an estimate of 250 us split: never tried. */
     estimated_us = 250.0;
-    CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && !timed);
-    CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && timed);
+    CHECK(before_a_try(&data_at_home, 100.0, 40.0) == 12);
     for (int i = 0; i < 5; i++)
         CHECK(!launch(&data_at_home, 4096, 100.0, 40.0, &timed) && !timed);
     CHECK(estimates == 1);
@@ -101,8 +117,7 @@ int main(void)
     /* An estimate of 60 us: tried twice, and kept split (40 us). */
     estimated_us = 60.0;
     estimates = 0;
-    CHECK(!launch(&spread, 4096, 100.0, 40.0, &timed) && !timed);
-    CHECK(!launch(&spread, 4096, 100.0, 40.0, &timed) && timed);
+    before_a_try(&spread, 100.0, 40.0);
     CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && timed);
     CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && timed);
     CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && !timed);
@@ -111,18 +126,30 @@ int main(void)
     /* No estimate (a negative answer): tried; a split of three times the
      * whole launch is not tried again, and kept whole. */
     estimated_us = -1.0;
-    CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
-    CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
+    before_a_try(&unknown, 100.0, 300.0);
     CHECK(launch(&unknown, 4096, 100.0, 300.0, &timed) && timed);
     CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
     CHECK(!launch(&unknown, 4096, 100.0, 300.0, &timed) && !timed);
     /* A first split of 1.5 times whole, as cold pages may make it: a
      * second try, which decides. */
-    CHECK(!launch(&cold, 4096, 100.0, 150.0, &timed) && !timed);
-    CHECK(!launch(&cold, 4096, 100.0, 150.0, &timed) && timed);
+    before_a_try(&cold, 100.0, 150.0);
     CHECK(launch(&cold, 4096, 100.0, 150.0, &timed) && timed);
     CHECK(launch(&cold, 4096, 100.0, 60.0, &timed) && timed);
     CHECK(launch(&cold, 4096, 100.0, 60.0, &timed) && !timed);
+
+    /* A short kernel run a few times (tests/programs/conv2d: six launches
+     * of 45 us) stays whole, though its split would pay: its first try is
+     * due after 27 launches (1.2 ms). */
+    estimated_us = 30.0;
+    estimates = 0;
+    static const char few_short;
+    CHECK(!launch(&few_short, 4096, 45.0, 30.0, &timed) && !timed);
+    CHECK(!launch(&few_short, 4096, 45.0, 30.0, &timed) && timed);
+    for (int i = 2; i < 27; i++)
+        CHECK(!launch(&few_short, 4096, 45.0, 30.0, &timed) && !timed);
+    CHECK(estimates == 0);
+    CHECK(launch(&few_short, 4096, 45.0, 30.0, &timed) && timed);
+    CHECK(estimates == 1);
 
     /* Under 30 us whole: stays whole, the estimate not even asked. */
     estimates = 0;
@@ -171,8 +198,7 @@ int main(void)
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
     never_tried(&atomics_never);
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
-    CHECK(!launch(&atomics, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
-    CHECK(!launch(&atomics, 4096, 100.0, 40.0, &timed) && timed && !last_privatise);
+    before_a_try(&atomics, 100.0, 40.0);
     /* The first privatised try, which makes the private copies, took three
      * times the whole launch: the second decides. */
     CHECK(launch(&atomics, 4096, 100.0, 300.0, &timed) && timed && last_privatise);
