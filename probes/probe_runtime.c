@@ -73,6 +73,7 @@ static unsigned attach_kernel(void *ctx, const char *kernel, const size_t *chose
     for (size_t i = 0; i < n; i++)
         if (chosen[i] < 64)
             probes.kernels[id].probes |= 1ull << chosen[i];
+    probes.kernels[id].sample_blocks = ptx_probe_block_sampling(&probes.set, chosen, n);
     pthread_mutex_unlock(&probes.lock);
     return id;
 }
@@ -238,18 +239,20 @@ void mgpu_probes_module_unprobed(int module, const char *loaded_by, const char *
     pthread_mutex_unlock(&probes.lock);
 }
 
-unsigned mgpu_probes_launch(const char *kernel)
+unsigned mgpu_probes_launch(const char *kernel, unsigned *sample_blocks)
 {
     if (!probes.on)
         return 0;
     mgpu_probe_page_map_refresh();
     unsigned sequence = atomic_fetch_add_explicit(&probes.next_sequence, 1, memory_order_relaxed);
+    unsigned count = atomic_load_explicit(&probes.nkernels, memory_order_acquire);
+    int32_t id = -1;
+    for (unsigned k = 0; k < count && id < 0; k++)
+        if (strcmp(probes.kernels[k].name, kernel) == 0)
+            id = (int32_t)k;
+    if (id >= 0)
+        *sample_blocks = probes.kernels[id].sample_blocks;
     if (sequence < MGPU_PROBE_MAX_LAUNCHES) {
-        unsigned count = atomic_load_explicit(&probes.nkernels, memory_order_acquire);
-        int32_t id = -1;
-        for (unsigned k = 0; k < count && id < 0; k++)
-            if (strcmp(probes.kernels[k].name, kernel) == 0)
-                id = (int32_t)k;
         probes.launch_kernel[sequence] = id;
         probes.launch_host_ns[sequence] = (uint64_t)mgpu_monotonic_ns();
     }

@@ -43,8 +43,10 @@ int mgpu_probes_fill_module(CUmodule module, int gpu, char *err, size_t errlen);
 void mgpu_probes_module_unprobed(int module, const char *loaded_by, const char *why);
 
 /* The next launch's sequence number (from 1), its host time and kernel
- * recorded; 0 when probes are off. */
-unsigned mgpu_probes_launch(const char *kernel);
+ * recorded; 0 when probes are off. *sample_blocks: the kernel's block
+ * sampling (ptx_probe_block_sampling), left as it is when probes are off
+ * or none attach to the kernel. */
+unsigned mgpu_probes_launch(const char *kernel, unsigned *sample_blocks);
 
 /* Just before a split launch's slices start, after mgpu made the replicas
  * they read and moved pages for them: the page map memory probes read
@@ -65,6 +67,7 @@ struct mgpu_probe_kernel {
     char *name;   /* mangled */
     char *pretty; /* demangled */
     uint64_t probes; /* bit i: the set's probe i is called in it (the first 64) */
+    unsigned sample_blocks; /* its block-sampled probes run in one block in this; 1: none */
 };
 
 struct mgpu_probe_results {

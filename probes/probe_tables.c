@@ -3,6 +3,8 @@
  * launch-latency, bt_ block-time) and a summary of every other map. */
 #include "probe_tables.h"
 
+#include "ptx/ptx_passes.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,7 +195,7 @@ static void print_block_sampling(FILE *out, unsigned blocks)
         fprintf(out,
                 "  (sampled: one block in %u of each GPU's slice, every block of a grid of "
                 "at most %u)\n",
-                blocks, PTX_PROBE_SAMPLE_ALL_BLOCKS);
+                blocks, MGPU_PTX_PROBE_EVERY_BLOCK_GRID);
 }
 
 /* --- slices: launch-latency and block-time's busy time ------------------ */

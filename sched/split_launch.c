@@ -132,6 +132,7 @@ static bool prepare_slice(const struct mgpu_split_request *req, int s, struct sl
         l->grid_words.grid[d] = req->grid[d];
     }
     l->grid_words.launch_sequence = req->launch_sequence;
+    l->grid_words.probe_block_threshold = req->probe_block_threshold;
     if (slice->iterations) {
         l->grid_words.iteration_split = 1;
         l->grid_words.iteration_begin = slice->iteration_begin;

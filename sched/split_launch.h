@@ -43,6 +43,7 @@ struct mgpu_split_request {
     int trace_kernel;                      /* kernel_stats id to time each slice under, or -1 */
     const struct mgpu_mirror_plan *mirror; /* parameters read from replicas, or NULL */
     unsigned launch_sequence;              /* for injected probes; 0 without them */
+    unsigned probe_block_threshold;        /* __mgpu_grid's, for block-sampled probes */
 };
 
 /* Whether cuLaunchKernelEx's attributes allow a split (or, with `whole`,

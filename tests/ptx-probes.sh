@@ -2,8 +2,10 @@
 # Probes on the CPU (no GPU needed; nvcc and ptxas check the output):
 # - the built-in tools and the example probes compile with mgpu/probe.h;
 # - linked into the split fixtures and every PTX of kernels.cu, with every
-#   pass, the module assembles for sm_90, and the calls are where they
-#   belong: entry glue once per probed kernel, exit glue before each ret;
+#   pass, the module assembles for sm_90, and the probes are where they
+#   belong: entry glue once per probed kernel, exit glue before each ret,
+#   each probe's body inlined there (its label $__mgpu_inlined_NAME_N
+#   after it) with the kernel's id a constant;
 # - a probe that does not compile, declares no probe, defines a kernel or
 #   clashes with the program's symbols gets a one-line error naming it;
 # - mgpu-run's --probe says the same before it runs anything.
@@ -46,7 +48,7 @@ entries=$(grep -c '^\.visible \.entry' "$r")
 attached=$(grep -c '^  kernel [0-9]*: ' "$work/plan")
 [ "$attached" -eq "$entries" ] || fail "$attached of $entries kernels probed"
 # Entry glue once per kernel; every probe function defined once.
-[ "$(grep -c 'ld.param.u32 	%__mgpu_probe_w0, \[__mgpu_grid+28\];' "$r")" -eq "$entries" ] ||
+[ "$(grep -c 'setp.eq.u32 	%__mgpu_probe_first, %__mgpu_probe_w0, 0;' "$r")" -eq "$entries" ] ||
   fail "not one entry glue per kernel"
 for f in launch_latency_entry launch_latency_exit block_time_entry block_time_exit thread_count_entry; do
   [ "$(grep -c "^\.visible \.func $f(" "$r")" -eq 1 ] || fail "$f is not defined once"
@@ -67,13 +69,22 @@ counts=$(grep -c '@%__mgpu_probe_go atom.acq_rel.cta.shared.add.u32 	%__mgpu_pro
 [ "$counts" -eq "$rets" ] || fail "$counts exit counts for $rets ret/exit instructions of kernels"
 # The tools' probes are block-level: only the edge thread calls them.
 [ "$(grep -c '@!%__mgpu_probe_first bra 	$__mgpu_probe_entered;' "$r")" -eq "$entries" ] &&
-  [ "$(grep -c 'call 	thread_count_entry' "$r")" -eq "$entries" ] &&
+  [ "$(grep -c '^\$__mgpu_inlined_thread_count_entry_[0-9]*:$' "$r")" -eq "$entries" ] &&
   [ "$(grep -c 'bar.warp.sync 	%__mgpu_probe_w0;' "$r")" -eq "$entries" ] ||
   fail "thread_count_entry is not called by the first thread only, behind a branch"
-[ "$(grep -c '@%__mgpu_probe_last call 	block_time_exit' "$r")" -eq "$rets" ] ||
-  fail "block_time_exit is not called by the last thread only"
-[ "$(grep -c '@%__mgpu_probe_last call 	launch_latency_exit' "$r")" -eq "$rets" ] ||
-  fail "launch_latency_exit is not called by the last thread only"
+[ "$(grep -c '@!%__mgpu_probe_last bra 	\$__mgpu_inlined_block_time_exit_' "$r")" -eq "$rets" ] ||
+  fail "block_time_exit is not run by the last thread only"
+[ "$(grep -c '@!%__mgpu_probe_last bra 	\$__mgpu_inlined_launch_latency_exit_' "$r")" -eq "$rets" ] ||
+  fail "launch_latency_exit is not run by the last thread only"
+# Inlined, no probe is called; its parameter is the edge flag's register,
+# its reads of the kernel's id a constant and of the launch's number
+# __mgpu_grid's word, so no kernel reads them from shared memory.
+awk '/^\.visible \.entry/ { k = 1 } /^\.visible \.func|^\.func/ { k = 0 } k' "$r" > "$work/kernels"
+grep -q 'call.*\(thread_count_entry\|launch_latency_\|block_time_\)' "$work/kernels" &&
+  fail "a kernel still calls a probe"
+grep -q '\[__mgpu_probe_block\(+8\)\?\]' "$work/kernels" &&
+  fail "a kernel reads or stores the launch's number or kernel's id in shared memory"
+expect_in "$work/kernels" "ld.param.u32 	%r1, [__mgpu_grid+28];"
 # A warp-exit probe: called by the lowest thread of each warp leaving.
 cat > "$work/warp.cu" <<'CU'
 #include <mgpu/probe.h>
@@ -83,19 +94,19 @@ CU
 compile "$work/warp.cu" "$work/warp.ptx"
 "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/w.ptx" --probe "$work/warp.ptx" > /dev/null ||
   fail "rewrite with a warp-exit probe"
-[ "$(grep -c '@%__mgpu_probe_go call 	count_warp' "$work/w.ptx")" -eq "$rets" ] ||
-  fail "count_warp is not called by one thread of each warp leaving"
+[ "$(grep -c '@!%__mgpu_probe_go bra 	\$__mgpu_inlined_count_warp_' "$work/w.ptx")" -eq "$rets" ] ||
+  fail "count_warp is not run by one thread of each warp leaving"
 grep -q '__mgpu_probe_block+4' "$work/w.ptx" && fail "a warp-exit probe alone counts threads"
 "$PTXAS" -arch=sm_90 "$work/w.ptx" -o "$work/w.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
-# thread-count alone: block-entry only, so no count, no barrier, and only
-# thread (0,0,0) stores the launch's and kernel's words.
+# thread-count alone: block-entry only, so no count, no barrier; inlined,
+# with each kernel's id in place of its loads (kernel 0 is the first).
 "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/tc.ptx" --probe "$work/thread-count.ptx" > /dev/null ||
   fail "rewrite with thread-count"
 grep -q '__mgpu_probe_block+4' "$work/tc.ptx" && fail "thread-count alone counts threads"
 [ "$(grep -c 'bar.sync 	0;' "$work/tc.ptx")" -eq "$(grep -c 'bar.sync 	0;' "$fx/split_kernels.ptx")" ] ||
   fail "thread-count alone adds a barrier"
-[ "$(grep -c '@%__mgpu_probe_first st.shared.u32 	\[__mgpu_probe_block\]' "$work/tc.ptx")" -eq "$entries" ] ||
-  fail "with thread-count alone, not only thread (0,0,0) stores the launch's number"
+expect_in "$work/tc.ptx" "mov.u32 	%r1, 0;"
+expect_in "$work/tc.ptx" "mov.u32 	%r1, $((entries - 1));"
 "$PTXAS" -arch=sm_90 "$work/tc.ptx" -o "$work/tc.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
 # The probe's atomics stay GPU-scoped (each GPU's maps are its own), named
 # global (no shared-memory fallback); the program's become system-scoped.
@@ -103,6 +114,33 @@ awk '/^\.visible \.func thread_count_entry\(/,/^}/' "$work/tc.ptx" > "$work/tc_f
 [ "$(grep -c 'red.global.add.u64' "$work/tc_fn")" -eq 2 ] && ! grep -q '\.sys' "$work/tc_fn" ||
   { cat "$work/tc_fn"; fail "thread_count_entry's atomics are not two GPU-scoped global reds"; }
 grep -q 'atom\.sys\.global' "$work/tc.ptx" || fail "the program's atomics were not made system-scoped"
+# What is not inlined: a probe with a local array stays a call; a helper
+# the probe calls (not inlined) reads the kernel's id from shared memory,
+# so there the entry glue stores it.
+cat > "$work/outline.cu" <<'CU'
+#include <mgpu/probe.h>
+MGPU_PROBE_COUNTER(outline_sum);
+__device__ __noinline__ unsigned kernel_of_block(void) { return mgpu_kernel_id(); }
+MGPU_PROBE_BLOCK_ENTRY(with_helper, "*") { mgpu_counter_add(outline_sum, kernel_of_block()); }
+MGPU_PROBE_BLOCK_EXIT(with_local, "*")
+{
+    volatile unsigned scratch[8];
+    for (int i = 0; i < 8; i++)
+        scratch[i] = i * mgpu_sm_id();
+    mgpu_counter_add(outline_sum, scratch[mgpu_sm_id() % 8]);
+}
+CU
+compile "$work/outline.cu" "$work/outline.ptx"
+grep -q '\.local' "$work/outline.ptx" || fail "the local-array probe has no local array to refuse"
+"$tool" rewrite "$fx/split_kernels.ptx" -o "$work/o.ptx" --probe "$work/outline.ptx" > /dev/null ||
+  fail "rewrite with probes that are not all inlined"
+"$PTXAS" -arch=sm_90 "$work/o.ptx" -o "$work/o.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
+[ "$(grep -c '@%__mgpu_probe_last call 	with_local' "$work/o.ptx")" -eq "$rets" ] ||
+  fail "a probe with a local array is not called (once per exit)"
+[ "$(grep -c '^\$__mgpu_inlined_with_helper_[0-9]*:$' "$work/o.ptx")" -eq "$entries" ] ||
+  fail "with_helper is not inlined once per kernel"
+[ "$(grep -c '@%__mgpu_probe_first st.shared.u32 	\[__mgpu_probe_block+8\]' "$work/o.ptx")" -eq "$entries" ] ||
+  fail "the kernel's id is not stored for the helper that reads it"
 [ "$(grep -c 'bar.sync 	0;' "$r")" -ge "$entries" ] || fail "no barrier after the exit count is zeroed"
 # Probes read the whole grid's block index: the block-offset pass rewrote
 # %ctaid in them too (kernels copy __mgpu_grid to shared memory).
@@ -145,7 +183,7 @@ PTX
 expect_in "$work/g.ptx" "vote.sync.ballot.b32 	%__mgpu_probe_x2, %p1, %__mgpu_probe_x1;"
 expect_in "$work/g.ptx" "vote.sync.ballot.b32 	%__mgpu_probe_x2, !%p2, %__mgpu_probe_x1;"
 expect_in "$work/g.ptx" "setp.eq.and.u32 	%__mgpu_probe_go, %__mgpu_probe_x3, 0, !%p2;"
-[ "$(grep -c '@%__mgpu_probe_last call 	launch_latency_exit' "$work/g.ptx")" -eq 3 ] ||
+[ "$(grep -c '@!%__mgpu_probe_last bra 	\$__mgpu_inlined_launch_latency_exit_' "$work/g.ptx")" -eq 3 ] ||
   fail "not one block-exit call per exit of the guarded kernel"
 pass "guarded exits: the count and the calls under each exit's guard; ptxas assembles it"
 
@@ -158,24 +196,31 @@ pass "guarded exits: the count and the calls under each exit's guard; ptxas asse
 "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/s.ptx" --probe "$work/launch-latency.ptx" \
   --probe "$work/thread-count.ptx" > /dev/null || fail "rewrite with launch-latency sampled"
 "$PTXAS" -arch=sm_90 "$work/s.ptx" -o "$work/s.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
-awk '
+# The test hashes %ctaid.x, and .y and .z where the program reads them.
+reads=1
+grep -q '%ctaid\.y' "$fx/split_kernels.ptx" && reads=$((reads + 1))
+grep -q '%ctaid\.z' "$fx/split_kernels.ptx" && reads=$((reads + 1))
+awk -v reads=$reads '
   /^\.visible \.entry/ { name = $3; sub(/\(.*/, "", name); k = 1; part = "one"; delete defined; next }
   /^\.visible \.func|^\.func/ { k = 0 }
   !k { next }
   /@%__mgpu_probe_sampled bra/ { part = "plain"; tests[name]++; next }
   /^\$__mgpu_probe_sampled_body:/ { part = "sampled"; next }
   /^[$A-Za-z_][$A-Za-z0-9_]*:$/ { l = $1; if (defined[l]++) { print name ": label " l " twice"; bad = 1 } }
-  /setp.lt.u32 	%__mgpu_probe_sampled, %__mgpu_probe_k1, 134217728;/ { below[name]++ }
-  /call 	thread_count_entry/ { tc[name, part]++ }
-  /call 	launch_latency_entry/ { lle[name, part]++ }
-  /call 	launch_latency_exit/ { llx[name, part]++ }
+  /ld.param.u32 	%__mgpu_probe_t, \[__mgpu_grid\+48\];/ { threshold[name]++ }
+  /setp.le.u32 	%__mgpu_probe_sampled, %__mgpu_probe_h, %__mgpu_probe_t;/ { below[name]++ }
+  /mov.u32 	%__mgpu_slice_k[012], %ctaid.[xyz];/ { slice[name]++ }
+  /^\$__mgpu_inlined_thread_count_entry_/ { tc[name, part]++ }
+  /^\$__mgpu_inlined_launch_latency_entry_/ { lle[name, part]++ }
+  /^\$__mgpu_inlined_launch_latency_exit_/ { llx[name, part]++ }
   /^[[:space:]]*(@[^ ]+ )?(ret|exit);/ { rets[name, part]++ }
   part == "sampled" && /[[:space:]]bra(\.uni)?[[:space:]]/ && !/_mgpu_sampled;$/ {
     print name ": a branch of the sampled copy leaves it: " $0; bad = 1 }
   END {
     for (n in tests) {
       copies++
-      if (below[n] != 1) { print n ": no test of one block in 32"; bad = 1 }
+      if (below[n] != 1 || threshold[n] != 1) { print n ": no test against the launch'"'"'s threshold"; bad = 1 }
+      if (slice[n] != reads) { print n ": the test does not read the slice'"'"'s own %ctaid (" reads ")"; bad = 1 }
       if (tc[n, "plain"] != 1 || tc[n, "sampled"] != 1) { print n ": thread-count not in both copies"; bad = 1 }
       if (lle[n, "plain"] + llx[n, "plain"] != 0) { print n ": launch-latency in the unsampled copy"; bad = 1 }
       if (lle[n, "sampled"] != 1 || llx[n, "sampled"] != rets[n, "sampled"]) {
@@ -217,6 +262,10 @@ PTX
 "$PTXAS" -arch=sm_90 "$work/f.ptx" -o "$work/f.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
 grep -B 2 '^\$__mgpu_probe_sampled_body:' "$work/f.ptx" | tr -d '\t' | tr '\n' ' ' | grep -q '^ret; } ' ||
   { grep -B 3 '^\$__mgpu_probe_sampled_body:' "$work/f.ptx"; fail "the unsampled copy of falls_off_end runs on into the sampled one"; }
+# A module that never reads %ctaid.y or .z: its blocks are hashed by x only.
+[ "$(grep -c 'mov.u32 	%__mgpu_slice_k' "$work/f.ptx")" -eq 1 ] &&
+  expect_in "$work/f.ptx" "mov.u32 	%__mgpu_slice_k0, %ctaid.x;" ||
+  fail "falls_off_end's blocks are not hashed by their x alone"
 cat > "$work/badblocks.cu" <<'CU'
 #include <mgpu/probe.h>
 MGPU_PROBE_BLOCK_EXIT_SAMPLED(blocks_zero, "*", 0) { }

@@ -47,7 +47,7 @@ pass "$((n + 2)) PTX files: printed unchanged, the same cubin; rewritten, they a
 "$tool" rewrite "$fx/split_kernels.ptx" -o "$work/split.ptx" > "$work/plan" || fail "rewrite"
 r="$work/split.ptx"
 entries=$(grep -c '^\.visible \.entry' "$r")
-params=$(grep -c '\.param \.align 8 \.b8 __mgpu_grid\[48\]' "$r")
+params=$(grep -c '\.param \.align 8 \.b8 __mgpu_grid\[56\]' "$r")
 [ "$entries" -eq 22 ] && [ "$params" -eq 22 ] || fail "$params of $entries kernels got __mgpu_grid"
 # (The one read of %nctaid.x left on purpose: a grid-stride loop's step
 # over the slice's own blocks.)

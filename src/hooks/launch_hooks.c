@@ -244,6 +244,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         .cooperative = shape->cooperative,
         .trace_kernel = -1,
         .launch_sequence = copy->grid.launch_sequence,
+        .probe_block_threshold = copy->grid.probe_block_threshold,
     };
     if (mgpu_cfg.verbose >= 2)
         describe_slices(shape, slices, nslices);

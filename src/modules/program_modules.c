@@ -774,7 +774,9 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
     memset(&l->grid, 0, sizeof l->grid);
     for (int d = 0; d < 3; d++)
         l->grid.grid[d] = grid[d];
-    l->grid.launch_sequence = mgpu_probes_launch(k->name);
+    unsigned sample_blocks = 1;
+    l->grid.launch_sequence = mgpu_probes_launch(k->name, &sample_blocks);
+    l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
     l->fn = k->fns[0];
     l->kernel = (struct mgpu_kernel_copies){
         .ngpus = m->copies.ngpus,

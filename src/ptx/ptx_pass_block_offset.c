@@ -20,10 +20,13 @@
 static const char *const special_registers[6] = {"%ctaid.x",  "%ctaid.y",  "%ctaid.z",
                                                  "%nctaid.x", "%nctaid.y", "%nctaid.z"};
 
-/* Which of the six registers an instruction reads, as a bit mask. */
+/* Which of the six registers an instruction reads, as a bit mask: none
+ * when it writes a register of mgpu's glue that asks for the slice's. */
 static unsigned registers_read(const struct ptx_instruction *ins)
 {
     unsigned mask = 0;
+    if (ins->nops > 0 && ptx_str_starts_with(ins->ops[0], "%" PTX_SLICE_REGISTER_PREFIX))
+        return 0;
     for (uint32_t i = 0; i < ins->nops; i++) {
         struct ptx_str op = ins->ops[i];
         if (op.n < 6 || memchr(op.p, '%', op.n) == NULL)
@@ -96,7 +99,11 @@ static int add_grid_param(struct ptx_module *m, struct ptx_function *f)
         memcpy(params, f->params, f->nparams * sizeof *params);
     struct ptx_param *p = &params[f->nparams];
     memset(p, 0, sizeof *p);
-    p->text = ptx_str_of(".param .align 8 .b8 " MGPU_PTX_GRID_PARAM "[48]");
+    const char *text =
+        ptx_format(m, ".param .align 8 .b8 " MGPU_PTX_GRID_PARAM "[%d]", MGPU_PTX_GRID_PARAM_SIZE);
+    if (text == NULL)
+        return -1;
+    p->text = ptx_str_of(text);
     p->name = ptx_str_of(MGPU_PTX_GRID_PARAM);
     p->size = MGPU_PTX_GRID_PARAM_SIZE;
     p->aggregate = true;

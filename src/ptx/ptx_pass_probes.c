@@ -1,18 +1,21 @@
 /* Owns the probes pass (see ptx_probes.h): linking probe files into a
- * module and calling their probes at the entry and exit of the kernels
+ * module and running their probes at the entry and exit of the kernels
  * they attach to.
  *
- * At a probed kernel's entry the launch's sequence number and the kernel's
- * id go to the block's __mgpu_probe_block: stored by every thread (all
- * store the same values, so no thread reads before its own store) when
- * every thread calls probes, else by thread (0, 0, 0) only. Entry probes
- * are called with the block-edge flag set in thread (0, 0, 0). With exit
- * probes, thread (0, 0, 0) also zeroes the block's count of threads gone
- * and the block waits at a barrier before the entry probes, which every
- * thread reaches because no instruction of the kernel has run yet (after
- * them, every block waited for thread (0, 0, 0)'s probes: launch-latency
- * made vector_add 1.31x slower on an H100, against 1.17x with the barrier
- * before them, both with a relaxed count).
+ * Entry and exit probes are inlined (ptx_inline.h) where their bodies
+ * allow, else called: inlined, a probe's reads of the kernel's id become a
+ * constant and of the launch's number a read of __mgpu_grid. Only where
+ * some code that is not inlined reads them (a memory probe, a helper a
+ * probe calls) do they go to the block's __mgpu_probe_block at entry:
+ * stored by every thread (all store the same values, so no thread reads
+ * before its own store) when every thread runs probes, else by thread
+ * (0, 0, 0) only. Entry probes run with the block-edge flag set in thread
+ * (0, 0, 0). With exit probes, thread (0, 0, 0) also zeroes the block's
+ * count of threads gone and the block waits at a barrier before the entry
+ * probes, which every thread reaches because no instruction of the kernel
+ * has run yet (after them, every block waited for thread (0, 0, 0)'s
+ * probes: launch-latency made vector_add 1.31x slower on an H100, against
+ * 1.17x with the barrier before them, both with a relaxed count).
  *
  * Before each `ret` and `exit` of the kernel (under the instruction's own
  * guard) the threads leaving together count themselves gone, with one
@@ -20,13 +23,13 @@
  * that makes the count the block's size has the flag set. The count is an
  * acquire-release atomic: thread (0, 0, 0) is the lowest thread of its
  * warp whenever it leaves, so what its block-entry probes stored in shared
- * memory is visible to the thread that calls the block-exit probes.
+ * memory is visible to the thread that runs the block-exit probes.
  *
- * Entry and exit probes are called by every thread, block-entry and
- * block-exit probes only by the thread with the flag, warp-exit probes by
- * the lowest thread of each warp's threads leaving together. Memory
- * probes are called before each global access (ptx_probe_access.c), with
- * the parameter the kernel analysis says the access reaches; a kernel with
+ * Entry and exit probes run in every thread, block-entry and block-exit
+ * probes only in the thread with the flag, warp-exit probes in the lowest
+ * thread of each warp's threads leaving together. Memory probes are
+ * called before each global access (ptx_probe_access.c), with the
+ * parameter the kernel analysis says the access reaches; a kernel with
  * them, or whose probe file reads mgpu_kernel_param(), has every thread
  * store the block's words, so none waits for another.
  *
@@ -37,10 +40,11 @@
  * could run off its end) to the sampled copy (the body with every probe's
  * glue, its labels and the branches to them renamed). Each copy is a
  * block of its own, so the glue's declarations do not meet. On an H200,
- * launch-latency and block-time in one block in 32 cost vector_add 1.06x
+ * launch-latency and block-time in one block in 32 cost vector_add 1.03x
  * where in every block they cost 1.33x and 1.40x (bench/RESULTS.md). */
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_edit.h"
+#include "ptx/ptx_inline.h"
 #include "ptx/ptx_passes.h"
 #include "ptx/ptx_probe_access.h"
 #include "ptx/ptx_probes.h"
@@ -200,7 +204,48 @@ struct pass_state {
     const struct ptx_stride_plan *loops; /* kernels whose body is not copied */
     bool params_used;                /* a probe file reads __mgpu_probe_params */
     struct mgpu_ptx_analysis access; /* with access_param; empty without memory probes */
+    /* per probe: its function, where its calls are inlined (ptx_inline.h);
+     * NULL where they stay calls */
+    const struct ptx_function **inlined;
+    /* code that is not inlined reads the launch's number or the kernel's
+     * id from __mgpu_probe_block: the glue stores them there */
+    bool block_words;
+    unsigned *sites; /* inlined calls so far: their labels' suffixes */
+    /* some function of the program reads %ctaid.y, %ctaid.z */
+    bool block_rows, block_layers;
 };
+
+/* The call of probe `probe` with the edge flag in register `edge`, under
+ * `guard` (empty: none): its body in place of the call where it can be,
+ * with the kernel's id a constant and the launch's number read from
+ * __mgpu_grid rather than from shared memory. Inlined, thread-count cost
+ * vector_add 1.050x instead of 1.073x called (one H200). */
+static void add_probe_call(struct ptx_body_builder *b, const struct pass_state *st, size_t probe,
+                           unsigned kernel_id, const char *edge, struct ptx_str guard)
+{
+    struct ptx_module *m = b->module;
+    const struct ptx_probe *p = &st->inject->set->probes[probe];
+    const struct ptx_function *f = st->inlined[probe];
+    if (f == NULL) {
+        ptx_builder_add_text(b, call_text(m, p->function, edge, guard));
+        return;
+    }
+    const char *kernel = ptx_format(m, "mov.u32 %%s, %u;", kernel_id);
+    const char *sequence = ptx_format(m, "ld.param.u32 %%s, [" MGPU_PTX_GRID_PARAM "+%d];",
+                                      MGPU_PTX_GRID_SEQUENCE_OFFSET);
+    const char *suffix = ptx_format(m, "_%u", (*st->sites)++);
+    struct ptx_inline_load loads[2] = {
+        {"[" PTX_PROBE_BLOCK "+8]", kernel},
+        {"[" PTX_PROBE_BLOCK "]", sequence},
+    };
+    if (kernel == NULL || sequence == NULL || suffix == NULL) {
+        b->failed = true;
+        return;
+    }
+    const char *args[1] = {edge};
+    struct ptx_inline_call call = {f, args, guard, suffix, loads, 2};
+    ptx_inline(b, &call);
+}
 
 static struct glue_needs needs_of(const struct ptx_probe_set *set, const size_t *probes,
                                   size_t nprobes, bool params_used)
@@ -223,26 +268,35 @@ static struct glue_needs needs_of(const struct ptx_probe_set *set, const size_t 
     return n;
 }
 
-static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_function *f,
-                           const struct ptx_probe_set *set, const size_t *probes, size_t nprobes,
+/* At the kernel's entry. The first thread is (0, 0, 0), found from all
+ * three %tid: reading %tid.y and %tid.z only in blocks of more than one
+ * row or layer, under a predicate or a branch, cost thread-count 1.5 to
+ * 2.6 points more on vector_add than reading them (one H200). The
+ * launch's number and the kernel's id go to __mgpu_probe_block only where
+ * code that is not inlined reads them (storing them cost vector_add
+ * 2.4 %). */
+static void add_entry_glue(struct ptx_body_builder *b, const struct pass_state *st,
+                           const struct ptx_function *f, const size_t *probes, size_t nprobes,
                            struct glue_needs needs, unsigned kernel_id)
 {
+    const struct ptx_probe_set *set = st->inject->set;
     struct ptx_module *m = b->module;
     const char *who = needs.all_threads ? "" : "@%__mgpu_probe_first ";
-    ptx_builder_add_text(
-        b, ptx_format(m,
-                      "{\n.reg .b32 %%__mgpu_probe_w<3>;\n.reg .pred %%__mgpu_probe_first;\n"
-                      "mov.u32 %%__mgpu_probe_w0, %%tid.x;\nmov.u32 %%__mgpu_probe_w1, %%tid.y;\n"
-                      "or.b32 %%__mgpu_probe_w0, %%__mgpu_probe_w0, %%__mgpu_probe_w1;\n"
-                      "mov.u32 %%__mgpu_probe_w1, %%tid.z;\n"
-                      "or.b32 %%__mgpu_probe_w0, %%__mgpu_probe_w0, %%__mgpu_probe_w1;\n"
-                      "setp.eq.u32 %%__mgpu_probe_first, %%__mgpu_probe_w0, 0;\n"
-                      "selp.u32 %%__mgpu_probe_w2, 1, 0, %%__mgpu_probe_first;\n"
-                      "%sld.param.u32 %%__mgpu_probe_w0, [" MGPU_PTX_GRID_PARAM "+%d];\n"
-                      "%sst.shared.u32 [" PTX_PROBE_BLOCK "], %%__mgpu_probe_w0;\n"
-                      "mov.u32 %%__mgpu_probe_w0, %u;\n"
-                      "%sst.shared.u32 [" PTX_PROBE_BLOCK "+8], %%__mgpu_probe_w0;",
-                      who, MGPU_PTX_GRID_SEQUENCE_OFFSET, who, kernel_id, who));
+    ptx_builder_add_text(b, "{\n.reg .b32 %__mgpu_probe_w<3>;\n.reg .pred %__mgpu_probe_first;\n"
+                            "mov.u32 %__mgpu_probe_w0, %tid.x;\nmov.u32 %__mgpu_probe_w1, %tid.y;\n"
+                            "or.b32 %__mgpu_probe_w0, %__mgpu_probe_w0, %__mgpu_probe_w1;\n"
+                            "mov.u32 %__mgpu_probe_w1, %tid.z;\n"
+                            "or.b32 %__mgpu_probe_w0, %__mgpu_probe_w0, %__mgpu_probe_w1;\n"
+                            "setp.eq.u32 %__mgpu_probe_first, %__mgpu_probe_w0, 0;\n"
+                            "selp.u32 %__mgpu_probe_w2, 1, 0, %__mgpu_probe_first;");
+    if (st->block_words)
+        ptx_builder_add_text(
+            b, ptx_format(m,
+                          "%sld.param.u32 %%__mgpu_probe_w0, [" MGPU_PTX_GRID_PARAM "+%d];\n"
+                          "%sst.shared.u32 [" PTX_PROBE_BLOCK "], %%__mgpu_probe_w0;\n"
+                          "mov.u32 %%__mgpu_probe_w0, %u;\n"
+                          "%sst.shared.u32 [" PTX_PROBE_BLOCK "+8], %%__mgpu_probe_w0;",
+                          who, MGPU_PTX_GRID_SEQUENCE_OFFSET, who, kernel_id, who));
     if (needs.params) {
         ptx_builder_add_text(b, ".reg .b64 %__mgpu_probe_p;");
         for (size_t i = 0; i < PTX_PROBE_PARAMS; i++) {
@@ -268,7 +322,7 @@ static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_function
     for (size_t i = 0; i < nprobes; i++) {
         const struct ptx_probe *p = &set->probes[probes[i]];
         if (p->place == PTX_PROBE_ENTRY)
-            ptx_builder_add_text(b, call_text(m, p->function, "%__mgpu_probe_w2", none));
+            add_probe_call(b, st, probes[i], kernel_id, "%__mgpu_probe_w2", none);
         block_level |= p->place == PTX_PROBE_BLOCK_ENTRY;
     }
     /* Block-level probes behind a branch, and the warp made whole again
@@ -280,7 +334,7 @@ static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_function
         for (size_t i = 0; i < nprobes; i++) {
             const struct ptx_probe *p = &set->probes[probes[i]];
             if (p->place == PTX_PROBE_BLOCK_ENTRY)
-                ptx_builder_add_text(b, call_text(m, p->function, "%__mgpu_probe_w2", none));
+                add_probe_call(b, st, probes[i], kernel_id, "%__mgpu_probe_w2", none);
         }
         ptx_builder_add_text(b, "$__mgpu_probe_entered:\nbar.warp.sync %__mgpu_probe_w0;");
     }
@@ -291,10 +345,11 @@ static void add_entry_glue(struct ptx_body_builder *b, const struct ptx_function
  * threads leaving together leads them: it calls the warp-exit probes and,
  * with a count, adds their number to it and sees whether that completes
  * the block. */
-static void add_exit_glue(struct ptx_body_builder *b, const struct ptx_probe_set *set,
+static void add_exit_glue(struct ptx_body_builder *b, const struct pass_state *st,
                           const size_t *probes, size_t nprobes, struct glue_needs needs,
-                          struct ptx_str guard)
+                          unsigned kernel_id, struct ptx_str guard)
 {
+    const struct ptx_probe_set *set = st->inject->set;
     struct ptx_module *m = b->module;
     char leaving[96], leader[128];
     if (guard.n) {
@@ -334,10 +389,10 @@ static void add_exit_glue(struct ptx_body_builder *b, const struct ptx_probe_set
     for (size_t i = 0; i < nprobes; i++) {
         const struct ptx_probe *p = &set->probes[probes[i]];
         if (ptx_probe_at_exit(p->place))
-            ptx_builder_add_text(b, call_text(m, p->function, "%__mgpu_probe_x6",
-                                              p->place == PTX_PROBE_EXIT        ? guard
-                                              : p->place == PTX_PROBE_WARP_EXIT ? go
-                                                                                : last));
+            add_probe_call(b, st, probes[i], kernel_id, "%__mgpu_probe_x6",
+                           p->place == PTX_PROBE_EXIT        ? guard
+                           : p->place == PTX_PROBE_WARP_EXIT ? go
+                                                             : last);
     }
     ptx_builder_add_text(b, "}");
 }
@@ -356,19 +411,6 @@ static const struct mgpu_kernel_info *analysed(const struct pass_state *st,
         if (ptx_str_is(f->name, st->access.kernels[i].name))
             return &st->access.kernels[i];
     return NULL;
-}
-
-/* The smallest block sampling among a kernel's probes (struct ptx_probe's
- * `blocks`), or 1 when every probe runs in every block. */
-static unsigned block_sampling(const struct ptx_probe_set *set, const size_t *probes, size_t n)
-{
-    unsigned least = 1;
-    for (size_t i = 0; i < n; i++) {
-        unsigned blocks = set->probes[probes[i]].blocks;
-        if (blocks > 1 && (least == 1 || blocks < least))
-            least = blocks;
-    }
-    return least;
 }
 
 static bool directive_is(const struct ptx_stmt *s, const char *const *words)
@@ -453,7 +495,7 @@ static void add_body_copy(struct ptx_body_builder *b, const struct pass_state *s
     if (c->nprobes > 0) {
         if (needs.accesses)
             ptx_probe_sampling_glue(b, set, c->probes, c->nprobes);
-        add_entry_glue(b, c->f, set, c->probes, c->nprobes, needs, c->kernel_id);
+        add_entry_glue(b, st, c->f, c->probes, c->nprobes, needs, c->kernel_id);
     }
     struct ptx_stmt **ret = NULL;
     size_t nret = 0;
@@ -469,7 +511,7 @@ static void add_body_copy(struct ptx_body_builder *b, const struct pass_state *s
             continue;
         struct ptx_access access;
         if (c->nprobes > 0 && needs.exits && leaves_kernel(s))
-            add_exit_glue(b, set, c->probes, c->nprobes, needs, s->u.ins.guard);
+            add_exit_glue(b, st, c->probes, c->nprobes, needs, c->kernel_id, s->u.ins.guard);
         if (c->nprobes > 0 && needs.accesses && ptx_access_of(s, &access)) {
             int param = c->info && i < c->info->nbody ? c->info->access_param[i] : -1;
             ptx_probe_access_glue(b, set, c->probes, c->nprobes, &access, param, site++);
@@ -515,44 +557,46 @@ static void rename_labels(struct ptx_body_builder *b, size_t from, const char *s
 }
 
 /* The sampled blocks' test (ptx_probes.h, block sampling): the block's
- * index in the slice (the block-offset pass makes %ctaid and %nctaid the
- * whole grid's, so the slice's first block is taken off), times an odd
- * constant, below 2^32 / blocks; or a grid of at most
- * PTX_PROBE_SAMPLE_ALL_BLOCKS blocks. Branches to `sampled` when true. */
-static void add_sampling_test(struct ptx_body_builder *b, unsigned blocks, const char *sampled)
+ * (x, y, z) in the slice, read into registers the block-offset pass leaves
+ * as they are, hashed, and compared with __mgpu_grid's
+ * probe_block_threshold, which the runtime sets per launch. y and z count
+ * only where some function of the program reads them (st->block_rows,
+ * st->block_layers): a %ctaid read the kernel makes anyway costs nothing,
+ * one it does not costs every warp a special-register read before its
+ * first instruction (y and z cost vector_add 1.2 %, one H200), and a
+ * kernel that never reads %ctaid.y treats its rows alike. Branches to
+ * `sampled` when the block is sampled. */
+static void add_sampling_test(struct ptx_body_builder *b, const struct pass_state *st,
+                              const char *sampled)
 {
-    uint32_t below = (uint32_t)(((1ull << 32) + blocks - 1) / blocks);
+#define SLICE "%%" PTX_SLICE_REGISTER_PREFIX
+    struct ptx_module *m = b->module;
+    ptx_builder_add_text(b, ptx_format(m,
+                                       "{\n.reg .b32 " SLICE "k<3>, %%__mgpu_probe_h, "
+                                       "%%__mgpu_probe_t;\n"
+                                       ".reg .pred %%__mgpu_probe_sampled;\n"
+                                       "mov.u32 " SLICE "k0, %%ctaid.x;\n"
+                                       "mul.lo.u32 %%__mgpu_probe_h, " SLICE "k0, %d;",
+                                       (int)PTX_PROBE_SAMPLE_X));
+    if (st->block_rows)
+        ptx_builder_add_text(b, ptx_format(m,
+                                           "mov.u32 " SLICE "k1, %%ctaid.y;\n"
+                                           "mad.lo.u32 %%__mgpu_probe_h, " SLICE "k1, %d, "
+                                           "%%__mgpu_probe_h;",
+                                           (int)PTX_PROBE_SAMPLE_Y));
+    if (st->block_layers)
+        ptx_builder_add_text(b, ptx_format(m,
+                                           "mov.u32 " SLICE "k2, %%ctaid.z;\n"
+                                           "mad.lo.u32 %%__mgpu_probe_h, " SLICE "k2, %d, "
+                                           "%%__mgpu_probe_h;",
+                                           (int)PTX_PROBE_SAMPLE_Z));
     ptx_builder_add_text(
-        b, ptx_format(b->module,
-                      "{\n.reg .b32 %%__mgpu_probe_k<3>;\n.reg .b64 %%__mgpu_probe_n<2>;\n"
-                      ".reg .pred %%__mgpu_probe_sampled;\n"
-                      "ld.param.u32 %%__mgpu_probe_k0, [" MGPU_PTX_GRID_PARAM "+8];\n"
-                      "mov.u32 %%__mgpu_probe_k1, %%ctaid.z;\n"
-                      "sub.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k0;\n"
-                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.y;\n"
-                      "mul.lo.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
-                      "ld.param.u32 %%__mgpu_probe_k0, [" MGPU_PTX_GRID_PARAM "+4];\n"
-                      "mov.u32 %%__mgpu_probe_k2, %%ctaid.y;\n"
-                      "sub.u32 %%__mgpu_probe_k2, %%__mgpu_probe_k2, %%__mgpu_probe_k0;\n"
-                      "add.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
-                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.x;\n"
-                      "mul.lo.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
-                      "ld.param.u32 %%__mgpu_probe_k0, [" MGPU_PTX_GRID_PARAM "];\n"
-                      "mov.u32 %%__mgpu_probe_k2, %%ctaid.x;\n"
-                      "sub.u32 %%__mgpu_probe_k2, %%__mgpu_probe_k2, %%__mgpu_probe_k0;\n"
-                      "add.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, %%__mgpu_probe_k2;\n"
-                      "mul.lo.u32 %%__mgpu_probe_k1, %%__mgpu_probe_k1, -1640531535;\n"
-                      "setp.lt.u32 %%__mgpu_probe_sampled, %%__mgpu_probe_k1, %u;\n"
-                      "mov.u32 %%__mgpu_probe_k0, %%nctaid.x;\n"
-                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.y;\n"
-                      "mul.wide.u32 %%__mgpu_probe_n0, %%__mgpu_probe_k0, %%__mgpu_probe_k2;\n"
-                      "mov.u32 %%__mgpu_probe_k2, %%nctaid.z;\n"
-                      "cvt.u64.u32 %%__mgpu_probe_n1, %%__mgpu_probe_k2;\n"
-                      "mul.lo.u64 %%__mgpu_probe_n0, %%__mgpu_probe_n0, %%__mgpu_probe_n1;\n"
-                      "setp.le.or.u64 %%__mgpu_probe_sampled, %%__mgpu_probe_n0, %u, "
-                      "%%__mgpu_probe_sampled;\n"
+        b, ptx_format(m,
+                      "ld.param.u32 %%__mgpu_probe_t, [" MGPU_PTX_GRID_PARAM "+%d];\n"
+                      "setp.le.u32 %%__mgpu_probe_sampled, %%__mgpu_probe_h, %%__mgpu_probe_t;\n"
                       "@%%__mgpu_probe_sampled bra %s;\n}",
-                      below, PTX_PROBE_SAMPLE_ALL_BLOCKS, sampled));
+                      MGPU_PTX_GRID_BLOCK_THRESHOLD_OFFSET, sampled));
+#undef SLICE
 }
 
 static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const struct pass_state *st,
@@ -575,7 +619,7 @@ static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const stru
         struct body_copy all = {f, accesses ? analysed(st, f) : NULL, chosen, n, id, false, false};
         struct ptx_body_builder b;
         ptx_builder_init(&b, m);
-        unsigned blocks = block_sampling(set, chosen, n);
+        unsigned blocks = ptx_probe_block_sampling(set, chosen, n);
         if (blocks == 1 || !copyable(f, st->loops)) {
             add_body_copy(&b, st, &all);
         } else {
@@ -594,7 +638,7 @@ static int probe_kernel(struct ptx_module *m, struct ptx_function *f, const stru
             for (size_t i = 0; i < f->nbody; i++)
                 if (shared_declaration(f->body[i], &depth))
                     ptx_builder_add(&b, f->body[i]);
-            add_sampling_test(&b, blocks, "$__mgpu_probe_sampled_body");
+            add_sampling_test(&b, st, "$__mgpu_probe_sampled_body");
             ptx_builder_add_text(&b, "{");
             add_body_copy(&b, st, &some);
             ptx_builder_add_text(&b, "}\n$__mgpu_probe_sampled_body:\n{");
@@ -627,8 +671,25 @@ static bool any_access_probe(const struct ptx_probe_set *set)
     return false;
 }
 
-static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_module *parsed,
-                char *err, size_t errlen);
+static int pass(struct ptx_module *m, struct pass_state *st, struct ptx_module *parsed, char *err,
+                size_t errlen);
+
+/* Whether a function of the module reads special register `reg`. */
+static bool program_reads(const struct ptx_module *m, const char *reg)
+{
+    for (size_t t = 0; t < m->ntop; t++) {
+        const struct ptx_stmt *top = m->top[t];
+        if (top->kind != PTX_FUNCTION)
+            continue;
+        for (size_t i = 0; i < top->u.func.nbody; i++) {
+            const struct ptx_stmt *s = top->u.func.body[i];
+            for (uint32_t k = 0; s->kind == PTX_INSTRUCTION && k < s->u.ins.nops; k++)
+                if (ptx_has_token(s->u.ins.ops[k], reg))
+                    return true;
+        }
+    }
+    return false;
+}
 
 int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
                     const struct ptx_stride_plan *loops, struct ptx_module *parsed, char *err,
@@ -636,7 +697,16 @@ int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
 {
     const struct ptx_probe_set *set = inject->set;
     err[0] = '\0';
-    struct pass_state st = {inject, loops, files_name(set, PTX_PROBE_PARAMS_SHARED), {NULL, 0}};
+    unsigned sites = 0;
+    struct pass_state st = {inject,
+                            loops,
+                            files_name(set, PTX_PROBE_PARAMS_SHARED),
+                            {NULL, 0},
+                            NULL,
+                            true,
+                            &sites,
+                            program_reads(m, "%ctaid.y"),
+                            program_reads(m, "%ctaid.z")};
     /* Which parameter each access reaches, found before the probes' own
      * functions join the module. */
     if (any_access_probe(set) && mgpu_ptx_analyze_accesses(m, &st.access) != 0) {
@@ -648,8 +718,63 @@ int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
     return rc;
 }
 
-static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_module *parsed,
-                char *err, size_t errlen)
+/* Whether an instruction reads one of the block words where an inlined
+ * call can do without them (add_probe_call), or names them otherwise. */
+static bool block_word_load(const struct ptx_instruction *ins)
+{
+    return ptx_str_is(ins->opcode, "ld") && ins->nops == 2 &&
+           (ptx_str_is(ins->ops[1], "[" PTX_PROBE_BLOCK "]") ||
+            ptx_str_is(ins->ops[1], "[" PTX_PROBE_BLOCK "+8]"));
+}
+
+static bool names_block_words(const struct ptx_instruction *ins)
+{
+    for (uint32_t k = 0; k < ins->nops; k++)
+        if (ptx_has_token(ins->ops[k], PTX_PROBE_BLOCK))
+            return true;
+    return false;
+}
+
+/* Which probes' calls are inlined (st->inlined): those at entry and exit
+ * whose functions ptx_inline can copy; memory probes stay calls. Then
+ * whether code that stays out of line, or an inlined probe in a way the
+ * inlining does not replace, reads the block words (st->block_words). */
+static int plan_inlining(struct pass_state *st, struct ptx_module *m,
+                         const struct ptx_module *parsed)
+{
+    const struct ptx_probe_set *set = st->inject->set;
+    st->inlined = ptx_alloc(m, (set->nprobes + 1) * sizeof *st->inlined);
+    if (st->inlined == NULL)
+        return -1;
+    for (size_t p = 0; p < set->nprobes; p++) {
+        const struct ptx_probe *probe = &set->probes[p];
+        const struct ptx_function *f = ptx_find_function(m, ptx_str_of(probe->function));
+        bool inline_it =
+            f != NULL && !ptx_probe_at_access(probe->place) && f->nparams == 1 && ptx_inlinable(f);
+        st->inlined[p] = inline_it ? f : NULL;
+    }
+    st->block_words = false;
+    for (size_t i = 0; i < set->nfiles; i++)
+        for (size_t t = 0; t < parsed[i].ntop; t++) {
+            const struct ptx_stmt *top = parsed[i].top[t];
+            if (top->kind != PTX_FUNCTION || !top->u.func.has_body)
+                continue;
+            const struct ptx_function *f = &top->u.func;
+            bool inlined = false;
+            for (size_t p = 0; p < set->nprobes; p++)
+                inlined |= st->inlined[p] != NULL && ptx_str_equal(st->inlined[p]->name, f->name);
+            for (size_t k = 0; k < f->nbody; k++) {
+                const struct ptx_stmt *s = f->body[k];
+                if (s->kind == PTX_INSTRUCTION && names_block_words(&s->u.ins) &&
+                    !(inlined && block_word_load(&s->u.ins)))
+                    st->block_words = true;
+            }
+        }
+    return 0;
+}
+
+static int pass(struct ptx_module *m, struct pass_state *st, struct ptx_module *parsed, char *err,
+                size_t errlen)
 {
     const struct ptx_probe_set *set = st->inject->set;
     /* The kernels, before the probe files' functions join them. */
@@ -670,6 +795,8 @@ static int pass(struct ptx_module *m, const struct pass_state *st, struct ptx_mo
         }
     }
     snprintf(err, errlen, "out of memory");
+    if (plan_inlining(st, m, parsed) != 0)
+        return -1;
     if (ptx_add_declaration(m, ".shared .align 4 .b8 " PTX_PROBE_BLOCK "[16];") != 0 ||
         ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_CLOCK_OFFSET ";") != 0 ||
         ptx_add_declaration(m, ".visible .const .align 8 .u64 " PTX_PROBE_RUN_START ";") != 0)

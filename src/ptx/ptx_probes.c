@@ -329,3 +329,14 @@ bool ptx_probe_matches(const struct ptx_probe *probe, const char *mangled, const
     return fnmatch(probe->glob, mangled, 0) == 0 ||
            (demangled != NULL && fnmatch(probe->glob, demangled, 0) == 0);
 }
+
+unsigned ptx_probe_block_sampling(const struct ptx_probe_set *set, const size_t *probes, size_t n)
+{
+    unsigned least = 1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned blocks = set->probes[probes[i]].blocks;
+        if (blocks > 1 && (least == 1 || blocks < least))
+            least = blocks;
+    }
+    return least;
+}

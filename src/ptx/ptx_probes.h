@@ -64,14 +64,18 @@ enum ptx_probe_access_kind { PTX_ACCESS_LOAD = 0, PTX_ACCESS_STORE = 1, PTX_ACCE
  * run the kernel's own code with only the probes that run in every block
  * (none: the code as it was), so a tool sampled in one block in 32 costs
  * a kernel of short blocks a thirty-second of what it costs in all. A
- * block is sampled when its index in the slice (x fastest, from the
- * slice's first block) times an odd constant, mod 2^32, falls in the
- * lowest 1/B of the range: one block in B, spread over the grid, and
- * always the slice's first. Where a kernel's probes ask for different B,
- * the smallest holds for all of them. Grids of at most
- * PTX_PROBE_SAMPLE_ALL_BLOCKS blocks run probes in every block: there the
- * last block to end may be any block of the grid. */
-#define PTX_PROBE_SAMPLE_ALL_BLOCKS 4096u
+ * block (x, y, z) of the slice, counted from the slice's first block, is
+ * sampled when x * PTX_PROBE_SAMPLE_X + y * PTX_PROBE_SAMPLE_Y +
+ * z * PTX_PROBE_SAMPLE_Z, mod 2^32, falls in the lowest 1/B of the range:
+ * one block in B, spread over the grid (in one dimension, Fibonacci
+ * hashing of the index), and always the slice's first. Where a kernel's
+ * probes ask for different B, the smallest holds for all of them. Grids
+ * of at most MGPU_PTX_PROBE_EVERY_BLOCK_GRID blocks (ptx_passes.h) run
+ * probes in every block: there the last block to end may be any block of
+ * the grid. */
+#define PTX_PROBE_SAMPLE_X 0x9E3779B1u
+#define PTX_PROBE_SAMPLE_Y 0x85EBCA77u
+#define PTX_PROBE_SAMPLE_Z 0xC2B2AE3Du
 
 enum ptx_probe_map_kind { PTX_PROBE_ARRAY = 1, PTX_PROBE_RING = 2 };
 
@@ -134,6 +138,11 @@ void ptx_probe_set_free(struct ptx_probe_set *set);
 /* Whether a kernel name matches a probe's glob: its mangled name, or
  * `demangled` when not NULL. */
 bool ptx_probe_matches(const struct ptx_probe *probe, const char *mangled, const char *demangled);
+/* The block sampling of a kernel these probes (indices into the set)
+ * attach to: the smallest `blocks` among them, which holds for all of
+ * them; 1 when every one runs in every block. The pass builds the
+ * kernel's test from it, the runtime each launch's threshold. */
+unsigned ptx_probe_block_sampling(const struct ptx_probe_set *set, const size_t *probes, size_t n);
 
 /* What the pass asks of its caller. */
 struct ptx_probe_inject {

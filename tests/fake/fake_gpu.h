@@ -151,7 +151,8 @@ struct fake_grid_param {
     unsigned first[3], grid[3];
     unsigned iteration_split, reserved;
     unsigned long long iteration_begin, iteration_end;
+    unsigned reserved2[2];
 };
-_Static_assert(sizeof(struct fake_grid_param) == 48, "__mgpu_grid's layout");
+_Static_assert(sizeof(struct fake_grid_param) == 56, "__mgpu_grid's layout");
 
 #endif

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     CU(cuMemcpyHtoD(a, host, bytes));
     CU(cuMemcpyHtoD(b, host, bytes));
     int side = SIDE;
-    struct mgpu_grid_param whole = {{0, 0, 0}, {SIDE / 32, SIDE / 32, 1}, 0, 0, 0, 0};
+    struct mgpu_grid_param whole = {{0, 0, 0}, {SIDE / 32, SIDE / 32, 1}, 0, 0, 0, 0, 0, 0};
     void *args[] = {&a, &b, &c, &side, &whole};
 
     time_launches(own, args, 1); /* warm-up; also the product to compare */

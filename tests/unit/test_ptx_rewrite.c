@@ -6,7 +6,10 @@
  * outside the text (run under AddressSanitizer in CI). */
 #include "check.h"
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_edit.h"
+#include "ptx/ptx_inline.h"
 #include "ptx/ptx_module.h"
+#include "ptx/ptx_passes.h"
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_stride_loop.h"
 #include "ptx/ptx_text.h"
@@ -168,6 +171,88 @@ static char *rewrite(const char *ptx, unsigned passes, struct mgpu_ptx_rewrite *
     return rw->ptx;
 }
 
+/* The inliner (ptx_inline.h): which bodies it takes, and what a copy in
+ * place of a call looks like: the parameter a move of the argument, ret a
+ * branch past the block, labels renamed, a named load replaced, .loc
+ * dropped, the call's guard tested before the block opens. */
+static const char inline_sample[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".shared .align 4 .b8 words[16];\n"
+    ".func probe(.param .b32 probe_param_0)\n{\n"
+    "  .reg .pred %p<2>; .reg .b32 %r<4>;\n"
+    "  .loc 1 3 1\n"
+    "  ld.param.u32 %r1, [probe_param_0];\n"
+    "  setp.eq.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $L__BB0_2;\n"
+    "  ld.shared.u32 %r2, [words+8];\n"
+    "  @%p1 ret;\n"
+    "$L__BB0_2:\n"
+    "  ret;\n}\n"
+    ".func address_taken(.param .b32 address_taken_param_0)\n{\n"
+    "  .reg .b64 %rd<2>;\n  mov.u64 %rd1, address_taken_param_0;\n  ret;\n}\n"
+    ".func narrow(.param .b32 narrow_param_0)\n{\n"
+    "  .reg .b16 %rs<2>;\n  ld.param.u8 %rs1, [narrow_param_0];\n  ret;\n}\n"
+    ".func with_local(.param .b32 with_local_param_0)\n{\n"
+    "  .local .align 4 .b8 depot[16];\n  ret;\n}\n"
+    ".func whole_plus_zero(.param .b64 whole_plus_zero_param_0)\n{\n"
+    "  .reg .b64 %rd<2>;\n  ld.param.u64 %rd1, [whole_plus_zero_param_0+0];\n  ret;\n}\n"
+    ".visible .entry kern()\n{\n  .reg .pred %p<2>;\n  .reg .b32 %r<2>;\n  ret;\n}\n";
+
+static void test_inline(void)
+{
+    struct ptx_module m;
+    CHECK(ptx_parse(inline_sample, sizeof inline_sample - 1, &m) == 0);
+    CHECK(ptx_inlinable(function_named(&m, "probe")));
+    CHECK(ptx_inlinable(function_named(&m, "whole_plus_zero")));
+    CHECK(!ptx_inlinable(function_named(&m, "address_taken")));
+    CHECK(!ptx_inlinable(function_named(&m, "narrow")));
+    CHECK(!ptx_inlinable(function_named(&m, "with_local")));
+    CHECK(!ptx_inlinable(function_named(&m, "kern")));
+
+    struct ptx_function *kern = function_named(&m, "kern");
+    struct ptx_body_builder b;
+    ptx_builder_init(&b, &m);
+    const char *args[] = {"%r1"};
+    struct ptx_inline_load loads[] = {{"[words+8]", "mov.u32 %s, 7;"}};
+    struct ptx_inline_call call = {
+        function_named(&m, "probe"), args, ptx_str_of("!%p1"), "_s0", loads, 1};
+    ptx_inline(&b, &call);
+    for (size_t i = 0; i < kern->nbody; i++)
+        ptx_builder_add(&b, kern->body[i]);
+    CHECK(ptx_builder_finish(&b, kern) == 0);
+    size_t n;
+    char *out = ptx_print(&m, &n);
+    CHECK_CONTAINS(out, "@%p1 bra \t$__mgpu_inlined_probe_s0;\n{\n");
+    CHECK_CONTAINS(out, "mov.b32 \t%r1, %r1;");
+    CHECK_CONTAINS(out, "@%p1 bra \t$L__BB0_2_s0;");
+    CHECK_CONTAINS(out, "mov.u32 \t%r2, 7;");
+    CHECK_CONTAINS(out, "@%p1 bra \t$__mgpu_inlined_probe_s0;\n$L__BB0_2_s0:\n");
+    CHECK_CONTAINS(
+        out, "$L__BB0_2_s0:\n\tbra \t$__mgpu_inlined_probe_s0;\n}\n$__mgpu_inlined_probe_s0:");
+    const char *kernel_body = out ? strstr(out, ".entry kern") : NULL;
+    CHECK(kernel_body != NULL && strstr(kernel_body, ".loc") == NULL);
+    free(out);
+    ptx_module_free(&m);
+}
+
+/* The threshold a launch gives its blocks' hashes (ptx_passes.h): every
+ * block of a small grid or of a kernel without block-sampled probes, else
+ * the lowest 1/B of the range, the set gpu-probes.sh recomputes
+ * (x * 0x9E3779B1 mod 2^32 < 2^32 / B). */
+static void test_probe_block_threshold(void)
+{
+    unsigned small[3] = {64, 64, 1}, large[3] = {65536, 1, 1}, huge[3] = {65535, 65535, 65535};
+    CHECK(mgpu_grid_probe_block_threshold(small, 32) == 0xFFFFFFFFu);
+    CHECK(mgpu_grid_probe_block_threshold(large, 1) == 0xFFFFFFFFu);
+    CHECK(mgpu_grid_probe_block_threshold(large, 32) == (1u << 27) - 1);
+    CHECK(mgpu_grid_probe_block_threshold(large, 8) == (1u << 29) - 1);
+    CHECK(mgpu_grid_probe_block_threshold(huge, 3) == 1431655765u);
+    unsigned sampled = 0;
+    for (unsigned x = 0; x < 65536; x++)
+        sampled += x * 0x9E3779B1u <= mgpu_grid_probe_block_threshold(large, 32);
+    CHECK(sampled == 2048);
+}
+
 static void test_scope_pass(void)
 {
     struct mgpu_ptx_rewrite rw;
@@ -191,7 +276,7 @@ static void test_block_offset_pass(void)
 {
     struct mgpu_ptx_rewrite rw;
     const char *out = rewrite(sample, MGPU_PASS_BLOCK_OFFSET, &rw);
-    CHECK_CONTAINS(out, "\t.param .align 8 .b8 __mgpu_grid[48]\n)");
+    CHECK_CONTAINS(out, "\t.param .align 8 .b8 __mgpu_grid[56]\n)");
     /* the kernel reads its own registers from the parameter... */
     CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_ctaid_x_offset, [__mgpu_grid+0];");
     CHECK_CONTAINS(out, "ld.param.u32 \t%__mgpu_nctaid_x, [__mgpu_grid+12];");
@@ -209,7 +294,7 @@ static void test_block_offset_pass(void)
                                 "mov.u32 %r1, %ctaid.x;\nret;\n}\n";
     out = rewrite(plain, MGPU_PASS_ALL, &rw);
     CHECK(out != NULL && strstr(out, "__mgpu_grid_shared") == NULL);
-    CHECK_CONTAINS(out, "__mgpu_grid[48]");
+    CHECK_CONTAINS(out, "__mgpu_grid[56]");
     CHECK_CONTAINS(out, ".visible .const .align 4 .u32 __mgpu_device_ordinal;");
     CHECK(rw.globals.nredirected == 0 && rw.globals.nconstants == 0);
     mgpu_ptx_rewrite_free(&rw);
@@ -1011,6 +1096,8 @@ int main(void)
 {
     test_parse_structure();
     test_scope_pass();
+    test_inline();
+    test_probe_block_threshold();
     test_block_offset_pass();
     test_module_globals_pass();
     test_analysis();

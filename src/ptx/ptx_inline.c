@@ -1,0 +1,170 @@
+/* Owns copying a device function's body in place of a call to it (see
+ * ptx_inline.h). */
+#include "ptx/ptx_inline.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool directive_starts(const struct ptx_stmt *s, const char *word)
+{
+    return s->kind == PTX_DIRECTIVE && ptx_str_starts_with(s->u.text, word);
+}
+
+/* The parameter of f that operand `op` names, or -1. */
+static long param_named(const struct ptx_function *f, struct ptx_str op)
+{
+    for (size_t j = 0; j < f->nparams; j++) {
+        char name[256];
+        size_t n = f->params[j].name.n < sizeof name - 1 ? f->params[j].name.n : sizeof name - 1;
+        memcpy(name, f->params[j].name.p, n);
+        name[n] = '\0';
+        if (ptx_has_token(op, name))
+            return (long)j;
+    }
+    return -1;
+}
+
+/* The width in bytes of an instruction's last type modifier (.u32 .b64
+ * .s32 ...), or 0. */
+static unsigned type_width(const struct ptx_instruction *ins)
+{
+    if (ins->nmods == 0)
+        return 0;
+    struct ptx_str t = ins->mods[ins->nmods - 1];
+    if (t.n != 3 || (t.p[0] != 'u' && t.p[0] != 'b' && t.p[0] != 's'))
+        return 0;
+    if (t.p[1] == '3' && t.p[2] == '2')
+        return 4;
+    if (t.p[1] == '6' && t.p[2] == '4')
+        return 8;
+    return 0;
+}
+
+/* The parameter a load of one whole parameter reads ("ld.param.u32 %r,
+ * [f_param_0]", "[f_param_0+0]" too), or -1. */
+static long whole_param_load(const struct ptx_function *f, const struct ptx_instruction *ins)
+{
+    if (!ptx_str_is(ins->opcode, "ld") || ins->nmods != 2 || !ptx_str_is(ins->mods[0], "param") ||
+        ins->nops != 2 || ins->guard.n != 0)
+        return -1;
+    struct ptx_str op = ins->ops[1];
+    if (op.n < 3 || op.p[0] != '[' || op.p[op.n - 1] != ']')
+        return -1;
+    struct ptx_str inside = {op.p + 1, op.n - 2};
+    for (size_t j = 0; j < f->nparams; j++) {
+        struct ptx_str name = f->params[j].name;
+        bool whole = ptx_str_equal(inside, name) ||
+                     (inside.n == name.n + 2 && memcmp(inside.p, name.p, name.n) == 0 &&
+                      memcmp(inside.p + name.n, "+0", 2) == 0);
+        if (whole)
+            return type_width(ins) == f->params[j].size ? (long)j : -1;
+    }
+    return -1;
+}
+
+bool ptx_inlinable(const struct ptx_function *f)
+{
+    if (!f->has_body || f->is_entry)
+        return false;
+    for (size_t j = 0; j < f->nparams; j++)
+        if (f->params[j].aggregate || (f->params[j].size != 4 && f->params[j].size != 8))
+            return false;
+    static const char *const refused[] = {".local",       ".shared",        ".branchtargets",
+                                          ".calltargets", ".callprototype", NULL};
+    for (size_t i = 0; i < f->nbody; i++) {
+        const struct ptx_stmt *s = f->body[i];
+        if (s->kind == PTX_VERBATIM)
+            return false;
+        for (size_t k = 0; refused[k] != NULL; k++)
+            if (directive_starts(s, refused[k]))
+                return false;
+        if (s->kind != PTX_INSTRUCTION)
+            continue;
+        const struct ptx_instruction *ins = &s->u.ins;
+        for (uint32_t k = 0; k < ins->nops; k++)
+            if (param_named(f, ins->ops[k]) >= 0 && !(k == 1 && whole_param_load(f, ins) >= 0))
+                return false;
+    }
+    return true;
+}
+
+/* Statement s of the callee with the labels of `labels` renamed. */
+static struct ptx_stmt *renamed(struct ptx_body_builder *b, struct ptx_stmt *s,
+                                const struct ptx_name_set *labels, const char *suffix)
+{
+    struct ptx_stmt *copy = NULL;
+    for (uint32_t k = 0; k < s->u.ins.nops && !b->failed; k++) {
+        struct ptx_str op = s->u.ins.ops[k];
+        if (ptx_name_set_find(labels, op) < 0)
+            continue;
+        if (copy == NULL)
+            copy = ptx_copy_instruction(b->module, s);
+        const char *name = copy ? ptx_format(b->module, "%.*s%s", (int)op.n, op.p, suffix) : NULL;
+        b->failed = name == NULL;
+        if (name != NULL)
+            copy->u.ins.ops[k] = ptx_str_of(name);
+    }
+    return copy != NULL ? copy : s;
+}
+
+void ptx_inline(struct ptx_body_builder *b, const struct ptx_inline_call *c)
+{
+    struct ptx_module *m = b->module;
+    const struct ptx_function *f = c->callee;
+    const char *end = ptx_format(m, "$__mgpu_inlined_%.*s%s", (int)f->name.n, f->name.p, c->suffix);
+    if (end == NULL) {
+        b->failed = true;
+        return;
+    }
+    if (c->guard.n) {
+        bool negated = c->guard.p[0] == '!';
+        ptx_builder_add_text(b, ptx_format(m, "@%s%.*s bra %s;", negated ? "" : "!",
+                                           (int)c->guard.n - negated, c->guard.p + negated, end));
+    }
+    struct ptx_name_set labels = {0};
+    for (size_t i = 0; i < f->nbody; i++)
+        if (f->body[i]->kind == PTX_LABEL && ptx_name_set_add(&labels, f->body[i]->u.text) < 0)
+            b->failed = true;
+    ptx_builder_add_text(b, "{");
+    for (size_t i = 0; i < f->nbody && !b->failed; i++) {
+        struct ptx_stmt *s = f->body[i];
+        if (directive_starts(s, ".loc"))
+            continue;
+        if (s->kind == PTX_LABEL) {
+            ptx_builder_add_text(
+                b, ptx_format(m, "%.*s%s:", (int)s->u.text.n, s->u.text.p, c->suffix));
+            continue;
+        }
+        if (s->kind != PTX_INSTRUCTION) {
+            ptx_builder_add(b, s);
+            continue;
+        }
+        const struct ptx_instruction *ins = &s->u.ins;
+        char guard[80] = "";
+        if (ins->guard.n)
+            snprintf(guard, sizeof guard, "@%.*s ", (int)ins->guard.n, ins->guard.p);
+        long param = whole_param_load(f, ins);
+        const char *text = NULL;
+        if (ptx_str_is(ins->opcode, "ret"))
+            text = ptx_format(m, "%sbra %s;", guard, end);
+        else if (param >= 0)
+            text = ptx_format(m, "mov.b%zu %.*s, %s;", f->params[param].size * 8,
+                              (int)ins->ops[0].n, ins->ops[0].p, c->args[param]);
+        for (size_t l = 0; text == NULL && l < c->nloads; l++) {
+            if (!ptx_str_is(ins->opcode, "ld") || ins->nops != 2 ||
+                !ptx_str_is(ins->ops[1], c->loads[l].address))
+                continue;
+            char dst[128];
+            snprintf(dst, sizeof dst, "%.*s", (int)ins->ops[0].n, ins->ops[0].p);
+            char value[256];
+            snprintf(value, sizeof value, c->loads[l].value, dst);
+            text = ptx_format(m, "%s%s", guard, value);
+        }
+        if (text != NULL)
+            ptx_builder_add_text(b, text);
+        else
+            ptx_builder_add(b, renamed(b, s, &labels, c->suffix));
+    }
+    ptx_builder_add_text(b, ptx_format(m, "}\n%s:", end));
+    ptx_name_set_free(&labels);
+}
