@@ -578,18 +578,15 @@ static void add_sampling_test(struct ptx_body_builder *b, const struct pass_stat
                                        "mov.u32 " SLICE "k0, %%ctaid.x;\n"
                                        "mul.lo.u32 %%__mgpu_probe_h, " SLICE "k0, %d;",
                                        (int)PTX_PROBE_SAMPLE_X));
-    if (st->block_rows)
-        ptx_builder_add_text(b, ptx_format(m,
-                                           "mov.u32 " SLICE "k1, %%ctaid.y;\n"
-                                           "mad.lo.u32 %%__mgpu_probe_h, " SLICE "k1, %d, "
-                                           "%%__mgpu_probe_h;",
-                                           (int)PTX_PROBE_SAMPLE_Y));
-    if (st->block_layers)
-        ptx_builder_add_text(b, ptx_format(m,
-                                           "mov.u32 " SLICE "k2, %%ctaid.z;\n"
-                                           "mad.lo.u32 %%__mgpu_probe_h, " SLICE "k2, %d, "
-                                           "%%__mgpu_probe_h;",
-                                           (int)PTX_PROBE_SAMPLE_Z));
+    const bool reads[2] = {st->block_rows, st->block_layers};
+    const unsigned constants[2] = {PTX_PROBE_SAMPLE_Y, PTX_PROBE_SAMPLE_Z};
+    for (int d = 0; d < 2; d++)
+        if (reads[d])
+            ptx_builder_add_text(b, ptx_format(m,
+                                               "mov.u32 " SLICE "k%d, %%ctaid.%c;\n"
+                                               "mad.lo.u32 %%__mgpu_probe_h, " SLICE "k%d, %d, "
+                                               "%%__mgpu_probe_h;",
+                                               d + 1, "yz"[d], d + 1, (int)constants[d]));
     ptx_builder_add_text(
         b, ptx_format(m,
                       "ld.param.u32 %%__mgpu_probe_t, [" MGPU_PTX_GRID_PARAM "+%d];\n"
