@@ -2,7 +2,6 @@
  * ptx_inline.h). */
 #include "ptx/ptx_inline.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static bool directive_starts(const struct ptx_stmt *s, const char *word)
@@ -140,26 +139,21 @@ void ptx_inline(struct ptx_body_builder *b, const struct ptx_inline_call *c)
             continue;
         }
         const struct ptx_instruction *ins = &s->u.ins;
-        char guard[80] = "";
-        if (ins->guard.n)
-            snprintf(guard, sizeof guard, "@%.*s ", (int)ins->guard.n, ins->guard.p);
+        const char *at = ins->guard.n ? "@" : "", *space = ins->guard.n ? " " : "";
+        int guard_n = (int)ins->guard.n;
         long param = whole_param_load(f, ins);
         const char *text = NULL;
         if (ptx_str_is(ins->opcode, "ret"))
-            text = ptx_format(m, "%sbra %s;", guard, end);
+            text = ptx_format(m, "%s%.*s%sbra %s;", at, guard_n, ins->guard.p, space, end);
         else if (param >= 0)
             text = ptx_format(m, "mov.b%zu %.*s, %s;", f->params[param].size * 8,
                               (int)ins->ops[0].n, ins->ops[0].p, c->args[param]);
-        for (size_t l = 0; text == NULL && l < c->nloads; l++) {
-            if (!ptx_str_is(ins->opcode, "ld") || ins->nops != 2 ||
-                !ptx_str_is(ins->ops[1], c->loads[l].address))
-                continue;
-            char dst[128];
-            snprintf(dst, sizeof dst, "%.*s", (int)ins->ops[0].n, ins->ops[0].p);
-            char value[256];
-            snprintf(value, sizeof value, c->loads[l].value, dst);
-            text = ptx_format(m, "%s%s", guard, value);
-        }
+        for (size_t l = 0; text == NULL && l < c->nloads; l++)
+            if (ptx_str_is(ins->opcode, "ld") && ins->nops == 2 &&
+                ptx_str_is(ins->ops[1], c->loads[l].address))
+                text = ptx_format(m, "%s%.*s%s%s %.*s, %s;", at, guard_n, ins->guard.p, space,
+                                  c->loads[l].opcode, (int)ins->ops[0].n, ins->ops[0].p,
+                                  c->loads[l].value);
         if (text != NULL)
             ptx_builder_add_text(b, text);
         else

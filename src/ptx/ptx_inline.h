@@ -10,11 +10,11 @@
 #include "ptx/ptx_edit.h"
 
 /* A load of the callee's to replace: an ld (of any space) whose address
- * operand is exactly `address` ("[__mgpu_probe_block+8]") becomes the
- * instruction `value`, a format with one %s for the load's destination
- * ("mov.u32 %s, 3;"). */
+ * operand is exactly `address` ("[__mgpu_probe_block+8]") becomes
+ * `opcode` of `value` into the load's destination ("mov.u32", "3"). */
 struct ptx_inline_load {
     const char *address;
+    const char *opcode;
     const char *value;
 };
 

@@ -230,13 +230,13 @@ static void add_probe_call(struct ptx_body_builder *b, const struct pass_state *
         ptx_builder_add_text(b, call_text(m, p->function, edge, guard));
         return;
     }
-    const char *kernel = ptx_format(m, "mov.u32 %%s, %u;", kernel_id);
-    const char *sequence = ptx_format(m, "ld.param.u32 %%s, [" MGPU_PTX_GRID_PARAM "+%d];",
-                                      MGPU_PTX_GRID_SEQUENCE_OFFSET);
+    const char *kernel = ptx_format(m, "%u", kernel_id);
+    const char *sequence =
+        ptx_format(m, "[" MGPU_PTX_GRID_PARAM "+%d]", MGPU_PTX_GRID_SEQUENCE_OFFSET);
     const char *suffix = ptx_format(m, "_%u", (*st->sites)++);
     struct ptx_inline_load loads[2] = {
-        {"[" PTX_PROBE_BLOCK "+8]", kernel},
-        {"[" PTX_PROBE_BLOCK "]", sequence},
+        {"[" PTX_PROBE_BLOCK "+8]", "mov.u32", kernel},
+        {"[" PTX_PROBE_BLOCK "]", "ld.param.u32", sequence},
     };
     if (kernel == NULL || sequence == NULL || suffix == NULL) {
         b->failed = true;

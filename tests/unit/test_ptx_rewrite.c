@@ -213,7 +213,7 @@ static void test_inline(void)
     struct ptx_body_builder b;
     ptx_builder_init(&b, &m);
     const char *args[] = {"%r1"};
-    struct ptx_inline_load loads[] = {{"[words+8]", "mov.u32 %s, 7;"}};
+    struct ptx_inline_load loads[] = {{"[words+8]", "mov.u32", "7"}};
     struct ptx_inline_call call = {
         function_named(&m, "probe"), args, ptx_str_of("!%p1"), "_s0", loads, 1};
     ptx_inline(&b, &call);
