@@ -39,7 +39,8 @@ static void usage(FILE *out)
                  "           LIST is all (default), none (parse and print only), or any of\n"
                  "           block-offset,scope,device-ordinal,module-globals; each --probe links\n"
                  "           a probe file (mgpu/probe.h, compiled with nvcc -ptx -rdc=true) in\n"
-                 "           and calls its probes, and the kernels they attach to are listed\n"
+                 "           and runs its probes in the kernels they attach to (inlined where\n"
+                 "           they can be: $__mgpu_inlined_NAME_N follows each), which are listed\n"
                  "\n"
                  "FILE is a CUDA program or library, a fatbin, a cubin or a PTX file.\n");
 }
