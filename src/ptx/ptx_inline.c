@@ -9,18 +9,24 @@ static bool directive_starts(const struct ptx_stmt *s, const char *word)
     return s->kind == PTX_DIRECTIVE && ptx_str_starts_with(s->u.text, word);
 }
 
-/* The parameter of f that operand `op` names, or -1. */
-static long param_named(const struct ptx_function *f, struct ptx_str op)
+struct param_use {
+    const struct ptx_function *f;
+    bool found;
+};
+
+static void note_param(struct ptx_str name, void *ctx)
 {
-    for (size_t j = 0; j < f->nparams; j++) {
-        char name[256];
-        size_t n = f->params[j].name.n < sizeof name - 1 ? f->params[j].name.n : sizeof name - 1;
-        memcpy(name, f->params[j].name.p, n);
-        name[n] = '\0';
-        if (ptx_has_token(op, name))
-            return (long)j;
-    }
-    return -1;
+    struct param_use *use = ctx;
+    for (size_t j = 0; j < use->f->nparams; j++)
+        use->found |= ptx_str_equal(name, use->f->params[j].name);
+}
+
+/* Whether operand `op` names a parameter of f. */
+static bool names_param(const struct ptx_function *f, struct ptx_str op)
+{
+    struct param_use use = {f, false};
+    ptx_for_each_name(op, note_param, &use);
+    return use.found;
 }
 
 /* The width in bytes of an instruction's last type modifier (.u32 .b64
@@ -81,7 +87,7 @@ bool ptx_inlinable(const struct ptx_function *f)
             continue;
         const struct ptx_instruction *ins = &s->u.ins;
         for (uint32_t k = 0; k < ins->nops; k++)
-            if (param_named(f, ins->ops[k]) >= 0 && !(k == 1 && whole_param_load(f, ins) >= 0))
+            if (names_param(f, ins->ops[k]) && !(k == 1 && whole_param_load(f, ins) >= 0))
                 return false;
     }
     return true;
