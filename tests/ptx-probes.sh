@@ -187,6 +187,58 @@ expect_in "$work/g.ptx" "setp.eq.and.u32 	%__mgpu_probe_go, %__mgpu_probe_x3, 0,
   fail "not one block-exit call per exit of the guarded kernel"
 pass "guarded exits: the count and the calls under each exit's guard; ptxas assembles it"
 
+# The entry glue goes after the kernel's opening statements that only
+# compute registers (parameters, %ctaid, %tid, arithmetic), before the
+# first that does more: a memory access, a branch or label, a read of a
+# clock, an add with carry, a barrier. One kernel per stop; each line
+# before the stop must come before the glue, the stop after it.
+for stop in "ld.global.u32 	%r6, [%rd1];" "mov.u32 	%r6, %clock;" "add.cc.u32 	%r6, %r3, 1;" \
+  "bar.sync 	0;" "@%p1 bra 	\$L_end;" "\$L_stop:"; do
+  cat > "$work/prologue.ptx" << PTX
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry prologue(
+	.param .u64 prologue_param_0,
+	.param .u32 prologue_param_1
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<8>;
+	.reg .b64 	%rd<3>;
+
+	ld.param.u64 	%rd2, [prologue_param_0];
+	ld.param.u32 	%r1, [prologue_param_1];
+	cvta.to.global.u64 	%rd1, %rd2;
+	mov.u32 	%r2, %ctaid.x;
+	mov.u32 	%r3, %tid.x;
+	mad.lo.u32 	%r4, %r2, 256, %r3;
+	setp.ge.u32 	%p1, %r4, %r1;
+	$stop
+	add.u32 	%r7, %r4, 1;
+	@%p1 bra 	\$L_end;
+\$L_top:
+	st.global.u32 	[%rd1], %r7;
+\$L_end:
+	ret;
+}
+PTX
+  "$tool" rewrite "$work/prologue.ptx" -o "$work/p.ptx" --probe "$work/thread-count.ptx" > /dev/null ||
+    fail "rewrite the prologue kernel stopped by $stop"
+  "$PTXAS" -arch=sm_90 "$work/p.ptx" -o "$work/p.cubin" 2> "$work/err" ||
+    { cat "$work/err"; fail "ptxas refuses the prologue kernel stopped by $stop"; }
+  awk -v stop="$stop" '
+    /^\.visible \.entry/ { k = 1 } !k { next }
+    /setp.eq.u32 	%__mgpu_probe_first/ { glue = NR }
+    /mad.lo.u32 	%r4, %r2, 256, %r3;|mov.u32 	%r3, %tid.x;|ld.param.u32 	%r1, \[prologue_param_1\];/ { last = NR }
+    index($0, stop) == 2 || $0 == stop { if (!at) at = NR }
+    END {
+      if (!glue || !at || !last) { print "glue " glue ", stop " at ", prologue " last; exit 1 }
+      if (last > glue || at < glue) { print "glue at line " glue ", prologue to " last ", stop at " at; exit 1 }
+    }' "$work/p.ptx" || fail "the entry glue is not between the prologue and '$stop'"
+done
+pass "the entry glue after the kernel's opening register computations, before a load, clock, carry, barrier, branch or label"
+
 # Block sampling: launch-latency (one block in 32) with thread-count (every
 # block). Each kernel but the grid-stride one, whose loop the block-offset
 # pass rewrites, runs its body twice: unsampled blocks fall through to the

@@ -35,7 +35,11 @@
 /* ---- Attaching -------------------------------------------------------- */
 
 /* A probe called by every thread of the matching kernels as it enters the
- * kernel, before the kernel's first instruction.
+ * kernel, before the kernel does anything a probe could see: after its
+ * opening reads of parameters and special registers and the arithmetic on
+ * them, which ptxas then schedules with the probe's test (at the very
+ * start, an empty block-entry probe cost a kernel of 1-microsecond blocks
+ * twice as much), before its first memory access, branch or barrier.
  *     MGPU_PROBE_ENTRY(on_entry, "*") { if (mgpu_thread_index() % 32 == 0) ... } */
 #define MGPU_PROBE_ENTRY(probe, glob) MGPU_PROBE_AT_("entry:" glob, probe)
 /* A probe called by every thread as it leaves the kernel: before each of
