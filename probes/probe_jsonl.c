@@ -88,7 +88,8 @@ int mgpu_probe_jsonl_write(const struct mgpu_probe_results *r, const char *path)
                 mgpu_json_string(f, r->set->probes[p].function);
                 first = false;
             }
-        fprintf(f, "]}\n");
+        fprintf(f, "],\"block_threads\":[%u,%u]}\n", r->kernels[k].block_threads_min,
+                r->kernels[k].block_threads_max);
     }
     for (uint64_t s = 1; s <= r->launches_kept; s++)
         if (r->launch_kernel[s] >= 0)

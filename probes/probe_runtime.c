@@ -42,6 +42,10 @@ static struct {
     atomic_uint nkernels;
     bool kernels_full; /* a kernel past MGPU_PROBE_MAX_KERNELS shares the last id */
     atomic_uint next_sequence;
+    /* per kernel, its launches' fewest and most threads per block (0: none
+     * yet), copied into kernels[] at exit */
+    atomic_uint block_threads_min[MGPU_PROBE_MAX_KERNELS],
+        block_threads_max[MGPU_PROBE_MAX_KERNELS];
     uint64_t *launch_host_ns;
     int32_t *launch_kernel;
     char unprobed[32][200];
@@ -239,7 +243,17 @@ void mgpu_probes_module_unprobed(int module, const char *loaded_by, const char *
     pthread_mutex_unlock(&probes.lock);
 }
 
-unsigned mgpu_probes_launch(const char *kernel, unsigned *sample_blocks)
+/* *word = the lower (or higher) of it and value; 0 in *word stands for none yet. */
+static void keep_extreme(atomic_uint *word, unsigned value, bool lowest)
+{
+    unsigned now = atomic_load_explicit(word, memory_order_relaxed);
+    while ((now == 0 || (lowest ? value < now : value > now)) &&
+           !atomic_compare_exchange_weak_explicit(word, &now, value, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+unsigned mgpu_probes_launch(const char *kernel, unsigned block_threads, unsigned *sample_blocks)
 {
     if (!probes.on)
         return 0;
@@ -250,8 +264,11 @@ unsigned mgpu_probes_launch(const char *kernel, unsigned *sample_blocks)
     for (unsigned k = 0; k < count && id < 0; k++)
         if (strcmp(probes.kernels[k].name, kernel) == 0)
             id = (int32_t)k;
-    if (id >= 0)
+    if (id >= 0) {
         *sample_blocks = probes.kernels[id].sample_blocks;
+        keep_extreme(&probes.block_threads_min[id], block_threads, true);
+        keep_extreme(&probes.block_threads_max[id], block_threads, false);
+    }
     if (sequence < MGPU_PROBE_MAX_LAUNCHES) {
         probes.launch_kernel[sequence] = id;
         probes.launch_host_ns[sequence] = (uint64_t)mgpu_monotonic_ns();
@@ -355,6 +372,10 @@ void mgpu_probes_finish(void)
         return;
     probes.on = false; /* once */
     const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    for (unsigned k = 0; k < atomic_load(&probes.nkernels); k++) {
+        probes.kernels[k].block_threads_min = atomic_load(&probes.block_threads_min[k]);
+        probes.kernels[k].block_threads_max = atomic_load(&probes.block_threads_max[k]);
+    }
     struct mgpu_probe_results r = {
         .set = &probes.set,
         .ngpus = entries ? entries->count : 0,

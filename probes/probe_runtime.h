@@ -43,10 +43,11 @@ int mgpu_probes_fill_module(CUmodule module, int gpu, char *err, size_t errlen);
 void mgpu_probes_module_unprobed(int module, const char *loaded_by, const char *why);
 
 /* The next launch's sequence number (from 1), its host time and kernel
- * recorded; 0 when probes are off. *sample_blocks: the kernel's block
- * sampling (ptx_probe_block_sampling), left as it is when probes are off
- * or none attach to the kernel. */
-unsigned mgpu_probes_launch(const char *kernel, unsigned *sample_blocks);
+ * recorded, and its blocks' size (threads) among the kernel's; 0 when
+ * probes are off. *sample_blocks: the kernel's block sampling
+ * (ptx_probe_block_sampling), left as it is when probes are off or none
+ * attach to the kernel. */
+unsigned mgpu_probes_launch(const char *kernel, unsigned block_threads, unsigned *sample_blocks);
 
 /* Just before a split launch's slices start, after mgpu made the replicas
  * they read and moved pages for them: the page map memory probes read
@@ -68,6 +69,8 @@ struct mgpu_probe_kernel {
     char *pretty; /* demangled */
     uint64_t probes; /* bit i: the set's probe i is called in it (the first 64) */
     unsigned sample_blocks; /* its block-sampled probes run in one block in this; 1: none */
+    /* the fewest and most threads of its launches' blocks; 0, 0: none launched */
+    unsigned block_threads_min, block_threads_max;
 };
 
 struct mgpu_probe_results {

@@ -99,7 +99,7 @@ static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned p)
 
 /* --- thread-count ------------------------------------------------------- */
 
-/* Kernel k's blocks (or threads) on GPU g: its row of the per-SM map. */
+/* Kernel k's blocks on GPU g: its row of the per-SM map. */
 static uint64_t kernel_total(const struct mgpu_probe_results *r, const char *map, unsigned k, int g)
 {
     uint64_t words, sum = 0;
@@ -124,20 +124,45 @@ static void print_thread_count(const struct mgpu_probe_results *r, FILE *out)
             total += kernel_total(r, "tc_blocks", k, g);
         if (total == 0)
             continue;
+        /* Threads are the blocks counted times the launches' block size,
+         * which the host knows: a second atomic per block to count them
+         * cost vector_add a point (one H200). Kernels launched with blocks
+         * of several sizes, and the kernels sharing the last row, have
+         * their blocks counted, not their threads. */
+        unsigned size = 0;
+        bool several = false;
+        for (unsigned j = k; j < r->nkernels && (j == k || k == MGPU_PROBE_TOOL_KERNELS - 1); j++) {
+            const struct mgpu_probe_kernel *pk = &r->kernels[j];
+            if (pk->block_threads_max == 0)
+                continue; /* not launched */
+            several |= pk->block_threads_min != pk->block_threads_max ||
+                       (size != 0 && size != pk->block_threads_max);
+            size = pk->block_threads_max;
+        }
+        if (several)
+            size = 0;
         for (int g = 0; g < r->ngpus; g++) {
             uint64_t blocks = kernel_total(r, "tc_blocks", k, g);
             if (blocks == 0)
                 continue;
             gpu_label(r, g, label, sizeof label);
-            fprintf(out, "  %-*s %-12s %14llu %16llu %6.1f%%\n", NAME_WIDTH,
+            char threads[24] = "-";
+            if (size > 0)
+                snprintf(threads, sizeof threads, "%llu", (unsigned long long)blocks * size);
+            fprintf(out, "  %-*s %-12s %14llu %16s %6.1f%%\n", NAME_WIDTH,
                     k == MGPU_PROBE_TOOL_KERNELS - 1 && r->nkernels > MGPU_PROBE_TOOL_KERNELS
                         ? "(kernels 63 and on)"
                         : kernel_name(r, k, name),
-                    label, (unsigned long long)blocks,
-                    (unsigned long long)kernel_total(r, "tc_threads", k, g),
+                    label, (unsigned long long)blocks, threads,
                     100.0 * (double)blocks / (double)total);
         }
-        fprintf(out, "  %-*s %-12s %14llu\n", NAME_WIDTH, "", "all", (unsigned long long)total);
+        fprintf(out, "  %-*s %-12s %14llu", NAME_WIDTH, "", "all", (unsigned long long)total);
+        if (size > 0)
+            fprintf(out, " %16llu\n", (unsigned long long)total * size);
+        else if (several)
+            fprintf(out, "\n  %-*s blocks of several sizes: threads not counted\n", NAME_WIDTH, "");
+        else
+            fprintf(out, "\n");
     }
     fprintf(out, "  per GPU, blocks per multiprocessor (all kernels):\n");
     fprintf(out, "  %-12s %6s %14s %10s %10s %10s\n", "GPU", "SMs", "blocks", "min", "median",
@@ -584,7 +609,7 @@ void mgpu_probe_tables_print(const struct mgpu_probe_results *r, FILE *out)
     if (r->launches > r->launches_kept)
         fprintf(out, "  launches past the first %llu have no per-launch rows\n",
                 (unsigned long long)r->launches_kept);
-    if (has_map(r, "tc_blocks") && has_map(r, "tc_threads"))
+    if (has_map(r, "tc_blocks"))
         print_thread_count(r, out);
     if (has_map(r, "ll_first") && has_map(r, "ll_last"))
         print_latency(r, out);

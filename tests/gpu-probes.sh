@@ -62,16 +62,19 @@ for set in 1 0x4; do
   g=0
   while [ $g -lt $n ]; do
     blocks=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k { s += $2 } END { print s + 0 }')
-    threads=$(map_entries "$out" tc_threads $g | awk -v k="$kid" 'int($1 / 256) == k { s += $2 } END { print s + 0 }')
     [ "$blocks" -eq $((launches * grid / n)) ] ||
       fail "$gpus: GPU $g ran $blocks blocks of vector_add, not $launches x $grid / $n"
-    [ "$threads" -eq $((blocks * 256)) ] || fail "$gpus: GPU $g: $threads threads for $blocks blocks"
     sms=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k && $2 > 0 { n++ } END { print n + 0 }')
     [ "$sms" -gt 1 ] || fail "$gpus: GPU $g ran vector_add's blocks on $sms multiprocessors"
     total=$((total + blocks))
     g=$((g + 1))
   done
-  pass "$gpus: thread-count: $total blocks of vector_add = $launches launches x $grid, $((total / n)) per GPU"
+  # Threads: the blocks counted times the launches' block size, which the
+  # host recorded (every launch of vector_add has blocks of 256).
+  echo "$kernel_line" | grep -q '"block_threads":\[256,256\]' || fail "$gpus: vector_add's block size: $kernel_line"
+  grep -Eq "^ +all +$total +$((total * 256))\$" "$work/$set.err" ||
+    { cat "$work/$set.err"; fail "$gpus: thread-count's table does not give $total blocks, $((total * 256)) threads"; }
+  pass "$gpus: thread-count: $total blocks of vector_add = $launches launches x $grid, $((total / n)) per GPU, x 256 threads"
 
   # launch-latency: per launch and GPU (its "slice" lines), host call <=
   # first start <= last end.
@@ -136,18 +139,25 @@ ml_grid=65536
 "$prog" --quick --size $ml_size > "$work/ml_plain.out" 2> "$work/ml_plain.err" ||
   { cat "$work/ml_plain.err"; fail "plain run of $ml_size"; }
 grep -v '^time: ' "$work/ml_plain.out" > "$work/ml_plain.result"
-locality() { # NAME GPUS EXPECT [PLACEMENT]: EXPECT is local, remote or outside
-  name=$1; gpus=$2; want=$3
+# probed_run NAME WHAT [VAR=VALUE...] MGPU-RUN ARGS...: vector_add on
+# $ml_size elements with MGPU_SPLIT=always and MGPU_PROBE_OUT=$work/NAME.jsonl
+# (out); checks that it prints what the plain run does, and sets the
+# kernel's id (kid) and its launches. WHAT names the run in failures.
+probed_run() {
+  name=$1; what=$2; shift 2
   out="$work/$name.jsonl"
-  env ${4:+MGPU_PLACEMENT=$4} MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" $gpus \
-    --probe memory-locality "$prog" --quick --size $ml_size > "$work/$name.out" 2> "$work/$name.err" ||
-    { cat "$work/$name.err"; fail "memory-locality $name"; }
+  env MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$@" "$prog" --quick --size $ml_size \
+    > "$work/$name.out" 2> "$work/$name.err" || { cat "$work/$name.err"; fail "$what"; }
   grep -v '^time: ' "$work/$name.out" | diff "$work/ml_plain.result" - > /dev/null ||
-    fail "memory-locality $name: the output differs from the plain run"
-  expect_in "$work/$name.err" "memory-locality: global accesses (one in 16 of each thread's)"
-  expect_in "$work/$name.err" "(sampled: one block in 8 of each GPU's slice, every block of a grid of at most 4096)"
+    fail "$what: the output differs from the plain run"
   kid=$(json_field "$(grep '"type":"kernel"' "$out" | grep vector_add | head -n 1)" id)
   launches=$(grep '"type":"launch"' "$out" | grep -c "\"kernel\":$kid,")
+}
+locality() { # NAME GPUS EXPECT [PLACEMENT]: EXPECT is local, remote or outside
+  name=$1; gpus=$2; want=$3
+  probed_run "$name" "memory-locality $name" ${4:+MGPU_PLACEMENT=$4} "$MGPU_RUN" $gpus --probe memory-locality
+  expect_in "$work/$name.err" "memory-locality: global accesses (one in 16 of each thread's)"
+  expect_in "$work/$name.err" "(sampled: one block in 8 of each GPU's slice, every block of a grid of at most 4096)"
   n=$(grep -c '"map":"ml_counts"' "$out")
   g=0
   while [ $g -lt $n ]; do
@@ -184,16 +194,10 @@ pass "memory-locality: every sampled access of the sampled blocks counted, by pa
 # thread-count still every block, launch-latency a slice per launch and GPU.
 for set in 1 0x4; do
   if [ "$set" = 1 ]; then gpus="-n 1"; n=1; else gpus="--gpus $set"; n=4; fi
-  out="$work/sampled.$set.jsonl"
-  MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" $gpus --probe thread-count --probe launch-latency \
-    --probe block-time "$prog" --quick --size $ml_size > "$work/sampled.$set.out" 2> "$work/sampled.$set.err" ||
-    { cat "$work/sampled.$set.err"; fail "$gpus: the timing tools on $ml_grid blocks"; }
-  grep -v '^time: ' "$work/sampled.$set.out" | diff "$work/ml_plain.result" - > /dev/null ||
-    fail "$gpus: the timing tools on $ml_grid blocks: the output differs from the plain run"
+  probed_run "sampled.$set" "$gpus: the timing tools on $ml_grid blocks" "$MGPU_RUN" $gpus \
+    --probe thread-count --probe launch-latency --probe block-time
   expect_in "$work/sampled.$set.err" "(sampled: one block in 32 of each GPU's slice"
   expect_in "$work/sampled.$set.err" "launch_latency_exit at block-exit (in one block in 32) of '*': 1 kernel"
-  kid=$(json_field "$(grep '"type":"kernel"' "$out" | grep vector_add | head -n 1)" id)
-  launches=$(grep '"type":"launch"' "$out" | grep -c "\"kernel\":$kid,")
   slice=$((ml_grid / n))
   want=$(awk -v g=$slice 'BEGIN { for (b = 0; b < g; b++) if ((b * 2654435761) % 4294967296 < 134217728) c++; print c }')
   g=0

@@ -56,7 +56,7 @@ done
 # The descriptors are metadata: left out.
 grep -q '__mgpu_probe_attach_\|__mgpu_probe_map_' "$r" && fail "a probe declaration was linked in"
 # Each map's address word, the clock offset and the block's words.
-for m in ll_first ll_last bt_hist bt_max bt_first bt_last tc_blocks tc_threads; do
+for m in ll_first ll_last bt_hist bt_max bt_first bt_last tc_blocks; do
   expect_in "$r" ".visible .const .align 8 .u64 __mgpu_map_$m;"
 done
 expect_in "$r" ".visible .const .align 8 .u64 __mgpu_probe_clock_offset;"
@@ -108,11 +108,11 @@ grep -q '__mgpu_probe_block+4' "$work/tc.ptx" && fail "thread-count alone counts
 expect_in "$work/tc.ptx" "mov.u32 	%r1, 0;"
 expect_in "$work/tc.ptx" "mov.u32 	%r1, $((entries - 1));"
 "$PTXAS" -arch=sm_90 "$work/tc.ptx" -o "$work/tc.cubin" 2> "$work/err" || { cat "$work/err"; fail "ptxas refuses it"; }
-# The probe's atomics stay GPU-scoped (each GPU's maps are its own), named
+# The probe's atomic stays GPU-scoped (each GPU's maps are its own), named
 # global (no shared-memory fallback); the program's become system-scoped.
 awk '/^\.visible \.func thread_count_entry\(/,/^}/' "$work/tc.ptx" > "$work/tc_fn"
-[ "$(grep -c 'red.global.add.u64' "$work/tc_fn")" -eq 2 ] && ! grep -q '\.sys' "$work/tc_fn" ||
-  { cat "$work/tc_fn"; fail "thread_count_entry's atomics are not two GPU-scoped global reds"; }
+[ "$(grep -c 'red.global.add.u64' "$work/tc_fn")" -eq 1 ] && ! grep -q '\.sys' "$work/tc_fn" ||
+  { cat "$work/tc_fn"; fail "thread_count_entry's atomic is not one GPU-scoped global red"; }
 grep -q 'atom\.sys\.global' "$work/tc.ptx" || fail "the program's atomics were not made system-scoped"
 # What is not inlined: a probe with a local array stays a call; a helper
 # the probe calls (not inlined) reads the kernel's id from shared memory,

@@ -303,8 +303,9 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
 #define OBSERVED_LAUNCH(shape, f_, params_, extra_, shared_, config_, call)                        \
     do {                                                                                           \
         struct mgpu_copy_launch copy;                                                              \
-        bool from_copy = mgpu_copy_launch_prepare((f_), (shape).stream, (shape).grid, (params_),   \
-                                                  (extra_), &copy, &(shape).why);                  \
+        bool from_copy =                                                                           \
+            mgpu_copy_launch_prepare((f_), (shape).stream, (shape).grid, (shape).block, (params_), \
+                                     (extra_), &copy, &(shape).why);                               \
         CUfunction fn = from_copy ? copy.fn : (f_);                                                \
         void **prm = from_copy ? copy.params : (params_);                                          \
         void **ext = from_copy ? copy.extra : (extra_);                                            \

@@ -754,8 +754,8 @@ static bool copy_params(struct mgpu_copy_launch *l, const struct kernel_entry *k
 }
 
 bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
-                              void **params, void **extra, struct mgpu_copy_launch *l,
-                              enum mgpu_unsplit_reason *why)
+                              const unsigned block[3], void **params, void **extra,
+                              struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why)
 {
     l->buffer = NULL;
     l->params_heap = NULL;
@@ -775,7 +775,8 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
     for (int d = 0; d < 3; d++)
         l->grid.grid[d] = grid[d];
     unsigned sample_blocks = 1;
-    l->grid.launch_sequence = mgpu_probes_launch(k->name, &sample_blocks);
+    l->grid.launch_sequence =
+        mgpu_probes_launch(k->name, block[0] * block[1] * block[2], &sample_blocks);
     l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
     l->fn = k->fns[0];
     l->kernel = (struct mgpu_kernel_copies){

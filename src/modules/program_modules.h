@@ -97,12 +97,13 @@ struct mgpu_copy_launch {
     void **params_heap;
 };
 
-/* Prepares the launch of `handle` on `stream`. Returns true when it is to
- * run from the module copy (launch l->fn with l->params, l->extra, then
- * call mgpu_copy_launch_done); false to launch as given, with *why. */
+/* Prepares the launch of `handle` on `stream` with `grid` blocks of
+ * `block` threads. Returns true when it is to run from the module copy
+ * (launch l->fn with l->params, l->extra, then call
+ * mgpu_copy_launch_done); false to launch as given, with *why. */
 bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
-                              void **params, void **extra, struct mgpu_copy_launch *l,
-                              enum mgpu_unsplit_reason *why);
+                              const unsigned block[3], void **params, void **extra,
+                              struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why);
 void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result);
 
 /* For the report: one line per module loaded, at most `max`. */

@@ -90,8 +90,8 @@ int mgpu_ptx_rewrite_probed(const char *ptx, size_t size, unsigned passes,
         goto out;
     }
     /* Before the probes join the module: a probe's atomics update its own
-     * GPU's maps, so they stay GPU-scoped (system-scoped, they made
-     * thread-count's two per block cost vector_add 1.18x on an H200). */
+     * GPU's maps, so they stay GPU-scoped (system-scoped, the two per
+     * block thread-count then had cost vector_add 1.18x on an H200). */
     snprintf(err, errlen, "out of memory rewriting PTX");
     if ((passes & MGPU_PASS_SCOPE) && ptx_pass_scope(&m) != 0)
         goto out;

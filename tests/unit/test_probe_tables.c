@@ -17,7 +17,6 @@
 
 static struct ptx_probe_map maps[] = {
     {"tc_blocks", PTX_PROBE_ARRAY, 64 * SMS, 8, 0, 0},
-    {"tc_threads", PTX_PROBE_ARRAY, 64 * SMS, 8, 0, 0},
     {"ll_first", PTX_PROBE_ARRAY, SLOTS *SMS, 8, 0, 0},
     {"ll_last", PTX_PROBE_ARRAY, SLOTS *SMS, 8, 0, 0},
     {"counts", PTX_PROBE_ARRAY, 4, 8, 0, 0},
@@ -61,7 +60,12 @@ int main(void)
     uint64_t *gpu[2];
     for (int g = 0; g < 2; g++)
         gpu[g] = calloc(offset[NMAPS], sizeof *gpu[g]);
-    struct mgpu_probe_kernel kernel = {"vector_add", "vector_add", 1};
+    /* launched with blocks of 256 threads: the tables count 256 per block */
+    struct mgpu_probe_kernel kernel = {.name = "vector_add",
+                                       .pretty = "vector_add",
+                                       .probes = 1,
+                                       .block_threads_min = 256,
+                                       .block_threads_max = 256};
     uint64_t host_ns[4] = {0, 1001000, 0, 0};
     int32_t launch_kernel[4] = {-1, 0, -1, -1};
     const int devices[2] = {0, 0};
@@ -83,20 +87,17 @@ int main(void)
     /* thread-count: kernel 0 ran 96 blocks on GPU 0 (SMs 0 and 5), 32 on GPU 1. */
     gpu[0][offset[0] + 0] = 64;
     gpu[0][offset[0] + 5] = 32;
-    gpu[0][offset[1] + 0] = 64 * 256;
-    gpu[0][offset[1] + 5] = 32 * 256;
     gpu[1][offset[0] + 7] = 32;
-    gpu[1][offset[1] + 7] = 32 * 256;
 
     /* launch 1 (slot 1) on GPU 0: SM 3 starts at 5000 ns, SM 7 at 4000,
      * ends at 9000 and 8000; on GPU 1, slot 1 holds launch 1025 (newer,
      * same slot) on SM 9 and a stale launch 1 on SM 2, which must lose. */
-    uint64_t *f0 = gpu[0] + offset[2] + 1 * SMS, *l0 = gpu[0] + offset[3] + 1 * SMS;
+    uint64_t *f0 = gpu[0] + offset[1] + 1 * SMS, *l0 = gpu[0] + offset[2] + 1 * SMS;
     f0[3] = 1ull << 40 | (MASK - 5000);
     f0[7] = 1ull << 40 | (MASK - 4000);
     l0[3] = 1ull << 40 | 9000;
     l0[7] = 1ull << 40 | 8000;
-    uint64_t *f1 = gpu[1] + offset[2] + 1 * SMS, *l1 = gpu[1] + offset[3] + 1 * SMS;
+    uint64_t *f1 = gpu[1] + offset[1] + 1 * SMS, *l1 = gpu[1] + offset[2] + 1 * SMS;
     f1[9] = 1025ull << 40 | (MASK - 70000);
     l1[9] = 1025ull << 40 | 71000;
     f1[2] = 1ull << 40 | (MASK - 100);
@@ -116,8 +117,8 @@ int main(void)
     CHECK(slices[0].last_ns == 1071000);
 
     /* a user's array and ring */
-    gpu[1][offset[4] + 2] = 42;
-    uint64_t *ring = gpu[0] + offset[5];
+    gpu[1][offset[3] + 2] = 42;
+    uint64_t *ring = gpu[0] + offset[4];
     ring[0] = 5; /* pushes: 2 kept, 3 dropped */
     ring[1] = 3;
     ring[2] = 1111;
@@ -128,11 +129,11 @@ int main(void)
     /* memory-locality, kernel 0's parameter 0 (slot 1): GPU 0 read its own
      * pages 300 times (in two copies) and GPU 1's 100 times; GPU 1 read
      * outside the pool 50 times and a replica 50 times. */
-    gpu[0][offset[6] + ML_AT(0, 0, 1, 2)] = 200;
-    gpu[0][offset[6] + ML_AT(5, 0, 1, 2)] = 100;
-    gpu[0][offset[6] + ML_AT(3, 0, 1, 3)] = 100;
-    gpu[1][offset[6] + ML_AT(7, 0, 1, MGPU_PROBE_LOCALITY_OUTSIDE)] = 50;
-    gpu[1][offset[6] + ML_AT(2, 0, 1, MGPU_PROBE_LOCALITY_REPLICA)] = 50;
+    gpu[0][offset[5] + ML_AT(0, 0, 1, 2)] = 200;
+    gpu[0][offset[5] + ML_AT(5, 0, 1, 2)] = 100;
+    gpu[0][offset[5] + ML_AT(3, 0, 1, 3)] = 100;
+    gpu[1][offset[5] + ML_AT(7, 0, 1, MGPU_PROBE_LOCALITY_OUTSIDE)] = 50;
+    gpu[1][offset[5] + ML_AT(2, 0, 1, MGPU_PROBE_LOCALITY_REPLICA)] = 50;
 
     char *text = NULL;
     size_t size = 0;
@@ -143,7 +144,7 @@ int main(void)
     CHECK_CONTAINS(text, "thread-count: blocks and threads each GPU ran");
     CHECK_CONTAINS(text, "0 (dev 0)                96            24576   75.0%");
     CHECK_CONTAINS(text, "1 (dev 0)                32             8192   25.0%");
-    CHECK_CONTAINS(text, "all                     128");
+    CHECK_CONTAINS(text, "all                     128            32768\n");
     /* launch 1 on GPU 0: called at 1001000, first block 1004000: 3.0 us */
     CHECK_CONTAINS(text, "launch-latency: per kernel and GPU");
     CHECK_CONTAINS(text, "0 (dev 0)           1          3.0          5.0          0.0        0.0");
@@ -163,6 +164,18 @@ int main(void)
     CHECK_CONTAINS(text, "events                   GPU 0 (dev 0)    ring: 2 records, 3 dropped");
     free(text);
 
+    /* Blocks of two sizes: the blocks, no threads. */
+    kernel.block_threads_min = 128;
+    text = NULL;
+    out = open_memstream(&text, &size);
+    mgpu_probe_tables_print(&r, out);
+    fclose(out);
+    CHECK_CONTAINS(text, "0 (dev 0)                96                -   75.0%");
+    CHECK_CONTAINS(text, "all                     128\n");
+    CHECK_CONTAINS(text, "blocks of several sizes: threads not counted");
+    free(text);
+    kernel.block_threads_min = 256;
+
     char path[] = "/tmp/mgpu-test-probes-XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
@@ -176,6 +189,7 @@ int main(void)
     unlink(path);
     CHECK(size > 0);
     CHECK_CONTAINS(text, "{\"type\":\"kernel\",\"id\":0,\"name\":\"vector_add\"");
+    CHECK_CONTAINS(text, "\"block_threads\":[256,256]}");
     CHECK_CONTAINS(text, "{\"type\":\"launch\",\"sequence\":1,\"kernel\":0,\"host_ns\":1001000}");
     CHECK_CONTAINS(text, "\"map\":\"counts\",\"gpu\":1,\"length\":4,\"initial\":0,\"entries\":[[2,42]]}");
     CHECK_CONTAINS(text, "{\"type\":\"ring\",\"map\":\"events\",\"gpu\":0,\"pushed\":5,\"dropped\":3,"
