@@ -215,6 +215,42 @@ for set in 1 0x4; do
   pass "$gpus: $ml_grid blocks: block-time in $want of each slice's $slice blocks (one in 32), thread-count in all, launch-latency a slice per launch on each GPU"
 done
 
+# Probes inlined into a grid-stride loop cut by iterations (saxpy at 0x4):
+# the loop's rewrite patches the kernel's index and step registers, not an
+# inlined probe's registers of the same names. The step of saxpy's loop is
+# %rd3 (nvcc 13.0); a probe declares its own %rd3, sets it to 1 and adds it
+# per block: patched as the step, it added nctaid * ntid instead. Its count
+# must equal thread-count's, whose blocks must spread over multiprocessors.
+cat > "$work/step_named.cu" << 'EOF2'
+#include <mgpu/probe.h>
+MGPU_PROBE_ARRAY(step_named_blocks, 1);
+MGPU_PROBE_BLOCK_ENTRY(step_named_entry, "*saxpy*")
+{
+    mgpu_u64 one;
+    asm volatile("{\n\t.reg .b64 %%rd3;\n\tmov.u64 %%rd3, 1;\n\tmov.u64 %0, %%rd3;\n\t}" : "=l"(one));
+    mgpu_array_add(step_named_blocks, 0, one);
+}
+EOF2
+examples/saxpy --quick > "$work/saxpy_plain.out" 2> "$work/saxpy_plain.err" ||
+  { cat "$work/saxpy_plain.err"; fail "plain saxpy"; }
+out="$work/saxpy.jsonl"
+MGPU_SPLIT=always MGPU_PROBE_OUT="$out" "$MGPU_RUN" --gpus 0x4 -v -v --probe thread-count \
+  --probe "$work/step_named.cu" examples/saxpy --quick > "$work/saxpy.out" 2> "$work/saxpy.err" ||
+  { cat "$work/saxpy.err"; fail "saxpy with probes"; }
+grep -v '^time: ' "$work/saxpy_plain.out" > "$work/saxpy_plain.result"
+grep -v '^time: ' "$work/saxpy.out" | diff "$work/saxpy_plain.result" - > /dev/null ||
+  fail "saxpy with probes: the output differs from the plain run"
+expect_in "$work/saxpy.err" "GPU 3: iterations"
+kid=$(json_field "$(grep '"type":"kernel"' "$out" | grep saxpy | head -n 1)" id)
+for g in 0 1 2 3; do
+  blocks=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k { s += $2 } END { print s + 0 }')
+  sms=$(map_entries "$out" tc_blocks $g | awk -v k="$kid" 'int($1 / 256) == k && $2 > 0 { n++ } END { print n + 0 }')
+  counted=$(map_entries "$out" step_named_blocks $g | awk '{ s += $2 } END { print s + 0 }')
+  [ "$blocks" -gt 0 ] && [ "$counted" -eq "$blocks" ] && [ "$sms" -gt 1 ] ||
+    fail "saxpy cut by iterations, GPU $g: $blocks blocks on $sms multiprocessors, the probe's own %rd3 added $counted"
+done
+pass "probes in saxpy's loop cut by iterations: a probe's %rd3 is its own, not the loop's step; thread-count's blocks spread"
+
 # The example probes: blocks per SM, warp durations, a ring of block starts,
 # a watch on a range of vector_add's output.
 for ex in blocks-per-sm warp-time block-records address-watch; do

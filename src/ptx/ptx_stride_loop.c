@@ -875,19 +875,77 @@ static bool is_update(const struct ptx_instruction *ins, const struct ptx_stride
            ptx_str_equal(ins->ops[2], l->step);
 }
 
+/* Whether .reg directive `text` declares register `name`: by its name, or
+ * in a range (%r<5> declares %r0 to %r4). */
+static bool reg_declares(struct ptx_str text, struct ptx_str name)
+{
+    if (!ptx_str_starts_with(text, ".reg"))
+        return false;
+    const char *p = text.p + 4, *end = text.p + text.n;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+            p++;
+        if (p == end || *p == ';')
+            break;
+        const char *start = p;
+        while (p < end && !strchr(" \t,;<", *p))
+            p++;
+        size_t len = (size_t)(p - start);
+        if (*start == '.' || (*start >= '0' && *start <= '9'))
+            continue; /* the state space, a type, a vector size, an alignment */
+        if (p == end || *p != '<') {
+            if (len == name.n && memcmp(start, name.p, len) == 0)
+                return true;
+            continue;
+        }
+        unsigned long count = 0;
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++)
+            count = count * 10 + (unsigned long)(*p - '0');
+        if (p < end && *p == '>')
+            p++;
+        if (name.n <= len || memcmp(start, name.p, len) != 0)
+            continue;
+        const char *digits = name.p + len, *last = name.p + name.n;
+        unsigned long index = 0;
+        bool number = digits < last && (*digits != '0' || digits + 1 == last);
+        for (const char *d = digits; number && d < last; d++) {
+            number = *d >= '0' && *d <= '9';
+            index = index * 10 + (unsigned long)(*d - '0');
+        }
+        if (number && index < count)
+            return true;
+    }
+    return false;
+}
+
 int ptx_rewrite_stride_loop(struct ptx_module *m, struct ptx_function *f,
                             const struct ptx_stride_loop *loop)
 {
     struct ptx_body_builder b;
     ptx_builder_init(&b, m);
+    /* Per block: whether it or a block around it declares a register of the
+     * index's (bit 0) or the step's (bit 1) name, which its statements then
+     * mean: an inlined probe's %r3 is not the kernel's. */
+    enum { SCOPES = PTX_MAX_BLOCK_DEPTH + 64 }; /* parsed, then wrapped by a few passes */
+    unsigned char hidden[SCOPES] = {0};
+    int depth = 0;
     for (size_t i = 0; i < f->nbody; i++) {
         struct ptx_stmt *s = f->body[i];
+        int at = depth < SCOPES ? depth : SCOPES - 1;
+        if (s->kind == PTX_BLOCK_OPEN && ++depth < SCOPES)
+            hidden[depth] = hidden[at];
+        depth -= s->kind == PTX_BLOCK_CLOSE && depth > 0;
+        if (s->kind == PTX_DIRECTIVE && depth > 0) {
+            hidden[at] |= reg_declares(s->u.text, loop->index) ? 1 : 0;
+            hidden[at] |= reg_declares(s->u.text, loop->step) ? 2 : 0;
+        }
         if (s->kind != PTX_INSTRUCTION) {
             ptx_builder_add(&b, s);
             continue;
         }
         const struct ptx_instruction *ins = &s->u.ins;
-        if (ptx_str_is(ins->opcode, "setp") && ins->nops == 3 &&
+        bool index_seen = !(hidden[at] & 1), step_seen = !(hidden[at] & 2);
+        if (index_seen && ptx_str_is(ins->opcode, "setp") && ins->nops == 3 &&
             ptx_str_equal(ins->ops[1], loop->index)) {
             ptx_builder_add_text(&b, bound_text(m, loop));
             struct ptx_stmt *copy = ptx_copy_instruction(m, s);
@@ -899,9 +957,9 @@ int ptx_rewrite_stride_loop(struct ptx_module *m, struct ptx_function *f,
         }
         ptx_builder_add(&b, s);
         struct ptx_str d = destination(ins);
-        if (ptx_str_equal(d, loop->index) && !is_update(ins, loop))
+        if (index_seen && ptx_str_equal(d, loop->index) && !is_update(ins, loop))
             ptx_builder_add_text(&b, init_text(m, loop));
-        else if (ptx_str_equal(d, loop->step))
+        else if (step_seen && ptx_str_equal(d, loop->step))
             ptx_builder_add_text(&b, step_text(m, loop));
     }
     return ptx_builder_finish(&b, f);

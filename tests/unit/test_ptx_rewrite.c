@@ -835,6 +835,33 @@ static void test_stride_loop(void)
     CHECK_CONTAINS(out, "setp.lt.u64 \t%p2, %rd17, %__mgpu_end;");
     mgpu_ptx_rewrite_free(&rw);
 
+    /* A block that declares registers of the index's and the step's names
+     * (a probe inlined into the loop's body) means its own: the rewrite
+     * leaves its writes and its comparison as they are, and patches the
+     * kernel's once each. */
+    struct ptx_module plain, probed;
+    struct ptx_stride_loop found;
+    CHECK(ptx_parse(stride_loop, sizeof stride_loop - 1, &plain) == 0);
+    CHECK(ptx_search_stride_loop(function_named(&plain, "saxpy"), &found) == PTX_STRIDE_FOUND);
+    const char *inlined = stride_variant("// BODY\n", "{\n.reg .b64 %rd<20>;\n.reg .pred %p<4>;\n"
+                                                      "mov.u64 %rd3, 5;\nmov.u64 %rd17, 7;\n"
+                                                      "setp.lt.u64 %p3, %rd17, %rd3;\n}\n");
+    CHECK(ptx_parse(inlined, strlen(inlined), &probed) == 0);
+    CHECK(ptx_rewrite_stride_loop(&probed, function_named(&probed, "saxpy"), &found) == 0);
+    char *printed = ptx_print(&probed, NULL);
+    CHECK_CONTAINS(
+        printed, "mov.u64 \t%rd3, 5;\n\tmov.u64 \t%rd17, 7;\n\tsetp.lt.u64 \t%p3, %rd17, %rd3;\n}");
+    size_t steps = 0, starts = 0;
+    for (const char *at = printed; at && (at = strstr(at, "@%__mgpu_on mul.wide.u32")) != NULL;
+         at++)
+        steps++;
+    for (const char *at = printed; at && (at = strstr(at, "[__mgpu_grid+32]")) != NULL; at++)
+        starts++;
+    CHECK(steps == 1 && starts == 1);
+    free(printed);
+    ptx_module_free(&probed);
+    ptx_module_free(&plain);
+
     /* Memory running out in the search fails the pass, with the reason,
      * instead of leaving the loop as if there were none. */
     ptx_stride_loop_calloc = failing_calloc;
