@@ -19,7 +19,7 @@
 #include "mirror_reads.h"
 #include "real_driver.h"
 #include "replicas.h"
-#include "runtime.h"
+#include "config.h"
 #include "split_launch.h"
 
 #include <pthread.h>

@@ -3,7 +3,7 @@
  * times without and with mirrors and at most one timing in flight. */
 #include "mirror_policy.h"
 
-#include "runtime.h"
+#include "config.h"
 #include "shape_timings.h"
 
 #include <pthread.h>

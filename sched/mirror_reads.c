@@ -8,7 +8,7 @@
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
 #include "replicas.h"
-#include "runtime.h"
+#include "config.h"
 
 #include <stdint.h>
 #include <string.h>

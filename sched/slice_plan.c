@@ -9,7 +9,7 @@
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
 #include "real_driver.h"
-#include "runtime.h"
+#include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -6,7 +6,7 @@
 
 #include "log.h"
 #include "real_driver.h"
-#include "runtime.h"
+#include "config.h"
 #include "slice_errors.h"
 
 #include <string.h>

@@ -7,7 +7,7 @@
 #include "memory_pool.h"
 #include "ptx/ptx_analysis.h"
 #include "run_links.h"
-#include "runtime.h"
+#include "config.h"
 
 /* A kernel with atomics whose whole launch takes this many times what its
  * bytes take at local bandwidth is taken to spend the rest on its atomics. */

@@ -8,7 +8,7 @@
 #include "monotonic_clock.h"
 #include "real_driver.h"
 #include "replicas.h"
-#include "runtime.h"
+#include "config.h"
 #include "shape_timings.h"
 
 #include <math.h>

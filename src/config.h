@@ -76,6 +76,11 @@ typedef const char *(*mgpu_getenv_fn)(const char *name);
 
 void mgpu_config_defaults(struct mgpu_config *cfg);
 
+/* Inside the program: the settings the runtime read at its start
+ * (runtime.c fills it before any hook runs); the layers below it read
+ * them here rather than through the runtime. */
+extern struct mgpu_config mgpu_cfg;
+
 /* Fills cfg from the variables that get() returns (getenv in real use).
  * Returns 0, or -1 with a one-line message naming the fix in err. */
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen);

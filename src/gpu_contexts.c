@@ -4,7 +4,7 @@
 
 #include "log.h"
 #include "real_driver.h"
-#include "runtime.h"
+#include "config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

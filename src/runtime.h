@@ -4,13 +4,11 @@
 #ifndef MGPU_RUNTIME_H
 #define MGPU_RUNTIME_H
 
-#include "config.h"
+#include "config.h" /* mgpu_cfg, which the runtime fills at its start */
 
 #include <stdbool.h>
 
 #define MGPU_EXPORT __attribute__((visibility("default")))
-
-extern struct mgpu_config mgpu_cfg;
 
 /* Starts the runtime; later calls return at once. shim_path is the shim's own
  * file, which the search for the real driver skips. */

@@ -15,7 +15,7 @@
 #include "foreign_writes.h"
 #include "hook_table.h"
 #include "log.h"
-#include "runtime.h"
+#include "config.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -18,7 +18,7 @@
 #include "hook_table.h"
 #include "log.h"
 #include "real_driver.h"
-#include "runtime.h"
+#include "config.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -15,7 +15,7 @@
 #include "program_image.h"
 #include "real_driver.h"
 #include "replicas.h"
-#include "runtime.h"
+#include "config.h"
 #include "thread_binding.h"
 
 #include <pthread.h>

@@ -9,7 +9,7 @@
 #include "monotonic_clock.h"
 #include "host_functions.h"
 #include "real_driver.h"
-#include "runtime.h"
+#include "config.h"
 
 #include <cudaTypedefs.h>
 #include <pthread.h>

@@ -21,7 +21,7 @@
 #include "private_reductions.h"
 #include "replicas.h"
 #include "report_format.h"
-#include "runtime.h"
+#include "config.h"
 #include "virtual_device.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #include "event_stubs.h"
 #include "mirror_policy.h"
 #include "real_driver.h"
-#include "runtime.h"
+#include "config.h"
 
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;

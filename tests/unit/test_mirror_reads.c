@@ -10,7 +10,7 @@
 #include "mirror_reads.h"
 #include "ptx/ptx_analysis.h"
 #include "replicas.h"
-#include "runtime.h"
+#include "config.h"
 
 #define BASE 0x100000000ull
 #define BUFFER_BYTES ((size_t)64 << 20)

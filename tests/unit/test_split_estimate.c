@@ -8,7 +8,7 @@
 #include "placement.h"
 #include "ptx/ptx_analysis.h"
 #include "run_links.h"
-#include "runtime.h"
+#include "config.h"
 #include "split_estimate.h"
 
 #define BUFFER_BYTES ((size_t)64 << 20)

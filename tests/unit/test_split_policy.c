@@ -14,7 +14,7 @@
 #include "mirror_reads.h"
 #include "real_driver.h"
 #include "replicas.h"
-#include "runtime.h"
+#include "config.h"
 #include "split_policy.h"
 
 struct mgpu_config mgpu_cfg;
