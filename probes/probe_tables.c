@@ -126,9 +126,9 @@ static void print_thread_count(const struct mgpu_probe_results *r, FILE *out)
             continue;
         /* Threads are the blocks counted times the launches' block size,
          * which the host knows: a second atomic per block to count them
-         * cost vector_add a point (one H200). Kernels launched with blocks
-         * of several sizes, and the kernels sharing the last row, have
-         * their blocks counted, not their threads. */
+         * cost vector_add a point (one H200). A kernel launched with
+         * blocks of several sizes (or, in the last row, kernels of
+         * different sizes) has its blocks counted, not its threads. */
         unsigned size = 0;
         bool several = false;
         for (unsigned j = k; j < r->nkernels && (j == k || k == MGPU_PROBE_TOOL_KERNELS - 1); j++) {

@@ -4,6 +4,7 @@
 # - the program's output is the plain run's with all three built-in tools;
 # - thread-count: each kernel's blocks, summed over the GPUs, are its
 #   launches times its grid; under 0x4 each GPU ran a quarter of each grid;
+#   its threads are the blocks times the block size the host recorded;
 # - launch-latency: every launch of the kernel has a first block start and
 #   a last block end on each GPU that ran a slice, after the host's launch
 #   call (within the clock's error) and in order; the table has a row per GPU;
@@ -14,6 +15,8 @@
 #   with the default placement and mostly remote with interleave; -n 1
 #   (no pool) all outside the pool;
 # - on 65536 blocks the timing tools run in the sampled blocks exactly;
+# - in saxpy's grid-stride loop cut by iterations, a probe's register named
+#   as the loop's step is the probe's own;
 # - the example probes run, a ring drops what does not fit and counts it;
 #   address-watch records each write into its range once, by the block
 #   and GPU that wrote it;

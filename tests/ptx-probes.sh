@@ -5,7 +5,8 @@
 #   pass, the module assembles for sm_90, and the probes are where they
 #   belong: entry glue once per probed kernel, exit glue before each ret,
 #   each probe's body inlined there (its label $__mgpu_inlined_NAME_N
-#   after it) with the kernel's id a constant;
+#   after it) with the kernel's id a constant; the entry glue after the
+#   kernel's opening register computations;
 # - a probe that does not compile, declares no probe, defines a kernel or
 #   clashes with the program's symbols gets a one-line error naming it;
 # - mgpu-run's --probe says the same before it runs anything.

@@ -14,9 +14,10 @@
  * that only compute registers (glue_position). With exit probes, thread
  * (0, 0, 0) also zeroes the block's count of threads gone and the block
  * waits at a barrier before the entry probes, which every thread reaches
- * because the statements before it have no branch (after them, every block waited for thread (0, 0,
- * 0)'s probes: launch-latency made vector_add 1.31x slower on an H100, against 1.17x with the
- * barrier before them, both with a relaxed count).
+ * because the statements before it have no branch (after the probes,
+ * every block waited for thread (0, 0, 0)'s: launch-latency made
+ * vector_add 1.31x slower on an H100, against 1.17x with the barrier
+ * before them, both with a relaxed count).
  *
  * Before each `ret` and `exit` of the kernel (under the instruction's own
  * guard) the threads leaving together count themselves gone, with one
