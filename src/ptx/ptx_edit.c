@@ -259,6 +259,24 @@ void ptx_name_set_free(struct ptx_name_set *set)
     memset(set, 0, sizeof *set);
 }
 
+struct ptx_stmt *ptx_rename_label_operands(struct ptx_module *module, struct ptx_stmt *s,
+                                           const struct ptx_name_set *labels, const char *suffix)
+{
+    struct ptx_stmt *copy = NULL;
+    for (uint32_t k = 0; s->kind == PTX_INSTRUCTION && k < s->u.ins.nops; k++) {
+        struct ptx_str op = s->u.ins.ops[k];
+        if (ptx_name_set_find(labels, op) < 0)
+            continue;
+        if (copy == NULL && (copy = ptx_copy_instruction(module, s)) == NULL)
+            return NULL;
+        const char *name = ptx_format(module, "%.*s%s", (int)op.n, op.p, suffix);
+        if (name == NULL)
+            return NULL;
+        copy->u.ins.ops[k] = ptx_str_of(name);
+    }
+    return copy != NULL ? copy : s;
+}
+
 int ptx_add_declaration(struct ptx_module *module, const char *text)
 {
     if (text == NULL)

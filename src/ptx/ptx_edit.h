@@ -53,6 +53,12 @@ long ptx_name_set_add(struct ptx_name_set *set, struct ptx_str name);
 long ptx_name_set_find(const struct ptx_name_set *set, struct ptx_str name);
 void ptx_name_set_free(struct ptx_name_set *set);
 
+/* Instruction s, or a copy of it in which each operand that is one of
+ * `labels` has `suffix` appended (for a body copied where its labels
+ * would clash); NULL when memory runs out. */
+struct ptx_stmt *ptx_rename_label_operands(struct ptx_module *module, struct ptx_stmt *s,
+                                           const struct ptx_name_set *labels, const char *suffix);
+
 /* Adds top-level variable declarations (text owned by the arena) before
  * the module's first function, where every function can see them. */
 int ptx_add_declaration(struct ptx_module *module, const char *text);

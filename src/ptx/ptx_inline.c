@@ -93,25 +93,6 @@ bool ptx_inlinable(const struct ptx_function *f)
     return true;
 }
 
-/* Statement s of the callee with the labels of `labels` renamed. */
-static struct ptx_stmt *renamed(struct ptx_body_builder *b, struct ptx_stmt *s,
-                                const struct ptx_name_set *labels, const char *suffix)
-{
-    struct ptx_stmt *copy = NULL;
-    for (uint32_t k = 0; k < s->u.ins.nops && !b->failed; k++) {
-        struct ptx_str op = s->u.ins.ops[k];
-        if (ptx_name_set_find(labels, op) < 0)
-            continue;
-        if (copy == NULL)
-            copy = ptx_copy_instruction(b->module, s);
-        const char *name = copy ? ptx_format(b->module, "%.*s%s", (int)op.n, op.p, suffix) : NULL;
-        b->failed = name == NULL;
-        if (name != NULL)
-            copy->u.ins.ops[k] = ptx_str_of(name);
-    }
-    return copy != NULL ? copy : s;
-}
-
 void ptx_inline(struct ptx_body_builder *b, const struct ptx_inline_call *c)
 {
     struct ptx_module *m = b->module;
@@ -162,8 +143,12 @@ void ptx_inline(struct ptx_body_builder *b, const struct ptx_inline_call *c)
                                   c->loads[l].value);
         if (text != NULL)
             ptx_builder_add_text(b, text);
-        else
-            ptx_builder_add(b, renamed(b, s, &labels, c->suffix));
+        else {
+            struct ptx_stmt *r = ptx_rename_label_operands(m, s, &labels, c->suffix);
+            b->failed |= r == NULL;
+            if (r != NULL)
+                ptx_builder_add(b, r);
+        }
     }
     ptx_builder_add_text(b, ptx_format(m, "}\n%s:", end));
     ptx_name_set_free(&labels);

@@ -590,16 +590,9 @@ static void rename_labels(struct ptx_body_builder *b, size_t from, const char *s
             if (name != NULL)
                 copy->u.text = ptx_str_of(name);
         }
-        for (uint32_t k = 0; s->kind == PTX_INSTRUCTION && k < s->u.ins.nops && !b->failed; k++) {
-            struct ptx_str op = s->u.ins.ops[k];
-            if (ptx_name_set_find(&labels, op) < 0)
-                continue;
-            if (copy == NULL)
-                copy = ptx_copy_instruction(m, s);
-            const char *name = copy ? ptx_format(m, "%.*s%s", (int)op.n, op.p, suffix) : NULL;
-            b->failed = name == NULL;
-            if (name != NULL)
-                copy->u.ins.ops[k] = ptx_str_of(name);
+        if (s->kind == PTX_INSTRUCTION) {
+            copy = ptx_rename_label_operands(m, s, &labels, suffix);
+            b->failed = copy == NULL;
         }
         if (copy != NULL && !b->failed)
             b->items[i] = copy;
