@@ -259,6 +259,14 @@ void ptx_name_set_free(struct ptx_name_set *set)
     memset(set, 0, sizeof *set);
 }
 
+bool ptx_directive_is(const struct ptx_stmt *s, const char *const *words)
+{
+    for (size_t i = 0; s->kind == PTX_DIRECTIVE && words[i] != NULL; i++)
+        if (ptx_str_starts_with(s->u.text, words[i]))
+            return true;
+    return false;
+}
+
 struct ptx_stmt *ptx_rename_label_operands(struct ptx_module *module, struct ptx_stmt *s,
                                            const struct ptx_name_set *labels, const char *suffix)
 {

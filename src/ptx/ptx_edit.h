@@ -53,6 +53,10 @@ long ptx_name_set_add(struct ptx_name_set *set, struct ptx_str name);
 long ptx_name_set_find(const struct ptx_name_set *set, struct ptx_str name);
 void ptx_name_set_free(struct ptx_name_set *set);
 
+/* Whether s is a directive (in a body) that starts with one of `words`
+ * (NULL-terminated: ".reg", ".loc", ...). */
+bool ptx_directive_is(const struct ptx_stmt *s, const char *const *words);
+
 /* Instruction s, or a copy of it in which each operand that is one of
  * `labels` has `suffix` appended (for a body copied where its labels
  * would clash); NULL when memory runs out. */

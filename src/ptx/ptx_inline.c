@@ -4,11 +4,6 @@
 
 #include <string.h>
 
-static bool directive_starts(const struct ptx_stmt *s, const char *word)
-{
-    return s->kind == PTX_DIRECTIVE && ptx_str_starts_with(s->u.text, word);
-}
-
 struct param_use {
     const struct ptx_function *f;
     bool found;
@@ -80,9 +75,8 @@ bool ptx_inlinable(const struct ptx_function *f)
         const struct ptx_stmt *s = f->body[i];
         if (s->kind == PTX_VERBATIM)
             return false;
-        for (size_t k = 0; refused[k] != NULL; k++)
-            if (directive_starts(s, refused[k]))
-                return false;
+        if (ptx_directive_is(s, refused))
+            return false;
         if (s->kind != PTX_INSTRUCTION)
             continue;
         const struct ptx_instruction *ins = &s->u.ins;
@@ -112,9 +106,10 @@ void ptx_inline(struct ptx_body_builder *b, const struct ptx_inline_call *c)
         if (f->body[i]->kind == PTX_LABEL && ptx_name_set_add(&labels, f->body[i]->u.text) < 0)
             b->failed = true;
     ptx_builder_add_text(b, "{");
+    static const char *const loc[] = {".loc", NULL};
     for (size_t i = 0; i < f->nbody && !b->failed; i++) {
         struct ptx_stmt *s = f->body[i];
-        if (directive_starts(s, ".loc"))
+        if (ptx_directive_is(s, loc))
             continue;
         if (s->kind == PTX_LABEL) {
             ptx_builder_add_text(

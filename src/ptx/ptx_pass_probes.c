@@ -415,16 +415,6 @@ static const struct mgpu_kernel_info *analysed(const struct pass_state *st,
     return NULL;
 }
 
-static bool directive_is(const struct ptx_stmt *s, const char *const *words)
-{
-    if (s->kind != PTX_DIRECTIVE)
-        return false;
-    for (size_t i = 0; words[i] != NULL; i++)
-        if (ptx_str_starts_with(s->u.text, words[i]))
-            return true;
-    return false;
-}
-
 /* For a walk over a body, one statement at a time (*depth: the block
  * depth, updated here): whether s is a declaration the two copies of the
  * body share, one of the body's own at its top level. Those go once before
@@ -435,7 +425,7 @@ static bool shared_declaration(const struct ptx_stmt *s, int *depth)
     static const char *const declarations[] = {".reg", ".local", ".shared", ".param", NULL};
     *depth += s->kind == PTX_BLOCK_OPEN;
     *depth -= s->kind == PTX_BLOCK_CLOSE;
-    return *depth == 0 && directive_is(s, declarations);
+    return *depth == 0 && ptx_directive_is(s, declarations);
 }
 
 /* Whether s only computes registers: from registers, immediates, the
@@ -478,7 +468,7 @@ static size_t glue_position(const struct ptx_function *f)
     static const char *const declarations[] = {".reg", ".local", ".shared", ".param", ".loc", NULL};
     size_t i = 0;
     while (i < f->nbody &&
-           (directive_is(f->body[i], declarations) || computes_registers(f->body[i])))
+           (ptx_directive_is(f->body[i], declarations) || computes_registers(f->body[i])))
         i++;
     return i;
 }
@@ -500,7 +490,7 @@ static bool copyable(const struct ptx_function *f, const struct ptx_stride_plan 
         const struct ptx_stmt *s = f->body[i];
         depth += s->kind == PTX_BLOCK_OPEN;
         depth -= s->kind == PTX_BLOCK_CLOSE;
-        if (directive_is(s, label_lists) || (depth > 0 && directive_is(s, memory)))
+        if (ptx_directive_is(s, label_lists) || (depth > 0 && ptx_directive_is(s, memory)))
             return false;
     }
     return true;
