@@ -217,6 +217,12 @@ struct pass_state {
     bool block_rows, block_layers;
 };
 
+/* The loads of the block words (the kernel's id, the launch's number) that
+ * an inlined probe does without: add_probe_call replaces them,
+ * plan_inlining looks for any other use. */
+#define KERNEL_ID_WORD "[" PTX_PROBE_BLOCK "+8]"
+#define LAUNCH_WORD "[" PTX_PROBE_BLOCK "]"
+
 /* The call of probe `probe` with the edge flag in register `edge`, under
  * `guard` (empty: none): its body in place of the call where it can be,
  * with the kernel's id a constant and the launch's number read from
@@ -237,8 +243,8 @@ static void add_probe_call(struct ptx_body_builder *b, const struct pass_state *
         ptx_format(m, "[" MGPU_PTX_GRID_PARAM "+%d]", MGPU_PTX_GRID_SEQUENCE_OFFSET);
     const char *suffix = ptx_format(m, "_%u", (*st->sites)++);
     struct ptx_inline_load loads[2] = {
-        {"[" PTX_PROBE_BLOCK "+8]", "mov.u32", kernel},
-        {"[" PTX_PROBE_BLOCK "]", "ld.param.u32", sequence},
+        {KERNEL_ID_WORD, "mov.u32", kernel},
+        {LAUNCH_WORD, "ld.param.u32", sequence},
     };
     if (kernel == NULL || sequence == NULL || suffix == NULL) {
         b->failed = true;
@@ -761,8 +767,7 @@ int ptx_pass_probes(struct ptx_module *m, const struct ptx_probe_inject *inject,
 static bool block_word_load(const struct ptx_instruction *ins)
 {
     return ptx_str_is(ins->opcode, "ld") && ins->nops == 2 &&
-           (ptx_str_is(ins->ops[1], "[" PTX_PROBE_BLOCK "]") ||
-            ptx_str_is(ins->ops[1], "[" PTX_PROBE_BLOCK "+8]"));
+           (ptx_str_is(ins->ops[1], LAUNCH_WORD) || ptx_str_is(ins->ops[1], KERNEL_ID_WORD));
 }
 
 static bool names_block_words(const struct ptx_instruction *ins)
