@@ -5,6 +5,7 @@
 
 #include "launch_params.h"
 #include "memory_pool.h"
+#include "placement_follow.h"
 #include "ptx/ptx_analysis.h"
 #include "run_links.h"
 #include "config.h"
@@ -36,20 +37,47 @@ static void slice_share(const struct mgpu_split_estimate *e, int s, double *lo, 
     *hi = (double)(slice->first[dim] + slice->dims[dim]) / e->grid[dim];
 }
 
+#define SPREAD_RUNS_MAX 64
+
+/* The bytes of [from, to) of buffer b each GPU holds, into held[]: as the
+ * pool has them, or, for an estimate with the large buffers spread, as
+ * the pool's spread would lay them out. */
+static void bytes_held(const struct mgpu_split_estimate *e, const struct mgpu_pool_block *b,
+                       CUdeviceptr from, CUdeviceptr to, size_t held[MGPU_MAX_GPUS])
+{
+    struct mgpu_owner_run runs[SPREAD_RUNS_MAX];
+    size_t nruns = 0;
+    if (e->spread && b->bytes >= MGPU_FOLLOW_MIN_BYTES)
+        nruns = mgpu_pool_spread_runs(b->start, runs, SPREAD_RUNS_MAX);
+    if (nruns == 0 || nruns > SPREAD_RUNS_MAX) {
+        mgpu_pool_bytes_by_gpu(from, to - from, held);
+        return;
+    }
+    for (int g = 0; g < MGPU_MAX_GPUS; g++)
+        held[g] = 0;
+    for (size_t r = 0; r < nruns; r++) {
+        CUdeviceptr lo = b->start + runs[r].offset, hi = lo + runs[r].bytes;
+        lo = lo > from ? lo : from;
+        hi = hi < to ? hi : to;
+        if (hi > lo && runs[r].gpu >= 0 && runs[r].gpu < MGPU_MAX_GPUS)
+            held[runs[r].gpu] += hi - lo;
+    }
+}
+
 /* What GPU entry `gpu` reads of [lo, hi) of buffer b where another entry
  * holds it, `scatter` bytes over the link per byte used: the seconds at the
  * links' bandwidths, added to *seconds, and the bytes, added to
  * bytes_from[owner]. */
-static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool_block *b,
-                         double scatter, double lo, double hi, int gpu, double *seconds,
-                         double *bytes_from)
+static void remote_reads(const struct mgpu_split_estimate *e, const struct mgpu_link_model *m,
+                         const struct mgpu_pool_block *b, double scatter, double lo, double hi,
+                         int gpu, double *seconds, double *bytes_from)
 {
     CUdeviceptr from = b->start + (CUdeviceptr)(lo * (double)b->bytes);
     CUdeviceptr to = b->start + (CUdeviceptr)(hi * (double)b->bytes);
     if (to <= from || gpu >= m->nentries)
         return;
     size_t held[MGPU_MAX_GPUS];
-    mgpu_pool_bytes_by_gpu(from, to - from, held);
+    bytes_held(e, b, from, to, held);
     for (int owner = 0; owner < m->nentries && owner < MGPU_MAX_GPUS; owner++) {
         if (owner == gpu || held[owner] == 0)
             continue;
@@ -61,13 +89,14 @@ static void remote_reads(const struct mgpu_link_model *m, const struct mgpu_pool
 
 /* Seconds entry `gpu` spends reading [lo, hi) of every touched buffer
  * from other entries' memory; the bytes per owner added to bytes_from. */
-static double share_remote_seconds(const struct mgpu_link_model *m,
+static double share_remote_seconds(const struct mgpu_split_estimate *e,
+                                   const struct mgpu_link_model *m,
                                    const struct mgpu_pool_block *buffers, const double *scatter,
                                    int nbuffers, double lo, double hi, int gpu, double *bytes_from)
 {
     double seconds = 0.0;
     for (int j = 0; j < nbuffers; j++)
-        remote_reads(m, &buffers[j], scatter[j], lo, hi, gpu, &seconds, bytes_from);
+        remote_reads(e, m, &buffers[j], scatter[j], lo, hi, gpu, &seconds, bytes_from);
     return seconds;
 }
 
@@ -187,16 +216,20 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
     int nbuffers = (int)mgpu_launch_param_buffers(k, e->params, e->buffer, buffers, 64);
     double scatter[64];
     buffer_scatter(e, buffers, nbuffers, scatter);
-    /* The whole launch, on the home GPU, read what others hold too. */
+    /* The whole launch, on the home GPU, read what others hold too (as
+     * they lie now: that is what it was measured with). */
     double whole_from[MGPU_MAX_GPUS] = {0}, split_from[MGPU_MAX_GPUS] = {0};
+    struct mgpu_split_estimate as_measured = *e;
+    as_measured.spread = false;
     double whole_remote_us =
-        share_remote_seconds(m, buffers, scatter, nbuffers, 0.0, 1.0, 0, whole_from) * 1e6;
+        share_remote_seconds(&as_measured, m, buffers, scatter, nbuffers, 0.0, 1.0, 0, whole_from) *
+        1e6;
     double rest_us = whole_us > whole_remote_us ? whole_us - whole_remote_us : 0.0;
     double slowest_us = 0.0;
     for (int s = 0; s < e->nslices; s++) {
         double lo, hi;
         slice_share(e, s, &lo, &hi);
-        double remote_us = share_remote_seconds(m, buffers, scatter, nbuffers, lo, hi,
+        double remote_us = share_remote_seconds(e, m, buffers, scatter, nbuffers, lo, hi,
                                                 e->slices[s].gpu, split_from) *
                            1e6;
         double us = rest_us * (hi - lo) + remote_us;

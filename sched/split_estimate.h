@@ -18,7 +18,13 @@
  * atomics, which split still meet at the buffer's owner and, from the other
  * GPUs, across a link: such a split is estimated slower than whole.
  * The estimate only keeps the cost model from trying splits that cannot
- * pay: what it tries is still decided by measured times. */
+ * pay: what it tries is still decided by measured times.
+ *
+ * With `spread`, the same launch is estimated as it would run after its
+ * buffers of MGPU_FOLLOW_MIN_BYTES or more were laid out as the pool
+ * spreads them (one part per GPU in GPU order, what mgpu_pool_spread
+ * makes): the question the split policy asks when data lying on one GPU
+ * are all that keep a split from paying (placement_follow.h). */
 #ifndef MGPU_SPLIT_ESTIMATE_H
 #define MGPU_SPLIT_ESTIMATE_H
 
@@ -35,6 +41,8 @@ struct mgpu_split_estimate {
     /* The split privatises the reductions the analysis found privatisable
      * (mirror/private_reductions.h): each GPU's atomics then stay on it. */
     bool privatised;
+    /* Estimate it with the large buffers spread (see above). */
+    bool spread;
 };
 
 /* The split launch's estimated GPU time in microseconds, given the whole

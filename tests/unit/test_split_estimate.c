@@ -1,8 +1,8 @@
 /* Unit tests of the split's estimate (sched/split_estimate.c) on a toy pool
  * and link model: where a kernel's buffers lie decides whether a split of it
- * is worth trying. The pool and the run's links are stubs here: two
- * buffers of 64 MiB, on the home GPU or spread, and links of 400 GB/s (a
- * twelfth of 4.8 TB/s). */
+ * is worth trying, and what it would be with them spread. The pool and the run's links are stubs
+ * here: two buffers of 64 MiB, on the home GPU or spread, and links of 400 GB/s (a twelfth of 4.8
+ * TB/s). */
 #include "check.h"
 #include "memory_pool.h"
 #include "placement.h"
@@ -56,6 +56,18 @@ int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_M
     return holders;
 }
 
+/* The pool's spread of either buffer: one part per entry of the model, in
+ * order (what place(n, -1) lays out). */
+size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, size_t max)
+{
+    if (!mgpu_pool_holds(start) || max < (size_t)model.nentries)
+        return 0;
+    for (int g = 0; g < model.nentries; g++)
+        runs[g] = (struct mgpu_owner_run){BUFFER_BYTES / (size_t)model.nentries * (size_t)g,
+                                          BUFFER_BYTES / (size_t)model.nentries, g};
+    return (size_t)model.nentries;
+}
+
 const struct mgpu_link_model *mgpu_run_links(void)
 {
     return &model;
@@ -89,6 +101,7 @@ static void links(int ngpus)
  * mirrors may privatise. */
 static const unsigned char *scatter; /* the analysis's per parameter; NULL: none */
 static bool privatised;              /* the split privatises reductions */
+static bool spread;                  /* estimated with the buffers spread */
 
 static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool atomics)
 {
@@ -115,7 +128,7 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
         slices[s].dims[0] = 4096u / (unsigned)ngpus;
         slices[s].dims[1] = slices[s].dims[2] = 1;
     }
-    struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus, privatised};
+    struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus, privatised, spread};
     return mgpu_split_estimate_us(&e, whole_us);
 }
 
@@ -164,6 +177,18 @@ int main(void)
     links(4);
     place(4, 0);
     CHECK(near(estimate(4, 200.0, 0), 3 * remote_us / 2));
+
+    /* The same launch as it would run with both buffers spread, the
+     * question of a split that placement could make pay: the whole launch
+     * read nothing remotely, and each slice finds its quarter at home. */
+    spread = true;
+    CHECK(near(estimate(4, 200.0, 0), 50.0));
+    /* Spread already: as without the question. */
+    place(4, -1);
+    CHECK(near(estimate(4, 400.0, 0), (400.0 - 3 * remote_us / 2) / 4));
+    spread = false;
+    CHECK(near(estimate(4, 400.0, 0), (400.0 - 3 * remote_us / 2) / 4));
+    place(4, 0);
 
     /* A kernel that loads or stores through pointers of unknown origin,
      * or one without analysis of its parameters: no estimate. */
