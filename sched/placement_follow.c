@@ -27,7 +27,8 @@ struct buffer_use {
     int streak;
     int on_gpu; /* where mgpu moved it last; SPLIT: spread again; NONE: never moved */
     int moves;
-    bool declined; /* the cost model said the last move would not pay */
+    bool declined;  /* the cost model said the last move would not pay */
+    bool for_split; /* spread last for a split the split policy chose */
     unsigned long whole_launches, split_launches;
 };
 
@@ -87,7 +88,8 @@ static struct buffer_use *use_of(const struct mgpu_pool_block *b)
         }
         free_slot = &uses[nuses++];
     }
-    *free_slot = (struct buffer_use){b->start, b->bytes, b->id, NONE, 0, NONE, 0, false, 0, 0};
+    *free_slot = (struct buffer_use){
+        .start = b->start, .bytes = b->bytes, .id = b->id, .streak_kind = NONE, .on_gpu = NONE};
     return free_slot;
 }
 
@@ -159,8 +161,9 @@ static int sole_gpu(const struct buffer_use *u)
     return gpu;
 }
 
-/* Under lock: u moved onto `gpu`, or spread again with SPLIT. */
-static void move(struct buffer_use *u, int gpu)
+/* Under lock: u moved onto `gpu`, or spread again with SPLIT; `why` ends
+ * the -v line ("after 4 split launches"). */
+static void move(struct buffer_use *u, int gpu, const char *why)
 {
     long long began = mgpu_monotonic_ns();
     CUresult r =
@@ -178,17 +181,16 @@ static void move(struct buffer_use *u, int gpu)
         return;
     }
     u->on_gpu = gpu;
+    u->for_split = false;
     stats.moves++;
     stats.bytes_moved += u->bytes;
     stats.move_ms += ms;
     if (gpu == SPLIT)
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs after %d "
-                  "split launches (%.2f ms)",
-                  u->bytes, (unsigned long long)u->start, u->streak, ms);
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs %s (%.2f ms)",
+                  u->bytes, (unsigned long long)u->start, why, ms);
     else
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d after %d whole "
-                  "launches there (%.2f ms)",
-                  u->bytes, (unsigned long long)u->start, gpu, u->streak, ms);
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d %s (%.2f ms)", u->bytes,
+                  (unsigned long long)u->start, gpu, why, ms);
 }
 
 /* Under lock: one more launch used u, whole on `gpu` or split (SPLIT). */
@@ -206,8 +208,12 @@ static void count(struct buffer_use *u, int gpu)
     }
     if (u->streak < MGPU_FOLLOW_STREAK || u->moves >= MGPU_FOLLOW_MOVES_MAX)
         return;
-    if ((gpu == SPLIT ? sole_gpu(u) >= 0 : sole_gpu(u) != gpu) && move_pays(u, gpu))
-        move(u, gpu);
+    if ((gpu == SPLIT ? sole_gpu(u) >= 0 : sole_gpu(u) != gpu) && move_pays(u, gpu)) {
+        char why[64];
+        snprintf(why, sizeof why, "after %d %s launches%s", u->streak,
+                 gpu == SPLIT ? "split" : "whole", gpu == SPLIT ? "" : " there");
+        move(u, gpu, why);
+    }
 }
 
 /* The launch's pool buffers, each once, into out (at most max); all the
@@ -256,6 +262,74 @@ void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
     pthread_mutex_unlock(&lock);
 }
 
+/* Under lock: the records of the launch's buffers that a spread for a
+ * split would move (on one GPU, moves left), into out; how many. */
+static size_t spreadable(const struct mgpu_kernel_copies *k, void *const *params,
+                         const void *buffer, struct buffer_use **out)
+{
+    struct mgpu_pool_block used[BUFFERS_PER_LAUNCH];
+    size_t n = k != NULL && k->param_use != NULL
+                   ? mgpu_launch_param_buffers(k, params, buffer, used, BUFFERS_PER_LAUNCH)
+                   : 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n && i < BUFFERS_PER_LAUNCH; i++) {
+        if (used[i].bytes < MGPU_FOLLOW_MIN_BYTES)
+            continue;
+        struct buffer_use *u = use_of(&used[i]);
+        if (u != NULL && u->moves < MGPU_FOLLOW_MOVES_MAX && sole_gpu(u) >= 0)
+            out[count++] = u;
+    }
+    return count;
+}
+
+double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *const *params,
+                                  const void *buffer)
+{
+    if (!follow_on || !one_launching_thread())
+        return -1.0;
+    const struct mgpu_link_model *model = mgpu_run_links();
+    if (model == NULL)
+        return -1.0;
+    struct buffer_use *movable[BUFFERS_PER_LAUNCH];
+    double seconds = 0.0;
+    pthread_mutex_lock(&lock);
+    size_t n = spreadable(k, params, buffer, movable);
+    for (size_t i = 0; i < n && seconds >= 0.0; i++) {
+        struct mgpu_link_move moves[MOVES_MAX];
+        size_t nmoves = 0;
+        if (planned_moves(movable[i], SPLIT, moves, &nmoves))
+            seconds += mgpu_link_copy_seconds(model, moves, nmoves);
+        else
+            seconds = -1.0; /* too many runs to say: not weighed */
+    }
+    pthread_mutex_unlock(&lock);
+    return n > 0 ? seconds : -1.0;
+}
+
+int mgpu_follow_spread_for_split(const struct mgpu_kernel_copies *k, void *const *params,
+                                 const void *buffer)
+{
+    if (!follow_on || !one_launching_thread())
+        return 0;
+    struct buffer_use *movable[BUFFERS_PER_LAUNCH];
+    int moved = 0;
+    pthread_mutex_lock(&lock);
+    size_t n = spreadable(k, params, buffer, movable);
+    for (size_t i = 0; i < n; i++) {
+        struct buffer_use *u = movable[i];
+        unsigned long before = stats.moves;
+        move(u, SPLIT, "before a split launch that pays only so");
+        if (stats.moves == before)
+            continue;
+        u->for_split = true;
+        u->streak_kind = NONE;
+        u->streak = 0;
+        moved++;
+    }
+    pthread_mutex_unlock(&lock);
+    return moved;
+}
+
 void mgpu_follow_stats(struct mgpu_follow_stats *out)
 {
     pthread_mutex_lock(&lock);
@@ -277,6 +351,8 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
         if (u->on_gpu >= 0)
             snprintf(where, sizeof where, "on GPU %d, moved there after whole launches on it",
                      u->on_gpu);
+        else if (u->on_gpu == SPLIT && u->for_split)
+            snprintf(where, sizeof where, "spread for a split that pays only so");
         else if (u->on_gpu == SPLIT)
             snprintf(where, sizeof where, "spread after split launches");
         else if (sole_gpu(u) >= 0)

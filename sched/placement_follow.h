@@ -11,6 +11,10 @@
  * times, then stays: one used both ways in turn never gathers a streak,
  * so it does not move at all.
  *
+ * A split that the split policy finds pays only once its buffers are
+ * spread spreads them before its first try (mgpu_follow_spread_for_split):
+ * whether a launch splits and where its data lie decided together.
+ *
  * A move waits for the home GPU's work and copies the buffer (memory_pool.h,
  * mgpu_pool_migrate), between the launch that completed the streak and
  * the next. It is safe only while no other host thread launches
@@ -39,6 +43,18 @@ bool mgpu_follow_on(void);
  * the GPU it ran on whole, or -1 when it was split. May move buffers. */
 void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params, const void *buffer,
                         int whole_gpu);
+
+/* Decided with the split (split_policy.h): before a split launch of an
+ * analysed kernel, the seconds the run's link model gives to spread the
+ * launch's buffers of MGPU_FOLLOW_MIN_BYTES or more that lie on one GPU,
+ * as the pool spreads them; negative when none of them can move (placement
+ * off, a second launching thread, each spread already or moved the most
+ * allowed) or there is no model. */
+double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *const *params,
+                                  const void *buffer);
+/* Spreads those buffers, each a move; returns how many moved. */
+int mgpu_follow_spread_for_split(const struct mgpu_kernel_copies *k, void *const *params,
+                                 const void *buffer);
 
 /* For the report. */
 struct mgpu_follow_stats {

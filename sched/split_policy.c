@@ -6,6 +6,7 @@
 #include "log.h"
 #include "mirror_reads.h"
 #include "monotonic_clock.h"
+#include "placement_follow.h"
 #include "real_driver.h"
 #include "replicas.h"
 #include "config.h"
@@ -21,8 +22,8 @@
  * on the other GPUs: the best of two decides, unless the first took twice
  * the whole launch or more, beyond what cold pages cost (transpose_naive,
  * 50 us whole on the home GPU of 4 x H200: 0.4 to 1.3 ms split four ways).
- * A privatised split's first try also makes its private copies: two
- * always decide. */
+ * A privatised split's first try also makes its private copies, and one
+ * after a spread for it meets pages just moved: two always decide. */
 #define SPLIT_SAMPLES 2
 #define SPLIT_CLEARLY_SLOWER 2.0
 #define PROBE_WAIT_MAX_MS 1000.0
@@ -36,6 +37,11 @@ struct shape {
     /* split, privatises its reductions (MGPU_MIRROR=auto): the estimate
      * found its split bound by atomics that privatised copies avoid */
     bool privatise;
+    /* the spread-first question was asked (split_after_spread), and its
+     * answer was to spread */
+    bool spread_asked, spread_for_split;
+    /* its next split launch spreads its buffers first */
+    bool spread_first;
     /* launches of the shape so far, whichever way they went */
     unsigned launches;
     /* In a kernel's own record (grid 0 x 0 x 0, with the block of its
@@ -72,7 +78,7 @@ static bool decided(const struct shape *s)
     const struct mgpu_shape_timings *t = &s->t;
     return s->kept_whole || t->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
            (t->samples[0] >= 1 && t->samples[1] >= SPLIT_SAMPLES) ||
-           (t->samples[0] >= 1 && t->samples[1] >= 1 && !s->privatise &&
+           (t->samples[0] >= 1 && t->samples[1] >= 1 && !s->privatise && !s->spread_for_split &&
             t->best_us[1] >= SPLIT_CLEARLY_SLOWER * t->best_us[0]);
 }
 
@@ -125,6 +131,37 @@ static void wait_for_timing(CUevent stop)
     }
 }
 
+/* Under policy_lock: whether a split that the estimate holds back with the
+ * data where they lie would pay after the launch's large buffers on one
+ * GPU were spread: the estimate with them spread, plus the model's time
+ * for their copies shared over the shape's launches so far (an
+ * allocation reused by a loop is weighed on what it has run, as
+ * placement weighs a streak). Asked once per shape; sets s->spread_first. */
+static bool split_after_spread(struct shape *s, double whole_us,
+                               const struct mgpu_split_estimate *estimate, double as_is_us)
+{
+    if (s->spread_asked || estimate->kernel == NULL)
+        return false;
+    s->spread_asked = true;
+    double copy_seconds =
+        mgpu_follow_spread_seconds(estimate->kernel, estimate->params, estimate->buffer);
+    if (copy_seconds < 0.0)
+        return false;
+    struct mgpu_split_estimate spread = *estimate;
+    spread.spread = true;
+    double spread_us = mgpu_split_estimate_us(&spread, whole_us);
+    double copy_share_us = copy_seconds * 1e6 / (s->launches > 0 ? s->launches : 1);
+    if (spread_us < 0.0 || spread_us + copy_share_us >= whole_us)
+        return false;
+    s->spread_first = s->spread_for_split = true;
+    mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u is tried split after its "
+              "buffers are spread: about %.1f us split so, %.1f us with them where they lie, "
+              "%.1f us whole, and %.1f us of copies over %u launches",
+              s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0], s->key.block[1],
+              s->key.block[2], spread_us, as_is_us, whole_us, copy_seconds * 1e6, s->launches);
+    return true;
+}
+
 /* Under policy_lock: whether a first split try of a shape whose whole
  * launch took whole_us may pay, as the estimate says (said with -v for the
  * first shapes it keeps whole). Under MGPU_MIRROR=auto, a split that only
@@ -139,6 +176,8 @@ static bool split_may_pay(struct shape *s, double whole_us,
                           const struct mgpu_split_estimate *estimate)
 {
     static int told;
+    if (s->spread_first)
+        return true;
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
     if (split_us < 0.0 || split_us < whole_us)
         return true;
@@ -152,6 +191,8 @@ static bool split_may_pay(struct shape *s, double whole_us,
             return true;
         }
     }
+    if (mgpu_follow_on() && split_after_spread(s, whole_us, estimate, split_us))
+        return true;
     if (told++ < 16)
         mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: split, its "
                   "slices would read their data from other GPUs for about %.1f us against %.1f us "
@@ -198,6 +239,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
     probe->shape = NULL;
     probe->split = true;
     probe->privatise = false;
+    probe->spread_first = false;
     if (mgpu_cfg.split == MGPU_SPLIT_ALWAYS)
         return true;
     pthread_mutex_lock(&policy_lock);
@@ -237,6 +279,9 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         note_short(kernel, s, threads);
         split = decide(s, prior, estimate, probe);
         probe->privatise = split && s->privatise;
+        probe->spread_first = split && s->spread_first;
+        if (split)
+            s->spread_first = false;
         s->launches++;
     }
     pthread_mutex_unlock(&policy_lock);

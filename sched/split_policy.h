@@ -21,7 +21,16 @@
  * unless the kernel has a grid-stride loop. Under MGPU_MIRROR=auto, a split
  * that the estimate holds back only for atomics it could privatise is
  * tried privatised, two tries deciding, and privatises whenever it splits
- * (probe->privatise; mirror_policy.h). */
+ * (probe->privatise; mirror_policy.h).
+ *
+ * Decided with placement (issue 19, item 2): a split that the estimate
+ * holds back only because its buffers lie on one GPU is estimated again
+ * as it would run with them spread (split_estimate.h, `spread`); when
+ * that, with the copies the spread takes shared over the launches of the
+ * shape so far, beats the whole launch, the buffers are spread before its
+ * first try (probe->spread_first; placement_follow.h), and measured times
+ * decide from there. Asked once per shape; the moves stay bounded by
+ * placement's. */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 
@@ -51,6 +60,9 @@ struct mgpu_split_probe {
     /* the split is to privatise its reductions (MGPU_MIRROR=auto; see
      * split_may_pay in split_policy.c) */
     bool privatise;
+    /* the launch's buffers are to be spread before it (split after a
+     * move: mgpu_follow_spread_for_split), and its slices planned after */
+    bool spread_first;
 };
 
 /* Whether to split this launch of `kernel` with this grid and block on

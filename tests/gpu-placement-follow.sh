@@ -3,7 +3,8 @@
 # tests/gpu/placement_follow uses large buffers one way per mode and checks
 # them against the CPU. Each mode runs plainly, then under
 # mgpu-run --gpus 0x4 (one GPU standing for four: decisions, not speed)
-# with MGPU_SPLIT=always (a one-block kernel still runs whole) and
+# with MGPU_SPLIT=always (a one-block kernel still runs whole; auto for the
+# mode whose split and placement are decided together) and
 # MGPU_PLACEMENT=auto: the output must be the plain run's, and the report
 # must say where each buffer ended and how many times it moved, and -v
 # the cost model's bandwidths; mgpu-info --bandwidth measures them too.
@@ -14,15 +15,17 @@ cubin=tests/ptx/kernels.cubin
 [ -f "$cubin" ] || fail "no $cubin (made by make check)"
 
 # check MODE PATTERN...: the mode passes both ways, and every PATTERN (an
-# extended regex) matches a line of the report.
+# extended regex) matches a line of the report (and -v's lines). The split
+# policy is MGPU_SPLIT=$split (always unless the caller sets it).
+split=always
 check() {
   m=$1
   shift
   args=$m
   [ "$m" = no_ptx ] && args="$m $cubin"
-  timeout 120 $prog $args > "$work/$m.plain" 2>&1 ||
-    { cat "$work/$m.plain" >&2; fail "$m without mgpu"; }
-  timeout 120 env MGPU_SPLIT=always MGPU_PLACEMENT=auto "$MGPU_RUN" --gpus 0x4 --report -v \
+  timeout 120 $prog $args > "$work/$m.plain" 2> "$work/$m.plain-err" ||
+    { cat "$work/$m.plain" "$work/$m.plain-err" >&2; fail "$m without mgpu"; }
+  timeout 120 env MGPU_SPLIT=$split MGPU_PLACEMENT=auto "$MGPU_RUN" --gpus 0x4 --report -v \
     --trace "$work/$m.json" $prog $args > "$work/$m.out" 2> "$work/$m.err" ||
     { cat "$work/$m.out" >&2; grep -E "placement|FAIL|error" "$work/$m.err" >&2; fail "$m under mgpu"; }
   cmp -s "$work/$m.plain" "$work/$m.out" ||
@@ -67,6 +70,17 @@ check small_split \
   '^  placement after the kernels \(auto\): 1 moves' \
   'placement: the 16777216-byte buffer at 0x[0-9a-f]+ spread over the GPUs after 4 split launches' \
   '^    buffer of 16\.00 MiB: spread after split launches; 0 whole and 6 split launches, 1 move$'
+# Decided with the split (MGPU_SPLIT=auto): 48 MiB made on the home GPU,
+# a kernel whose split would read three quarters of it over the links but
+# would pay with it spread. It is spread before the first split try; the
+# timings (one GPU: split no faster) may then keep the kernel whole, and
+# the whole launches bring the buffer back (a second move).
+split=auto
+check spread_split \
+  'split: a grid of 49152 x 1 x 1 blocks of 256 x 1 x 1 is tried split after its buffers are spread' \
+  'placement: the 50331648-byte buffer at 0x[0-9a-f]+ spread over the GPUs before a split launch that pays only so' \
+  '^    buffer of 48\.00 MiB: .*; [0-9]+ whole and [1-9][0-9]* split launches, [12] moves?$'
+split=always
 check no_ptx \
   '^  placement after the kernels \(auto\): 2 moves'
 [ "$(grep -Ec '^    buffer of 256\.00 MiB: on GPU 0, .*; 5 whole and 0 split launches, 1 move$' "$work/no_ptx.err")" -eq 2 ] ||

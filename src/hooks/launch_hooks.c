@@ -203,6 +203,15 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
                                         moved_to > 0 ? NULL : &estimate, probe))
         go = false;
+    /* A split that pays only with its buffers spread: spread, and cut
+     * again where their owners now change. */
+    if (go && probe->spread_first &&
+        mgpu_follow_spread_for_split(&copy->kernel, copy->params, copy->buffer) > 0 &&
+        plan_split(shape, copy, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
+        mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
+        probe->shape = NULL;
+        go = false;
+    }
     /* The workers, and the slice streams, events and flags of this stream,
      * made before the launch's timing starts (their first making costs
      * milliseconds): a split time must be the launch's alone. */
@@ -310,7 +319,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         void **prm = from_copy ? copy.params : (params_);                                          \
         void **ext = from_copy ? copy.extra : (extra_);                                            \
         CUresult launch_result;                                                                    \
-        struct mgpu_split_probe probe = {NULL, false, false};                                      \
+        struct mgpu_split_probe probe = {NULL, false, false, false};                               \
         int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */               \
         if (from_copy && split_launch(&(shape), &copy, (shared_), (config_), &probe,               \
                                       &launch_result, &ran_whole_on)) {                            \

@@ -15,6 +15,13 @@
 //                home GPU (under MGPU_SPREAD_MIN) and stays there, no move
 //   small_split  6 split kernels over a 16 MiB buffer: it starts on the
 //                home GPU and is spread after 4 of them (1 move)
+//   spread_split [ROUNDS]
+//                60 launches of a kernel of tens of microseconds (ROUNDS
+//                multiply-adds per element, 80 by default) over 48 MiB made on
+//                the home GPU: split with the data there it would not pay,
+//                after a spread it would, so under MGPU_SPLIT=auto the buffer
+//                is spread before the first split try (decided together);
+//                the last 20 launches' time on stderr
 //   no_ptx CUBIN a kernel of a cubin with no PTX (mgpu cannot analyse or
 //                split it) filling one of two 256 MiB buffers, 5 times: it
 //                counts for both, and both move to GPU 0
@@ -52,6 +59,19 @@ extern "C" __global__ void scale(unsigned *p, unsigned long long n)
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         p[i] = 3 * p[i] + 1;
+}
+
+// p[i] taken `rounds` times through x -> 1664525 x + 1013904223: work of
+// tens of microseconds on a few tens of MiB, exact for the CPU to check.
+extern "C" __global__ void mix(unsigned *p, unsigned long long n, unsigned rounds)
+{
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned x = p[i];
+    for (unsigned r = 0; r < rounds; r++)
+        x = x * 1664525u + 1013904223u;
+    p[i] = x;
 }
 
 extern "C" __global__ void vector_add(const unsigned *a, const unsigned *b, unsigned *c,
@@ -185,6 +205,41 @@ int main(int argc, char **argv)
                     want[i] = 3 * want[i] + 1;
             }
         }
+        expect(p, want, "buffer");
+    } else if (is("spread_split")) {
+        size_t n = (size_t)12 << 20; // 48 MiB of unsigned
+        unsigned rounds = argc >= 3 ? (unsigned)strtoul(argv[2], NULL, 10) : 80;
+        const int launches = 60, timed = 20;
+        std::vector<unsigned> want(n);
+        for (size_t i = 0; i < n; i++)
+            want[i] = (unsigned)(i * 2654435761u);
+        CUdeviceptr p;
+        CU(cuMemAlloc(&p, n * 4));
+        CU(cuMemcpyHtoD(p, want.data(), n * 4));
+        // Every launch's steps as one map x -> a x + c.
+        unsigned a = 1, c = 0;
+        for (unsigned long long k = 0; k < (unsigned long long)rounds * launches; k++) {
+            a *= 1664525u;
+            c = c * 1664525u + 1013904223u;
+        }
+        cudaEvent_t begin, end;
+        cudaEventCreate(&begin);
+        cudaEventCreate(&end);
+        unsigned long long count = n;
+        for (int k = 0; k < launches; k++) {
+            if (k == launches - timed)
+                cudaEventRecord(begin, 0);
+            void *args[] = {&p, &count, &rounds};
+            launch((const void *)mix, blocks_for(n), args);
+        }
+        cudaEventRecord(end, 0);
+        cudaEventSynchronize(end);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, begin, end);
+        fprintf(stderr, "placement_follow: spread_split: %.4f ms per launch (the last %d)\n",
+                ms / timed, timed);
+        for (size_t i = 0; i < n; i++)
+            want[i] = want[i] * a + c;
         expect(p, want, "buffer");
     } else if (is("unknown")) {
         size_t n = QUARTER_GIB / 4;

@@ -8,10 +8,13 @@
  * whole); one under 30 us stays whole, and so do, untimed, the smaller grids of its
  * kernel, unless it has a grid-stride loop. Under MGPU_MIRROR=auto, a
  * split that only an estimate without privatised reductions holds back is
- * tried privatised, and privatises whenever it splits. */
+ * tried privatised, and privatises whenever it splits. One that only its
+ * data on one GPU hold back is tried after they are spread, when the
+ * copies, shared over the launches so far, leave it faster than whole. */
 #include "check.h"
 #include "event_stubs.h"
 #include "mirror_reads.h"
+#include "placement_follow.h"
 #include "real_driver.h"
 #include "replicas.h"
 #include "config.h"
@@ -22,16 +25,37 @@ struct mgpu_driver_api mgpu_drv;
 
 static double estimated_us;  /* what the estimate says */
 static double privatised_us; /* what it says of a privatised split */
+static double spread_us;     /* what it says with the buffers spread */
 static int estimates;        /* how often it was asked */
 
 double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
 {
     (void)whole_us;
     estimates++;
-    return e->privatised ? privatised_us : estimated_us;
+    return e->spread ? spread_us : e->privatised ? privatised_us : estimated_us;
 }
 
-static bool last_privatise; /* the last launch's probe.privatise */
+/* Placement: on, and spreading the launch's buffers would take
+ * spread_copy_seconds (negative: they cannot move). */
+static bool follow_on = true;
+static double spread_copy_seconds = -1.0;
+static int spread_questions;
+
+bool mgpu_follow_on(void)
+{
+    return follow_on;
+}
+
+double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *const *params,
+                                  const void *buffer)
+{
+    (void)k, (void)params, (void)buffer;
+    spread_questions++;
+    return spread_copy_seconds;
+}
+
+static bool last_privatise;    /* the last launch's probe.privatise */
+static bool last_spread_first; /* and its probe.spread_first */
 
 static bool mirrors_on = true;
 
@@ -55,11 +79,13 @@ static bool launch_of(const void *k, const struct mgpu_kernel_copies *copies, un
                       double whole_us, double split_us, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
-    struct mgpu_split_estimate estimate = {.kernel = copies};
+    static struct mgpu_kernel_copies unknown_kernel;
+    struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel};
     struct mgpu_split_probe probe;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &probe);
     *timed = probe.shape != NULL;
     last_privatise = probe.privatise;
+    last_spread_first = probe.spread_first;
     stub_elapsed_ms = (float)((split ? split_us : whole_us) / 1000.0);
     mgpu_split_probe_begin(&probe, NULL);
     mgpu_split_probe_end(&probe, NULL, CUDA_SUCCESS);
@@ -219,5 +245,44 @@ int main(void)
     never_tried(&atomics_one_device);
     privatising_entries = true;
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
+
+    /* Decided with placement: 100 us whole, 250 us split with the data on
+     * the home GPU, 30 us with them spread, 60 us of copies to spread them
+     * over the 12 launches so far (5 us each): spread before the first
+     * try, which splits; the second try does not spread again. */
+    estimated_us = 250.0;
+    spread_us = 30.0;
+    spread_copy_seconds = 60e-6;
+    static const char spread_first, copies_too_long, cannot_move, placement_off, spread_loses;
+    before_a_try(&spread_first, 100.0, 40.0);
+    spread_questions = 0;
+    CHECK(launch(&spread_first, 4096, 100.0, 40.0, &timed) && timed && last_spread_first);
+    CHECK(launch(&spread_first, 4096, 100.0, 40.0, &timed) && timed && !last_spread_first);
+    CHECK(launch(&spread_first, 4096, 100.0, 40.0, &timed) && !timed && !last_spread_first);
+    CHECK(spread_questions == 1);
+    /* Copies of 1 ms: 83 us a launch on top of the 30, more than whole. */
+    spread_copy_seconds = 1e-3;
+    never_tried(&copies_too_long);
+    /* Buffers that cannot move (each moved the most allowed, a second
+     * launching thread): not tried. */
+    spread_copy_seconds = -1.0;
+    never_tried(&cannot_move);
+    /* MGPU_PLACEMENT other than auto: not asked. */
+    spread_copy_seconds = 60e-6;
+    follow_on = false;
+    spread_questions = 0;
+    never_tried(&placement_off);
+    CHECK(spread_questions == 0);
+    follow_on = true;
+    /* Spread, the split still took three times the whole launch: as the
+     * first try after a spread meets pages just moved, a second try, then
+     * kept whole from then on, the question not asked again. */
+    before_a_try(&spread_loses, 100.0, 300.0);
+    spread_questions = 0;
+    CHECK(launch(&spread_loses, 4096, 100.0, 300.0, &timed) && timed && last_spread_first);
+    CHECK(launch(&spread_loses, 4096, 100.0, 300.0, &timed) && timed && !last_spread_first);
+    for (int i = 0; i < 12; i++)
+        CHECK(!launch(&spread_loses, 4096, 100.0, 300.0, &timed) && !timed && !last_spread_first);
+    CHECK(spread_questions == 1);
     return check_failures;
 }
