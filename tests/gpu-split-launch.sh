@@ -210,7 +210,12 @@ pass "grid-stride loop of 2048 blocks, data at home, auto (--gpus $first_set): n
 
 # With the default placement the loop is cut by iterations: each GPU runs
 # the part of the array it holds, so two distinct GPUs must beat one. GPUs
-# that share a device cannot, and are not timed.
+# that share a device cannot, and are not timed. At 2048 blocks (half of an
+# H200's block slots on each of two), GPUs 0 and 1 of three 4 x H200
+# machines took 0.325, 0.336 and 0.356 ms against 0.448 plain; a split
+# loop that is not cut has each GPU's blocks read and write all over the
+# array, half of it across the link, and is no faster than plain: 0.85
+# tells the two apart.
 distinct=$(first_distinct_set)
 if [ -z "$distinct" ]; then
   echo "skipped: the speed of a loop cut by iterations needs two distinct GPUs (this machine has $gpu_count)"
@@ -218,7 +223,7 @@ if [ -z "$distinct" ]; then
 fi
 n=$(entries_in "$distinct")
 for blocks in 2048 65536; do
-  stride_within 0.75 0 "$distinct" $blocks ||
+  stride_within 0.85 0 "$distinct" $blocks ||
     fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under --gpus $distinct against $plain_ms ms plain: not cut by iterations?"
   expect_match "$work/err.stride" "^add_strided\(.*\) +61 +$blocks +256 +x$n"
   # Mirrors (on by default) are not tried: each GPU's iterations read its
