@@ -48,26 +48,42 @@ double mgpu_link_copy_seconds(const struct mgpu_link_model *m, const struct mgpu
     return s;
 }
 
-double mgpu_link_read_saving(const struct mgpu_link_model *m, const struct mgpu_link_move *moves,
-                             size_t n)
+/* Seconds per byte that entry `to` spends reading entry `from`'s memory
+ * beyond reading its own. */
+static double extra_per_byte(const struct mgpu_link_model *m, int from, int to)
 {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct mgpu_link_move *v = &moves[i];
-        if (!valid(m, v) || v->from == v->to)
-            continue;
-        double remote = 1.0 / (m->gbps[v->from][v->to] * 1e9);
-        double local = 1.0 / (m->gbps[v->to][v->to] * 1e9);
-        if (remote > local)
-            s += (double)v->bytes * (remote - local);
-    }
-    return s;
+    if (from == to)
+        return 0.0;
+    double remote = 1.0 / (m->gbps[from][to] * 1e9), local = 1.0 / (m->gbps[to][to] * 1e9);
+    return remote > local ? remote - local : 0.0;
 }
 
-bool mgpu_link_move_pays(const struct mgpu_link_model *m, const struct mgpu_link_move *moves,
-                         size_t n, int launches)
+double mgpu_link_launch_read_seconds(const struct mgpu_link_model *m, size_t bytes, int holder,
+                                     int runner, const double *spread_share)
 {
-    return launches * mgpu_link_read_saving(m, moves, n) > mgpu_link_copy_seconds(m, moves, n);
+    int n = m->nentries;
+    double b = (double)bytes;
+    if (holder >= n || runner >= n || (holder < 0 && runner < 0))
+        return 0.0; /* split along the spread it reads: each slice at home */
+    if (runner >= 0 && holder >= 0)
+        return b * extra_per_byte(m, holder, runner);
+    if (runner >= 0) {
+        double s = 0.0;
+        for (int h = 0; h < n; h++)
+            s += spread_share[h] * b * extra_per_byte(m, h, runner);
+        return s;
+    }
+    double slowest = 0.0, sent = 0.0, fastest = 0.0;
+    for (int e = 0; e < n; e++) {
+        if (e == holder)
+            continue;
+        double slice = spread_share[e] * b * extra_per_byte(m, holder, e);
+        slowest = slice > slowest ? slice : slowest;
+        sent += spread_share[e] * b;
+        fastest = m->gbps[holder][e] > fastest ? m->gbps[holder][e] : fastest;
+    }
+    double ports = fastest > 0.0 ? sent / (fastest * 1e9) : 0.0;
+    return ports > slowest ? ports : slowest;
 }
 
 int mgpu_link_model_describe(const struct mgpu_link_model *m, char (*lines)[512], int max)

@@ -38,14 +38,17 @@ struct mgpu_link_move {
 /* Seconds to copy the moves. */
 double mgpu_link_copy_seconds(const struct mgpu_link_model *m, const struct mgpu_link_move *moves,
                               size_t n);
-/* Seconds a launch that reads each move's bytes on its `to` entry saves
- * once they are there: remote reads at the link's bandwidth against local
- * ones. */
-double mgpu_link_read_saving(const struct mgpu_link_model *m, const struct mgpu_link_move *moves,
-                             size_t n);
-/* Whether `launches` such launches save more than the copy costs. */
-bool mgpu_link_move_pays(const struct mgpu_link_model *m, const struct mgpu_link_move *moves,
-                         size_t n, int launches);
+/* Seconds beyond local reads that one launch reading all of a buffer of
+ * `bytes` once spends on the links, with the buffer wholly on entry
+ * `holder`, or (holder < 0) spread in the fractions spread_share[] (one per
+ * entry, in entry order) along the cut of the launches split over it; the
+ * launch whole on entry `runner`, or (runner < 0) split in slices of those
+ * same fractions. A whole launch reads what others hold one link after
+ * another; split slices read in parallel: the slowest slice, or the holder
+ * sending what the others read, at its fastest link (its ports are
+ * shared). Remote reads cost the link's time less the local one's. */
+double mgpu_link_launch_read_seconds(const struct mgpu_link_model *m, size_t bytes, int holder,
+                                     int runner, const double *spread_share);
 
 /* One line per entry: "GPU 1 (device 0): from GPU 0 250.0 GB/s*, ..." (*
  * modelled), into lines; returns how many. */

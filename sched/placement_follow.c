@@ -30,6 +30,7 @@ struct buffer_use {
     bool declined;  /* the cost model said the last move would not pay */
     bool for_split; /* spread last for a split the split policy chose */
     unsigned long whole_launches, split_launches;
+    unsigned long whole_on[MGPU_MAX_GPUS]; /* the whole launches, per GPU they ran on */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -126,24 +127,64 @@ static bool planned_moves(const struct buffer_use *u, int gpu, struct mgpu_link_
     return true;
 }
 
-/* Under lock: whether moving u onto `gpu` (or spreading it) pays for
- * itself within as many launches as the streak that asks for it, each
- * taken to read the whole buffer once (the bytes a kernel touches are not
- * known: an upper bound of the saving). */
-static bool move_pays(struct buffer_use *u, int gpu)
+/* Under lock: the fractions of u each GPU holds as the pool spreads it
+ * (also the shares of the launches split along it); equal ones when the
+ * pool cannot say. */
+static void spread_shares(const struct buffer_use *u, int ngpus, double share[MGPU_MAX_GPUS])
+{
+    struct mgpu_owner_run runs[MOVES_MAX];
+    size_t n = mgpu_pool_spread_runs(u->start, runs, MOVES_MAX);
+    for (int g = 0; g < MGPU_MAX_GPUS; g++)
+        share[g] = n == 0 || n > MOVES_MAX ? (g < ngpus ? 1.0 / ngpus : 0.0) : 0.0;
+    for (size_t r = 0; r < n && n <= MOVES_MAX; r++)
+        if (runs[r].gpu >= 0 && runs[r].gpu < MGPU_MAX_GPUS)
+            share[runs[r].gpu] += (double)runs[r].bytes / (double)u->bytes;
+}
+
+/* Under lock: what the launches that used u so far spent reading it
+ * across links (each taken to read all of it once), had it lain wholly on
+ * `holder` all along, or spread (holder SPLIT). */
+static double history_seconds(const struct mgpu_link_model *m, const struct buffer_use *u,
+                              int holder, const double *share)
+{
+    int h = holder == SPLIT ? -1 : holder;
+    double s = (double)u->split_launches * mgpu_link_launch_read_seconds(m, u->bytes, h, -1, share);
+    for (int g = 0; g < m->nentries; g++)
+        if (u->whole_on[g] > 0)
+            s += (double)u->whole_on[g] * mgpu_link_launch_read_seconds(m, u->bytes, h, g, share);
+    return s;
+}
+
+/* Under lock: whether moving u from `from` (a GPU, or SPLIT: spread) onto
+ * `gpu` (or spreading it) pays: the launches observed so far, each taken
+ * to read the whole buffer once (the bytes a kernel touches are not known:
+ * an upper bound), would have spent more reading it where it lies than
+ * there, by more than the copy costs, times one more than the moves it
+ * made. Over all of them, not the streak alone, and each move asking for
+ * more than the last, a buffer used both ways settles where they cost
+ * least rather than following each streak in turn. */
+static bool move_pays(struct buffer_use *u, int from, int gpu)
 {
     struct mgpu_link_move moves[MOVES_MAX];
     size_t n = 0;
     const struct mgpu_link_model *model = mgpu_run_links();
     if (model == NULL || !planned_moves(u, gpu, moves, &n))
         return true;
-    bool pays = mgpu_link_move_pays(model, moves, n, u->streak);
-    if (!pays && !u->declined)
-        mgpu_info("placement: moving the %zu-byte buffer at 0x%llx would not pay: %.3f ms to copy, "
-                  "%.3f ms saved per launch",
-                  u->bytes, (unsigned long long)u->start,
-                  mgpu_link_copy_seconds(model, moves, n) * 1e3,
-                  mgpu_link_read_saving(model, moves, n) * 1e3);
+    double share[MGPU_MAX_GPUS];
+    spread_shares(u, model->nentries, share);
+    double copy = mgpu_link_copy_seconds(model, moves, n);
+    double saved = history_seconds(model, u, from, share) - history_seconds(model, u, gpu, share);
+    bool pays = saved > copy * (1 + u->moves);
+    unsigned long launches = u->whole_launches + u->split_launches;
+    if (!pays && !u->declined && saved > 0.0)
+        mgpu_info("placement: moving the %zu-byte buffer at 0x%llx would not pay: %.3f ms to copy "
+                  "(counted %d times after %d moves), %.3f ms saved over the %lu launches so far",
+                  u->bytes, (unsigned long long)u->start, copy * 1e3, 1 + u->moves, u->moves,
+                  saved * 1e3, launches);
+    else if (!pays && !u->declined)
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx stays: the %lu launches so far would "
+                  "have spent %.3f ms more reading it where the move would put it",
+                  u->bytes, (unsigned long long)u->start, launches, -saved * 1e3);
     u->declined = !pays;
     return pays;
 }
@@ -196,10 +237,13 @@ static void move(struct buffer_use *u, int gpu, const char *why)
 /* Under lock: one more launch used u, whole on `gpu` or split (SPLIT). */
 static void count(struct buffer_use *u, int gpu)
 {
-    if (gpu == SPLIT)
+    if (gpu == SPLIT) {
         u->split_launches++;
-    else
+    } else {
         u->whole_launches++;
+        if (gpu < MGPU_MAX_GPUS)
+            u->whole_on[gpu]++;
+    }
     if (u->streak_kind == gpu) {
         u->streak++;
     } else {
@@ -208,7 +252,9 @@ static void count(struct buffer_use *u, int gpu)
     }
     if (u->streak < MGPU_FOLLOW_STREAK || u->moves >= MGPU_FOLLOW_MOVES_MAX)
         return;
-    if ((gpu == SPLIT ? sole_gpu(u) >= 0 : sole_gpu(u) != gpu) && move_pays(u, gpu)) {
+    int lies_on = sole_gpu(u);
+    int from = lies_on >= 0 ? lies_on : SPLIT;
+    if ((gpu == SPLIT ? lies_on >= 0 : lies_on != gpu) && move_pays(u, from, gpu)) {
         char why[64];
         snprintf(why, sizeof why, "after %d %s launches%s", u->streak,
                  gpu == SPLIT ? "split" : "whole", gpu == SPLIT ? "" : " there");

@@ -7,9 +7,11 @@
  * stores through pointers of unknown origin, counts for every large
  * buffer. A buffer that MGPU_FOLLOW_STREAK launches in a row used whole on
  * one GPU moves there; one on a single GPU that as many split launches in
- * a row used is spread. A buffer moves at most MGPU_FOLLOW_MOVES_MAX
- * times, then stays: one used both ways in turn never gathers a streak,
- * so it does not move at all.
+ * a row used is spread; each only when the launches observed so far would
+ * have cost more where it lies than there, by more than the copy times
+ * one more than the moves it made (the run's link model). A buffer moves
+ * at most MGPU_FOLLOW_MOVES_MAX times, then stays: one used both ways in
+ * turn never gathers a streak, so it does not move at all.
  *
  * A split that the split policy finds pays only once its buffers are
  * spread spreads them before its first try (mgpu_follow_spread_for_split):

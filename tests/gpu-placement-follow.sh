@@ -55,8 +55,8 @@ check alternate \
   '^  placement after the kernels \(auto\): 0 moves' \
   '^    buffer of 256\.00 MiB: where it was made .*; 12 whole and 12 split launches, 0 moves$'
 check streaks \
-  '^  placement after the kernels \(auto\): 3 moves' \
-  '^    buffer of 256\.00 MiB: on GPU 0, .*; 20 whole and 20 split launches, 3 moves \(the most allowed: it stays\)$'
+  '^  placement after the kernels \(auto\): 1 moves' \
+  '^    buffer of 256\.00 MiB: on GPU 0, .*; 20 whole and 20 split launches, 1 move$'
 check unknown \
   '^  placement after the kernels \(auto\): 1 moves' \
   '^    buffer of 256\.00 MiB: on GPU 0, .*; 6 whole and 0 split launches, 1 move$'

@@ -8,7 +8,8 @@
 //   alternate    a split kernel and a one-block kernel in turn, 12 times
 //                each: no streak, no move
 //   streaks      5 one-block launches, then 5 split ones, 4 times: moves
-//                to GPU 0, spread again, to GPU 0 again, then stays (3 moves)
+//                to GPU 0 once; weighed over all launches so far, the split
+//                streaks after do not pay for a move back (1 move)
 //   unknown      one-block kernels reaching the buffer through a pointer
 //                stored in memory: it moves to GPU 0 all the same
 //   small_whole  6 one-block kernels over a 16 MiB buffer: it starts on the

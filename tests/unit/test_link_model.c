@@ -1,6 +1,6 @@
 /* Unit tests of the cost model's links (partition/link_model.c): measured
  * pairs of devices, modelled pairs of entries of one device, and the
- * arithmetic of a move against the reads it saves. */
+ * arithmetic of a move and of the reads a launch makes across links. */
 #include "check.h"
 #include "link_model.h"
 
@@ -29,21 +29,34 @@ int main(void)
     CHECK(near(m.gbps[0][2], 100) && !m.modelled[0][2]);
     CHECK(near(m.gbps[2][1], 150) && near(m.gbps[2][2], 1500));
 
-    /* 1 GB from entry 2 to entry 0: 1/150 s to copy; a read of it on entry
-     * 0 saves 1/150 - 1/1200 s. */
+    /* 1 GB from entry 2 to entry 0: 1/150 s to copy; a launch on entry 0
+     * that reads it where it lies spends 1/150 - 1/1200 s more than with it
+     * at home, so one such launch does not pay for the copy, two do. */
     struct mgpu_link_move move = {1000000000, 2, 0};
-    CHECK(near(mgpu_link_copy_seconds(&m, &move, 1), 1.0 / 150));
-    CHECK(near(mgpu_link_read_saving(&m, &move, 1), 1.0 / 150 - 1.0 / 1200));
-    CHECK(!mgpu_link_move_pays(&m, &move, 1, 1)); /* one launch does not pay for the copy */
-    CHECK(mgpu_link_move_pays(&m, &move, 1, 2));
-    /* Bytes already where they go cost and save nothing. */
+    double copy = mgpu_link_copy_seconds(&m, &move, 1);
+    CHECK(near(copy, 1.0 / 150));
+    const double shares[MGPU_MAX_GPUS] = {0.5, 0.25, 0.25};
+    double remote = mgpu_link_launch_read_seconds(&m, 1000000000, 2, 0, shares);
+    CHECK(near(remote, 1.0 / 150 - 1.0 / 1200));
+    CHECK(remote < copy && 2 * remote > copy);
+    CHECK(mgpu_link_launch_read_seconds(&m, 1000000000, 0, 0, shares) == 0);
+    /* Bytes already where they go cost nothing to copy. */
     struct mgpu_link_move stay = {1000000000, 1, 1};
-    CHECK(mgpu_link_copy_seconds(&m, &stay, 1) == 0 && mgpu_link_read_saving(&m, &stay, 1) == 0);
-    CHECK(!mgpu_link_move_pays(&m, &stay, 1, 100));
-    /* Entries of one device: a move pays after two launches, as over
-     * NVLink against local memory. */
-    struct mgpu_link_move same = {1 << 30, 1, 0};
-    CHECK(!mgpu_link_move_pays(&m, &same, 1, 1) && mgpu_link_move_pays(&m, &same, 1, 2));
+    CHECK(mgpu_link_copy_seconds(&m, &stay, 1) == 0);
+    /* Spread half, a quarter, a quarter: whole on entry 0, it reads a
+     * quarter from entry 1 (modelled: 100 GB/s) and a quarter from entry 2
+     * (150 GB/s); split along that spread, nothing. */
+    CHECK(near(mgpu_link_launch_read_seconds(&m, 1000000000, -1, 0, shares),
+               0.25 * (1.0 / 100 - 1.0 / 1200) + 0.25 * (1.0 / 150 - 1.0 / 1200)));
+    CHECK(mgpu_link_launch_read_seconds(&m, 1000000000, -1, -1, shares) == 0);
+    /* Split over entry 0's buffer: entries 1 and 2 read their quarters in
+     * parallel (2.3 ms each), but entry 0 sends half a GB through ports of
+     * 100 GB/s at best: 5 ms. */
+    CHECK(near(mgpu_link_launch_read_seconds(&m, 1000000000, 0, -1, shares), 0.5 / 100));
+    /* Entries of one device: a launch on entry 0 reading entry 1's GB pays
+     * the modelled link's time less the local one's. */
+    CHECK(
+        near(mgpu_link_launch_read_seconds(&m, 1000000000, 1, 0, shares), 1.0 / 100 - 1.0 / 1200));
     /* A bad entry counts for nothing. */
     struct mgpu_link_move bad = {1 << 30, 5, 0};
     CHECK(mgpu_link_copy_seconds(&m, &bad, 1) == 0);
