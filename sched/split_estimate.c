@@ -7,8 +7,11 @@
 #include "memory_pool.h"
 #include "placement_follow.h"
 #include "ptx/ptx_analysis.h"
+#include "real_driver.h"
 #include "run_links.h"
 #include "config.h"
+
+#include <math.h>
 
 /* A kernel with atomics whose whole launch takes this many times what its
  * bytes take at local bandwidth is taken to spend the rest on its atomics. */
@@ -203,12 +206,35 @@ static double atomics_bound_us(const struct mgpu_split_estimate *e, const struct
     return (whole_us - bytes_us) * (1.0 + away);
 }
 
+/* Whether a pointer parameter the kernel uses points into managed memory
+ * (cuMemAllocManaged, outside the pool). */
+static bool uses_managed_memory(const struct mgpu_split_estimate *e)
+{
+    const struct mgpu_kernel_copies *k = e->kernel;
+    if (mgpu_drv.cuPointerGetAttribute == NULL)
+        return false;
+    for (unsigned i = 0; i < k->nparams; i++) {
+        CUdeviceptr pointer;
+        unsigned managed = 0;
+        if (k->param_use[i] != 0 &&
+            mgpu_launch_param_pointer(k, i, e->params, e->buffer, &pointer) && pointer != 0 &&
+            !mgpu_pool_holds(pointer) &&
+            mgpu_drv.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, pointer) ==
+                CUDA_SUCCESS &&
+            managed)
+            return true;
+    }
+    return false;
+}
+
 double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
 {
     const struct mgpu_kernel_copies *k = e->kernel;
     if (k->param_use == NULL || (k->notes & (MGPU_NOTE_UNKNOWN_LOAD | MGPU_NOTE_UNKNOWN_STORE)) ||
         e->nslices < 2)
         return -1.0;
+    if (uses_managed_memory(e))
+        return INFINITY;
     const struct mgpu_link_model *m = mgpu_run_links();
     if (m == NULL)
         return -1.0;

@@ -181,6 +181,14 @@ static bool split_may_pay(struct shape *s, double whole_us,
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
     if (split_us < 0.0 || split_us < whole_us)
         return true;
+    if (isinf(split_us)) {
+        if (told++ < 16)
+            mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: it uses "
+                      "managed memory, whose pages each GPU's slice would fault over to it",
+                      s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0],
+                      s->key.block[1], s->key.block[2]);
+        return false;
+    }
     if (mgpu_cfg.mirror == MGPU_MIRROR_AUTO && !estimate->privatised && mgpu_replicas_on() &&
         mgpu_mirror_privatising_entries()) {
         struct mgpu_split_estimate privatised = *estimate;

@@ -7,9 +7,12 @@
 #include "memory_pool.h"
 #include "placement.h"
 #include "ptx/ptx_analysis.h"
+#include "real_driver.h"
 #include "run_links.h"
 #include "config.h"
 #include "split_estimate.h"
+
+#include <math.h>
 
 #define BUFFER_BYTES ((size_t)64 << 20)
 #define GRANULES (BUFFER_BYTES / MGPU_GRANULE_SIZE)
@@ -18,6 +21,21 @@
 #define BASE_Y 0x200000000ull
 
 struct mgpu_config mgpu_cfg;
+struct mgpu_driver_api mgpu_drv;
+
+/* Managed memory, outside the pool: the driver says so of this range. */
+#define BASE_MANAGED 0x300000000ull
+
+static CUresult stub_pointer_attribute(void *data, CUpointer_attribute attribute,
+                                       CUdeviceptr pointer)
+{
+    if (attribute != CU_POINTER_ATTRIBUTE_IS_MANAGED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (pointer < BASE_MANAGED || pointer >= BASE_MANAGED + BUFFER_BYTES)
+        return CUDA_ERROR_INVALID_VALUE; /* not the driver's either */
+    *(unsigned *)data = 1;
+    return CUDA_SUCCESS;
+}
 
 static int owners_x[GRANULES], owners_y[GRANULES];
 static struct mgpu_link_model model;
@@ -102,6 +120,7 @@ static void links(int ngpus)
 static const unsigned char *scatter; /* the analysis's per parameter; NULL: none */
 static bool privatised;              /* the split privatises reductions */
 static bool spread;                  /* estimated with the buffers spread */
+static CUdeviceptr x_at = BASE_X;    /* where the launch's x points */
 
 static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool atomics)
 {
@@ -117,7 +136,7 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
                                    .param_reduction = reduction,
                                    .param_scatter = scatter,
                                    .notes = notes};
-    CUdeviceptr x = BASE_X, y = BASE_Y;
+    CUdeviceptr x = x_at, y = BASE_Y;
     void *params[] = {&x, &y};
     unsigned grid[3] = {4096, 1, 1};
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
@@ -189,6 +208,19 @@ int main(void)
     spread = false;
     CHECK(near(estimate(4, 400.0, 0), (400.0 - 3 * remote_us / 2) / 4));
     place(4, 0);
+
+    /* x in managed memory: split, its pages would fault over to every
+     * GPU's slice and back, so the split never pays. Without the driver's
+     * answer (or for pool memory) it is estimated as above. */
+    x_at = BASE_MANAGED;
+    CHECK(near(estimate(4, 200.0, 0), 3 * remote_us / 4)); /* no driver: y alone counts */
+    mgpu_drv.cuPointerGetAttribute = stub_pointer_attribute;
+    CHECK(isinf(estimate(4, 200.0, 0)));
+    spread = true;
+    CHECK(isinf(estimate(4, 200.0, 0)));
+    spread = false;
+    x_at = BASE_X;
+    CHECK(near(estimate(4, 200.0, 0), 3 * remote_us / 2));
 
     /* A kernel that loads or stores through pointers of unknown origin,
      * or one without analysis of its parameters: no estimate. */

@@ -20,6 +20,8 @@
 #include "config.h"
 #include "split_policy.h"
 
+#include <math.h>
+
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
 
@@ -284,5 +286,13 @@ int main(void)
     for (int i = 0; i < 12; i++)
         CHECK(!launch(&spread_loses, 4096, 100.0, 300.0, &timed) && !timed && !last_spread_first);
     CHECK(spread_questions == 1);
+
+    /* A kernel on managed memory (an estimate of INFINITY): never tried,
+     * not even after a spread. */
+    static const char on_managed_memory;
+    estimated_us = INFINITY;
+    spread_questions = 0;
+    never_tried(&on_managed_memory);
+    CHECK(spread_questions == 0);
     return check_failures;
 }
