@@ -961,6 +961,23 @@ size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, siz
     return l.count;
 }
 
+int mgpu_pool_spread_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS])
+{
+    memset(held, 0, MGPU_MAX_GPUS * sizeof held[0]);
+    if (bytes == 0 || !mgpu_pool_holds(address))
+        return 0;
+    pthread_mutex_lock(&pool.lock);
+    struct mgpu_allocation *a = holding(address);
+    if (a != NULL && !a->small && address + bytes <= a->start + a->span)
+        mgpu_placement_range_bytes(pool.placement, a->span / MGPU_GRANULE_SIZE, pool.ngpus,
+                                   address - a->start, bytes, held);
+    pthread_mutex_unlock(&pool.lock);
+    int holders = 0;
+    for (int g = 0; g < MGPU_MAX_GPUS; g++)
+        holders += held[g] > 0;
+    return holders;
+}
+
 size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max)
 {
     /* The table keeps the large ones apart: a launch of a kernel mgpu

@@ -99,6 +99,12 @@ CUresult mgpu_pool_spread(CUdeviceptr start);
  * at most `max`; returns how many there are, 0 for no such allocation. */
 size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, size_t max);
 
+/* As mgpu_pool_bytes_by_gpu, for [address, address + bytes) of a large
+ * allocation laid out as the pool spreads it (mgpu_pool_spread), wherever
+ * its pages lie now: what a spread would leave each GPU. Returns 0 for a
+ * range outside one large allocation. */
+int mgpu_pool_spread_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS]);
+
 /* The program's large allocations (at most `max` into out); returns how
  * many there are. */
 size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max);

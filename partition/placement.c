@@ -64,6 +64,18 @@ size_t mgpu_placement_runs(const int *owners, size_t ngranules, size_t offset, s
     return count;
 }
 
+void mgpu_placement_range_bytes(enum mgpu_placement p, size_t ngranules, int ngpus, size_t offset,
+                                size_t bytes, size_t *held)
+{
+    memset(held, 0, (size_t)ngpus * sizeof *held);
+    size_t end = offset + bytes;
+    for (size_t g = offset / MGPU_GRANULE_SIZE; g < ngranules && g * MGPU_GRANULE_SIZE < end; g++) {
+        size_t lo = g * MGPU_GRANULE_SIZE > offset ? g * MGPU_GRANULE_SIZE : offset;
+        size_t hi = (g + 1) * MGPU_GRANULE_SIZE < end ? (g + 1) * MGPU_GRANULE_SIZE : end;
+        held[mgpu_placement_owner(p, g, ngranules, ngpus, NULL)] += hi - lo;
+    }
+}
+
 void mgpu_placement_bytes_per_gpu(const int *owners, size_t ngranules, int ngpus,
                                   size_t *bytes_per_gpu)
 {

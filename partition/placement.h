@@ -41,6 +41,13 @@ struct mgpu_owner_run {
 size_t mgpu_placement_runs(const int *owners, size_t ngranules, size_t offset, size_t bytes,
                            struct mgpu_owner_run *runs, size_t max);
 
+/* The bytes of [offset, offset + bytes) of a buffer of `ngranules`
+ * granules laid out by policy p over ngpus GPUs (equal weights) that each
+ * holds, into held[0 .. ngpus-1] (zeroed first): what a buffer placed (or
+ * spread again) by the pool would leave each GPU. */
+void mgpu_placement_range_bytes(enum mgpu_placement p, size_t ngranules, int ngpus, size_t offset,
+                                size_t bytes, size_t *held);
+
 /* Bytes per GPU of a buffer (for the report and cuMemGetInfo). */
 void mgpu_placement_bytes_per_gpu(const int *owners, size_t ngranules, int ngpus,
                                   size_t *bytes_per_gpu);

@@ -132,13 +132,10 @@ static bool planned_moves(const struct buffer_use *u, int gpu, struct mgpu_link_
  * pool cannot say. */
 static void spread_shares(const struct buffer_use *u, int ngpus, double share[MGPU_MAX_GPUS])
 {
-    struct mgpu_owner_run runs[MOVES_MAX];
-    size_t n = mgpu_pool_spread_runs(u->start, runs, MOVES_MAX);
+    size_t held[MGPU_MAX_GPUS];
+    bool known = mgpu_pool_spread_bytes_by_gpu(u->start, u->bytes, held) > 0;
     for (int g = 0; g < MGPU_MAX_GPUS; g++)
-        share[g] = n == 0 || n > MOVES_MAX ? (g < ngpus ? 1.0 / ngpus : 0.0) : 0.0;
-    for (size_t r = 0; r < n && n <= MOVES_MAX; r++)
-        if (runs[r].gpu >= 0 && runs[r].gpu < MGPU_MAX_GPUS)
-            share[runs[r].gpu] += (double)runs[r].bytes / (double)u->bytes;
+        share[g] = known ? (double)held[g] / (double)u->bytes : g < ngpus ? 1.0 / ngpus : 0.0;
 }
 
 /* Under lock: what the launches that used u so far spent reading it
@@ -203,8 +200,8 @@ static int sole_gpu(const struct buffer_use *u)
 }
 
 /* Under lock: u moved onto `gpu`, or spread again with SPLIT; `why` ends
- * the -v line ("after 4 split launches"). */
-static void move(struct buffer_use *u, int gpu, const char *why)
+ * the -v line ("after 4 split launches"). Returns whether it moved. */
+static bool move(struct buffer_use *u, int gpu, const char *why)
 {
     long long began = mgpu_monotonic_ns();
     CUresult r =
@@ -219,7 +216,7 @@ static void move(struct buffer_use *u, int gpu, const char *why)
     if (r != CUDA_SUCCESS) {
         mgpu_debug("placement: moving the %zu-byte buffer at 0x%llx failed (%s)", u->bytes,
                    (unsigned long long)u->start, mgpu_cu_error_name(r));
-        return;
+        return false;
     }
     u->on_gpu = gpu;
     u->for_split = false;
@@ -232,6 +229,7 @@ static void move(struct buffer_use *u, int gpu, const char *why)
     else
         mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d %s (%.2f ms)", u->bytes,
                   (unsigned long long)u->start, gpu, why, ms);
+    return true;
 }
 
 /* Under lock: one more launch used u, whole on `gpu` or split (SPLIT). */
@@ -363,9 +361,7 @@ int mgpu_follow_spread_for_split(const struct mgpu_kernel_copies *k, void *const
     size_t n = spreadable(k, params, buffer, movable);
     for (size_t i = 0; i < n; i++) {
         struct buffer_use *u = movable[i];
-        unsigned long before = stats.moves;
-        move(u, SPLIT, "before a split launch that pays only so");
-        if (stats.moves == before)
+        if (!move(u, SPLIT, "before a split launch that pays only so"))
             continue;
         u->for_split = true;
         u->streak_kind = NONE;

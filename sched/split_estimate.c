@@ -40,31 +40,15 @@ static void slice_share(const struct mgpu_split_estimate *e, int s, double *lo, 
     *hi = (double)(slice->first[dim] + slice->dims[dim]) / e->grid[dim];
 }
 
-#define SPREAD_RUNS_MAX 64
-
 /* The bytes of [from, to) of buffer b each GPU holds, into held[]: as the
  * pool has them, or, for an estimate with the large buffers spread, as
  * the pool's spread would lay them out. */
 static void bytes_held(const struct mgpu_split_estimate *e, const struct mgpu_pool_block *b,
                        CUdeviceptr from, CUdeviceptr to, size_t held[MGPU_MAX_GPUS])
 {
-    struct mgpu_owner_run runs[SPREAD_RUNS_MAX];
-    size_t nruns = 0;
-    if (e->spread && b->bytes >= MGPU_FOLLOW_MIN_BYTES)
-        nruns = mgpu_pool_spread_runs(b->start, runs, SPREAD_RUNS_MAX);
-    if (nruns == 0 || nruns > SPREAD_RUNS_MAX) {
+    if (!(e->spread && b->bytes >= MGPU_FOLLOW_MIN_BYTES &&
+          mgpu_pool_spread_bytes_by_gpu(from, to - from, held) > 0))
         mgpu_pool_bytes_by_gpu(from, to - from, held);
-        return;
-    }
-    for (int g = 0; g < MGPU_MAX_GPUS; g++)
-        held[g] = 0;
-    for (size_t r = 0; r < nruns; r++) {
-        CUdeviceptr lo = b->start + runs[r].offset, hi = lo + runs[r].bytes;
-        lo = lo > from ? lo : from;
-        hi = hi < to ? hi : to;
-        if (hi > lo && runs[r].gpu >= 0 && runs[r].gpu < MGPU_MAX_GPUS)
-            held[runs[r].gpu] += hi - lo;
-    }
 }
 
 /* What GPU entry `gpu` reads of [lo, hi) of buffer b where another entry

@@ -194,6 +194,24 @@ static void test_placement(void)
     for (int g = 0; g < 8; g++)
         CHECK(per_gpu[g] == 8 * MGPU_GRANULE_SIZE);
 
+    /* The same layout (a part of 8 granules, 16 MiB, per GPU), bytes per
+     * GPU of a range: [1 MiB, 35 MiB) holds 15 MiB of GPU 0's part, all
+     * 16 of GPU 1's and 3 of GPU 2's. */
+    size_t held[8];
+    const size_t mib = (size_t)1 << 20;
+    mgpu_placement_range_bytes(MGPU_PLACE_DISTRIBUTED, 64, 8, mib, 34 * mib, held);
+    CHECK(held[0] == 15 * mib && held[1] == 16 * mib && held[2] == 3 * mib);
+    for (int g = 3; g < 8; g++)
+        CHECK(held[g] == 0);
+    /* The whole buffer: as mgpu_placement_bytes_per_gpu says. */
+    mgpu_placement_range_bytes(MGPU_PLACE_DISTRIBUTED, 64, 8, 0, 64 * MGPU_GRANULE_SIZE, held);
+    for (int g = 0; g < 8; g++)
+        CHECK(held[g] == per_gpu[g]);
+    /* Interleaved, a range inside one granule: all of it on that granule's GPU. */
+    mgpu_placement_range_bytes(MGPU_PLACE_INTERLEAVE, 10, 4, 5 * MGPU_GRANULE_SIZE + mib, mib,
+                               held);
+    CHECK(held[1] == mib && held[0] == 0 && held[2] == 0 && held[3] == 0);
+
     /* Weights 2:1 over 30 granules: 20 and 10. */
     const double weights[] = {2.0, 1.0};
     size_t first = 0;

@@ -75,15 +75,22 @@ int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_M
 }
 
 /* The pool's spread of either buffer: one part per entry of the model, in
- * order (what place(n, -1) lays out). */
-size_t mgpu_pool_spread_runs(CUdeviceptr start, struct mgpu_owner_run *runs, size_t max)
+ * order (what place(n, -1) lays out), of [address, address + bytes). */
+int mgpu_pool_spread_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS])
 {
-    if (!mgpu_pool_holds(start) || max < (size_t)model.nentries)
+    memset(held, 0, MGPU_MAX_GPUS * sizeof held[0]);
+    struct mgpu_pool_block b;
+    if (!mgpu_pool_find(address, &b) || model.nentries < 1)
         return 0;
-    for (int g = 0; g < model.nentries; g++)
-        runs[g] = (struct mgpu_owner_run){BUFFER_BYTES / (size_t)model.nentries * (size_t)g,
-                                          BUFFER_BYTES / (size_t)model.nentries, g};
-    return (size_t)model.nentries;
+    size_t part = BUFFER_BYTES / (size_t)model.nentries, from = address - b.start;
+    int holders = 0;
+    for (int g = 0; g < model.nentries; g++) {
+        size_t lo = part * (size_t)g > from ? part * (size_t)g : from;
+        size_t hi = part * (size_t)(g + 1) < from + bytes ? part * (size_t)(g + 1) : from + bytes;
+        held[g] = hi > lo ? hi - lo : 0;
+        holders += held[g] > 0;
+    }
+    return holders;
 }
 
 const struct mgpu_link_model *mgpu_run_links(void)
