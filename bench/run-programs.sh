@@ -17,7 +17,11 @@
 # as the rounds can tell, not a slowdown shown. Every run's
 # stdout must be the plain run's. Each program's row is printed when its
 # rounds are done. With REPORTS_DIR set, every run's stderr (its report) is
-# kept there as PROGRAM.CONFIG.ROUND.err.
+# kept there as PROGRAM.CONFIG.ROUND.err. With GPU_LISTS set (GPU lists
+# separated by spaces, as --gpus takes them: "0,1,2,3,0,1,2,3"), the runs
+# are under --gpus LIST for each list instead of -n G: where a machine has
+# fewer GPUs than a run should have, its GPUs listed again stand for the
+# rest (each then runs two or more slices at once).
 #   bench/run-programs.sh [GPUS=all] [ROUNDS=3] [PROGRAM...]
 # Run from the top build directory after `make check`.
 set -eu
@@ -35,10 +39,18 @@ export NCCL_NVLS_ENABLE=0
 for p in $programs; do
   [ -x "tests/programs/$p" ] || { echo "run-programs.sh: tests/programs/$p is missing; run make check first" >&2; exit 2; }
 done
+# A configuration is a GPU count (-n G) or, from GPU_LISTS, a --gpus list.
 counts=""
-g=2
-while [ "$g" -lt "$gpus" ]; do counts="$counts $g"; g=$((g * 2)); done
-counts="$counts $gpus"
+if [ -n "${GPU_LISTS:-}" ]; then
+  counts=$GPU_LISTS
+else
+  g=2
+  while [ "$g" -lt "$gpus" ]; do counts="$counts $g"; g=$((g * 2)); done
+  counts="$counts $gpus"
+fi
+# select_gpus CONFIG: mgpu-run's option for it; config_name CONFIG: a file name.
+select_gpus() { case $1 in *[!0-9]*) echo "--gpus $1" ;; *) echo "-n $1" ;; esac; }
+config_name() { echo "n$1" | tr ',' '_'; }
 out=$(mktemp -d)
 [ -z "${REPORTS_DIR:-}" ] || mkdir -p "$REPORTS_DIR"
 trap 'rm -rf "$out"' EXIT
@@ -74,7 +86,7 @@ echo
 header="| program | plain wall ms | 1 GPU: GPU ms |"
 rule="| --- | --- | --- |"
 for g in $counts; do
-  header="$header -n $g GPU ms | speedup | wall ms |"
+  header="$header $(select_gpus "$g") GPU ms | speedup | wall ms |"
   rule="$rule --- | --- | --- |"
 done
 echo "$header output |"
@@ -87,23 +99,26 @@ for p in $programs; do
     run plain "$p"
     run one "$p" env MGPU_SPLIT=never MGPU_MEMORY=driver "$MGPU_RUN" -n 1 --report
     for g in $counts; do
-      run "n$g" "$p" "$MGPU_RUN" -n "$g" --report
+      # select_gpus gives two words, split on purpose.
+      # shellcheck disable=SC2046
+      run "$(config_name "$g")" "$p" "$MGPU_RUN" $(select_gpus "$g") --report
     done
   done
   one=$(median "$out/$p.one.gpu")
   line="| $p | $(median "$out/$p.plain.wall") | $one$(range_of "$out/$p.one.gpu") |"
   for g in $counts; do
-    ms=$(median "$out/$p.n$g.gpu")
+    c=$(config_name "$g")
+    ms=$(median "$out/$p.$c.gpu")
     speedup=$(awk -v a="$ms" -v b="$one" 'BEGIN { if (a > 0) printf "%.2f×", b / a; else print "n/a" }')
     slower=$(awk -v a="$ms" -v b="$one" 'BEGIN { print (a > 1.05 * b) ? " slower" : "" }')
     # With rounds, a slower median whose fastest round was no slower than
     # one GPU's slowest is within the rounds' spread: not shown to be slower.
     if [ -n "$slower" ] && [ "$rounds" -gt 1 ]; then
-      fastest=$(sort -g "$out/$p.n$g.gpu" | head -n 1)
+      fastest=$(sort -g "$out/$p.$c.gpu" | head -n 1)
       slowest_one=$(sort -g "$out/$p.one.gpu" | tail -n 1)
       awk -v a="$fastest" -v b="$slowest_one" 'BEGIN { exit !(a <= b) }' && slower=" slower (within spread)"
     fi
-    line="$line $ms$(range_of "$out/$p.n$g.gpu") | $speedup$slower | $(median "$out/$p.n$g.wall") |"
+    line="$line $ms$(range_of "$out/$p.$c.gpu") | $speedup$slower | $(median "$out/$p.$c.wall") |"
   done
   if grep -q "^$p " "$out/different" 2> /dev/null; then
     line="$line DIFFERENT |"
