@@ -90,13 +90,38 @@ FAKE_NVML_GPUS=1 FAKE_CUDA_GPUS=1 one_line_error 2 \
 FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 one_line_error 2 \
   "--gpus lists GPU 2 but this machine has GPUs 0 to 1" quick_run "$MGPU_RUN" --gpus 0,2 true
 [ ! -e "$work/inits" ] || { cat "$work/inits"; fail "mgpu-run initialised the driver to refuse a request"; }
-# -n on a machine of several GPUs asks the topology, and so the driver;
-# so does a GPU in MIG mode.
-FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 expect_status 0 quick_run "$MGPU_RUN" -n 2 true
-[ "$(wc -l < "$work/inits")" -eq 1 ] || fail "-n 2 on two GPUs did not initialise the driver once"
+# A GPU in MIG mode makes mgpu-run ask the driver.
 FAKE_NVML_MIG=1 FAKE_CUDA_GPUS=1 expect_status 0 quick_run "$MGPU_RUN" --gpus 0 true
-[ "$(wc -l < "$work/inits")" -eq 2 ] || fail "a GPU in MIG mode did not make mgpu-run ask the driver"
+[ "$(wc -l < "$work/inits")" -eq 1 ] || fail "a GPU in MIG mode did not make mgpu-run ask the driver"
 pass "a list, or one GPU, is checked with NVML's count without initialising the driver"
+
+# -n on a machine of several GPUs asks the topology: NVML's where the GPUs
+# are alike (the driver numbers them in bus order, as the topology does,
+# whatever order NVML lists them in), without initialising the driver;
+# the driver's where they differ.
+rm -f "$work/inits"
+FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_NVML_REVERSED=1 FAKE_CUDA_NVLINK=2-3 expect_status 0 \
+  quick_run "$MGPU_RUN" -v -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES $MGPU_ENTRIES"'
+expect_in "$work/out" "2,3 0,1"
+expect_in "$work/err" "mgpu-run: GPUs 2,3, chosen and ordered from the topology of this machine (NVML)"
+expect_in "$work/err" "mgpu-run: GPU 0: Fake GPU (0000:fa:02.0), home"
+FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NO_PEER=0-1 expect_status 0 \
+  quick_run "$MGPU_RUN" -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "0,2"
+FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 expect_status 0 quick_run "$MGPU_RUN" -n 2 true
+[ ! -e "$work/inits" ] || { cat "$work/inits"; fail "mgpu-run initialised the driver for -n on alike GPUs"; }
+FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 FAKE_NVML_OTHER_NAME=1 expect_status 0 \
+  quick_run "$MGPU_RUN" -v -n 2 true
+expect_in "$work/err" "the GPUs differ (Fake GPU and Fake GPU of another kind), so the CUDA driver's order may not be their bus order; the CUDA driver gives the topology"
+[ "$(wc -l < "$work/inits")" -eq 1 ] || fail "-n 2 on two GPUs that differ did not initialise the driver once"
+FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 FAKE_NVML_OTHER_NAME=1 CUDA_DEVICE_ORDER=PCI_BUS_ID \
+  expect_status 0 quick_run "$MGPU_RUN" -n 2 true
+[ "$(wc -l < "$work/inits")" -eq 1 ] || fail "under CUDA_DEVICE_ORDER=PCI_BUS_ID, mgpu-run asked the driver"
+FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 \
+  expect_status 0 quick_run "$MGPU_RUN" sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "2,3"
+[ "$(wc -l < "$work/inits")" -eq 1 ] || fail "mgpu-run initialised the driver to share GPUs among ranks"
+pass "-n on several GPUs, and ranks sharing a node's, choose from NVML's topology without the driver where the GPUs are alike"
 
 expect_status 0 "$MGPU_RUN" --report true
 expect_in "$work/err" "mgpu: report: true never loaded the CUDA driver; nothing to report"
