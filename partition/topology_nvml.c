@@ -101,7 +101,7 @@ int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t e
         mgpu_nvml_close(&nvml);
         return -1;
     }
-    static struct nvml_gpu gpus[MGPU_TOPOLOGY_MAX_GPUS];
+    struct nvml_gpu gpus[MGPU_TOPOLOGY_MAX_GPUS];
     if (read_gpus(&nvml, t, gpus, err, errlen) != 0) {
         mgpu_nvml_close(&nvml);
         return -1;
