@@ -82,19 +82,12 @@ int mgpu_topology_load_machine(struct mgpu_topology *t, char *err, size_t errlen
             if (i != j)
                 read_peer(&t->links[i][j], &peer[i][j], devs[i], devs[j]);
 
-    if (mgpu_topology_read_machine_places(t, t->note, sizeof t->note) == 0)
-        t->note[0] = '\0';
-
+    /* Native peer atomics stand for NVLink where hwloc knows none. */
+    bool nvlink[MGPU_TOPOLOGY_MAX_GPUS][MGPU_TOPOLOGY_MAX_GPUS];
     for (int i = 0; i < count; i++)
-        for (int j = 0; j < count; j++) {
-            struct mgpu_link *l = &t->links[i][j];
-            if (i == j)
-                continue;
-            if (peer[i][j] == 0 || peer[j][i] == 0)
-                l->link_class = MGPU_LINK_NO_PEER;
-            else if (l->link_class != MGPU_LINK_NVLINK && l->native_atomics &&
-                     t->links[j][i].native_atomics)
-                l->link_class = MGPU_LINK_NVLINK;
-        }
+        for (int j = 0; j < count; j++)
+            nvlink[i][j] = i != j && t->links[i][j].native_atomics;
+    mgpu_topology_place_and_link(t, (const int(*)[MGPU_TOPOLOGY_MAX_GPUS])peer,
+                                 (const bool(*)[MGPU_TOPOLOGY_MAX_GPUS])nvlink);
     return 0;
 }

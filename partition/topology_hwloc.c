@@ -407,3 +407,21 @@ int mgpu_topology_read_machine_places(struct mgpu_topology *t, char *why, size_t
     }
     return 0;
 }
+
+void mgpu_topology_place_and_link(struct mgpu_topology *t,
+                                  const int (*peer)[MGPU_TOPOLOGY_MAX_GPUS],
+                                  const bool (*nvlink)[MGPU_TOPOLOGY_MAX_GPUS])
+{
+    if (mgpu_topology_read_machine_places(t, t->note, sizeof t->note) == 0)
+        t->note[0] = '\0';
+    for (int i = 0; i < t->gpu_count; i++)
+        for (int j = 0; j < t->gpu_count; j++) {
+            struct mgpu_link *l = &t->links[i][j];
+            if (i == j)
+                continue;
+            if (peer[i][j] == 0 || peer[j][i] == 0)
+                l->link_class = MGPU_LINK_NO_PEER;
+            else if (nvlink[i][j] && nvlink[j][i])
+                l->link_class = MGPU_LINK_NVLINK;
+        }
+}

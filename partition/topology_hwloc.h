@@ -1,5 +1,6 @@
-/* Between the two topology loaders: what hwloc adds to GPUs that the CUDA
- * driver listed. Not for use outside partition/. */
+/* Between the topology loaders: what hwloc adds to GPUs that the CUDA
+ * driver (topology_driver.c) or NVML (topology_nvml.c) listed. Not for use
+ * outside partition/. */
 #ifndef MGPU_TOPOLOGY_HWLOC_H
 #define MGPU_TOPOLOGY_HWLOC_H
 
@@ -11,5 +12,13 @@
  * the process runs. Returns 0, or -1 with a one-line reason in `why` (the
  * model is then left with places unknown). */
 int mgpu_topology_read_machine_places(struct mgpu_topology *t, char *why, size_t whylen);
+
+/* The places as above (a failure said in t->note), then the loader's last
+ * word on each pair: no peer access either way (peer 0; -1 is unknown)
+ * makes it `none` whatever hwloc says, and NVLink evidence both ways
+ * (nvlink) makes it NVLink where hwloc knows none. */
+void mgpu_topology_place_and_link(struct mgpu_topology *t,
+                                  const int (*peer)[MGPU_TOPOLOGY_MAX_GPUS],
+                                  const bool (*nvlink)[MGPU_TOPOLOGY_MAX_GPUS]);
 
 #endif

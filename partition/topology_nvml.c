@@ -107,7 +107,7 @@ int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t e
         return -1;
     }
     int count = t->gpu_count;
-    bool peer[MGPU_TOPOLOGY_MAX_GPUS][MGPU_TOPOLOGY_MAX_GPUS];
+    int peer[MGPU_TOPOLOGY_MAX_GPUS][MGPU_TOPOLOGY_MAX_GPUS];
     bool nvlink[MGPU_TOPOLOGY_MAX_GPUS][MGPU_TOPOLOGY_MAX_GPUS];
     bool known = true;
     for (int i = 0; i < count; i++)
@@ -125,18 +125,7 @@ int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t e
         return -1;
     }
 
-    if (mgpu_topology_read_machine_places(t, t->note, sizeof t->note) == 0)
-        t->note[0] = '\0';
-
-    for (int i = 0; i < count; i++)
-        for (int j = 0; j < count; j++) {
-            struct mgpu_link *l = &t->links[i][j];
-            if (i == j)
-                continue;
-            if (!peer[i][j] || !peer[j][i])
-                l->link_class = MGPU_LINK_NO_PEER;
-            else if (nvlink[i][j] && nvlink[j][i])
-                l->link_class = MGPU_LINK_NVLINK;
-        }
+    mgpu_topology_place_and_link(t, (const int(*)[MGPU_TOPOLOGY_MAX_GPUS])peer,
+                                 (const bool(*)[MGPU_TOPOLOGY_MAX_GPUS])nvlink);
     return 0;
 }
