@@ -136,8 +136,9 @@ static void absolute_path(const char *path, const char *option, char *out, size_
 
 /* The model of --topology or of this machine. */
 static struct mgpu_topology topology;
-/* The driver's bus id of each GPU, "" where it does not say: an XML file
- * must be of this machine, and the bus ids tell. */
+/* The bus id of each GPU, the driver's (or NVML's, nvml_machine), "" where
+ * it does not say: an XML file must be of this machine, and the bus ids
+ * tell. */
 static char bus_ids[MGPU_MAX_GPUS][MGPU_BUS_ID_LEN];
 /* This machine as NVML sees it, where it stands for the driver's: -n on a
  * machine of several GPUs then chooses them without initialising the
@@ -147,8 +148,9 @@ static char bus_ids[MGPU_MAX_GPUS][MGPU_BUS_ID_LEN];
 static struct mgpu_topology nvml_machine;
 static bool nvml_machine_loaded;
 
-/* The topology of --topology or of this machine, into `topology`, with
- * the driver's bus ids. Returns 0, or -1 with why. */
+/* The topology of --topology or of this machine (NVML's where it was
+ * loaded, else the driver's), into `topology`, with the GPUs' bus ids.
+ * Returns 0, or -1 with why. */
 static int load_topology(const struct launcher_options *opt, int device_count, char *why,
                          size_t whylen)
 {
