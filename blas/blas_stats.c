@@ -1,6 +1,7 @@
 /* Owns the report's figures for cuBLAS GEMMs (see blas_stats.h). */
 #include "blas_stats.h"
 
+#include "log.h"
 #include "real_driver.h"
 #include "report_format.h"
 
@@ -68,6 +69,17 @@ static int pending_count;
 static struct host_routine_stats host_routines[MAX_ROUTINES];
 static int host_routine_count;
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Calling libraries that had no BLAS behind mgpu's routine. */
+#define MAX_UNRESOLVED 8
+struct unresolved {
+    char routine[48];
+    char caller[112];
+    bool host;
+    unsigned long sites;
+};
+static struct unresolved unresolved[MAX_UNRESOLVED];
+static int unresolved_count;
 
 static const char *const unsplit_words[MGPU_BLAS_UNSPLIT_REASON_COUNT] = {
     "MGPU_BLAS=never",       "one GPU",        "below MGPU_BLAS_MIN",
@@ -154,6 +166,54 @@ void mgpu_blas_stats_split(const char *name, const struct mgpu_gemm_plan *plan, 
     pthread_mutex_unlock(&stats_lock);
 }
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+void mgpu_blas_stats_library(const char *routine, const char *caller, const char *library,
+                             bool host)
+{
+    const char *from = caller != NULL && *caller ? caller : "the program";
+    if (library != NULL) {
+        mgpu_debug("%s called from %s goes to %s", routine, from,
+                   *library ? library : "the program's own");
+        return;
+    }
+    const char *what = host ? "CPU BLAS" : "cuBLAS";
+    mgpu_warn("%s called from %s: no %s found in its scope or the global one, so mgpu %s", routine,
+              from, what,
+              host ? "runs it on the GPUs whatever its size"
+                   : "answers CUBLAS_STATUS_NOT_INITIALIZED, as a missing cuBLAS would");
+    pthread_mutex_lock(&stats_lock);
+    int i;
+    for (i = 0; i < unresolved_count; i++)
+        if (strcmp(unresolved[i].routine, routine) == 0 &&
+            strcmp(unresolved[i].caller, base_name(from)) == 0)
+            break;
+    if (i == unresolved_count && unresolved_count < MAX_UNRESOLVED) {
+        snprintf(unresolved[i].routine, sizeof unresolved[i].routine, "%s", routine);
+        snprintf(unresolved[i].caller, sizeof unresolved[i].caller, "%s", base_name(from));
+        unresolved[i].host = host;
+        unresolved_count++;
+    }
+    if (i < unresolved_count)
+        unresolved[i].sites++;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+/* The report's lines for calling libraries without a BLAS behind mgpu. */
+static size_t describe_unresolved(bool host, char (*lines)[160], size_t used, size_t max)
+{
+    for (int i = 0; i < unresolved_count && used < max; i++)
+        if (unresolved[i].host == host)
+            snprintf(lines[used++], 160, "%.32s from %.48s: no %s behind mgpu's (%s)",
+                     unresolved[i].routine, unresolved[i].caller, host ? "CPU BLAS" : "cuBLAS",
+                     host ? "run on the GPUs" : "answered CUBLAS_STATUS_NOT_INITIALIZED");
+    return used;
+}
+
 size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
 {
     pthread_mutex_lock(&stats_lock);
@@ -186,8 +246,8 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
                 if (r->parts[g] > 0)
                     len += (size_t)snprintf(line + len, 160 - len, " %d:%lu", g, r->parts[g]);
             if (r->by_owner > 0 && len < 160)
-                len += (size_t)snprintf(line + len, 160 - len,
-                                        " (%lu cut where C's owners change)", r->by_owner);
+                len += (size_t)snprintf(line + len, 160 - len, " (%lu cut where C's owners change)",
+                                        r->by_owner);
             if (r->mirrored > 0 && len < 160)
                 len += (size_t)snprintf(line + len, 160 - len,
                                         "; %lu calls read A or B from mirrors", r->mirrored);
@@ -196,6 +256,7 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
                          r->staged);
         }
     }
+    used = describe_unresolved(false, lines, used, max);
     pthread_mutex_unlock(&stats_lock);
     return used;
 }
@@ -270,6 +331,7 @@ size_t mgpu_blas_stats_describe_host(char (*lines)[160], size_t max)
             len += (size_t)snprintf(line + len, 160 - len, "; %lu on the CPU: %s",
                                     r->reason_counts[w], r->reasons[w]);
     }
+    used = describe_unresolved(true, lines, used, max);
     pthread_mutex_unlock(&stats_lock);
     return used;
 }

@@ -44,6 +44,15 @@ __attribute__((visibility("default"))) void
 mgpu_blas_stats_host(const char *name, const char *cpu_reason, long long m, long long n,
                      long long k, double gpu_ms, unsigned long long bytes_copied);
 
+/* Where an interposed routine's calls from one calling library go:
+ * `library` is the path of the cuBLAS (or, with `host`, the CPU BLAS)
+ * the caller would have reached without mgpu ("" for the program
+ * itself), said under -v; NULL when it has none, said at once in one line
+ * and in the report. Called once per call site by the interposer
+ * libraries (blas/caller_scope.h); exported for them. */
+__attribute__((visibility("default"))) void
+mgpu_blas_stats_library(const char *routine, const char *caller, const char *library, bool host);
+
 /* One line per routine called, for the report; returns how many. The GPU
  * times are waited for here. */
 size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max);

@@ -3,13 +3,20 @@
  * forms, each also as _64), with cuBLAS's own prototypes. Each one hands
  * its call to the runtime (mgpu_blas_gemm in libmgpu), which splits it
  * over the run's GPUs or declines; a declined call goes on to the real
- * routine, found with dlsym(RTLD_NEXT) in the program's cuBLAS. Nothing
- * here keeps state but those addresses. A program that links cuBLAS
- * statically defines these names itself and never calls them. */
+ * routine. The real routine is the one the caller would have reached
+ * without mgpu (caller_scope.c): a framework's extension module loaded
+ * RTLD_LOCAL reaches the cuBLAS in its own scope, the program the one in
+ * the global scope, and the runtime is given that library's functions
+ * only, so handles of one cuBLAS never meet another's routines. A program
+ * that links cuBLAS statically defines these names itself and never
+ * calls them. */
+#include "caller_scope.h"
 #include "gemm_call.h"
+#include "blas_stats.h"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -95,17 +102,66 @@ static const char *const routine_names[ROUTINE_COUNT] = {
 #undef ROUTINE_NAME
 };
 
-static _Atomic(void *) real_routines[ROUTINE_COUNT];
+/* The cuBLAS functions the runtime calls back, besides the GEMMs. */
+#define HELPERS(X)                                                                                 \
+    X(cublasCreate_v2)                                                                             \
+    X(cublasSetStream_v2)                                                                          \
+    X(cublasGetStream_v2)                                                                          \
+    X(cublasGetPointerMode_v2)                                                                     \
+    X(cublasSetPointerMode_v2)                                                                     \
+    X(cublasGetMathMode)                                                                           \
+    X(cublasSetMathMode)                                                                           \
+    X(cublasGetAtomicsMode)                                                                        \
+    X(cublasSetAtomicsMode)
 
-/* The program's cuBLAS's own `routine`, or NULL when it has none. */
-static void *real(enum routine r)
+enum helper {
+#define HELPER_ID(fn_name) H_##fn_name,
+    HELPERS(HELPER_ID)
+#undef HELPER_ID
+        HELPER_COUNT
+};
+
+static const char *const helper_names[HELPER_COUNT] = {
+#define HELPER_NAME(fn_name) #fn_name,
+    HELPERS(HELPER_NAME)
+#undef HELPER_NAME
+};
+
+/* One cuBLAS that calls were found to reach: its functions, each looked
+ * up in it once. `api` comes first, so that the runtime's pointer to it
+ * is a pointer to the library. */
+struct cublas_library {
+    struct mgpu_blas_library api;
+    void *dl; /* a handle of the library (caller_scope.h) */
+    _Atomic(void *) routines[ROUTINE_COUNT];
+    _Atomic(void *) helpers[HELPER_COUNT];
+};
+
+#define MAX_LIBRARIES 8
+static struct cublas_library libraries[MAX_LIBRARIES];
+static atomic_int library_count;
+static pthread_mutex_t libraries_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *library_function(void *dl, _Atomic(void *) *cache, const char *name)
 {
-    void *fn = atomic_load_explicit(&real_routines[r], memory_order_acquire);
+    void *fn = atomic_load_explicit(cache, memory_order_acquire);
     if (fn == NULL) {
-        fn = dlsym(RTLD_NEXT, routine_names[r]);
-        atomic_store_explicit(&real_routines[r], fn, memory_order_release);
+        fn = mgpu_scope_symbol(dl, name);
+        atomic_store_explicit(cache, fn, memory_order_release);
     }
     return fn;
+}
+
+static void *routine_of(const struct mgpu_blas_library *api, enum routine r)
+{
+    struct cublas_library *lib = (struct cublas_library *)api;
+    return library_function(lib->dl, &lib->routines[r], routine_names[r]);
+}
+
+static void *helper_of(const struct mgpu_blas_library *api, enum helper h)
+{
+    struct cublas_library *lib = (struct cublas_library *)api;
+    return library_function(lib->dl, &lib->helpers[h], helper_names[h]);
 }
 
 /* The bytes of one element of a cudaDataType, or 0 for the packed types
@@ -149,13 +205,12 @@ static size_t data_type_bytes(cudaDataType t)
     }
 }
 
-/* Calls the real routine of `call` on `handle` with the call's arguments
- * (the whole call, or one part of it that the runtime made). */
-static int run_real(const struct mgpu_gemm_call *c, void *handle)
+/* Calls routine fn, the real one of `call`, on `handle` with the call's
+ * arguments (the whole call, or one part of it that the runtime made). */
+static int run_with(void *fn, const struct mgpu_gemm_call *c, void *handle)
 {
-    void *fn = real((enum routine)c->routine);
     if (fn == NULL)
-        return CUBLAS_STATUS_NOT_SUPPORTED;
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     switch ((enum routine)c->routine) {
 #define RUN_PLAIN(fn_name, T, I)                                                                   \
     return ((__typeof__(&fn_name))fn)(handle, c->transa, c->transb, (I)c->m, (I)c->n, (I)c->k,     \
@@ -198,43 +253,73 @@ static int run_real(const struct mgpu_gemm_call *c, void *handle)
     }
 }
 
-/* The handle calls the runtime needs, each found once. */
+/* The runtime's calls into one library. */
+static int run_part(const struct mgpu_blas_library *api, const struct mgpu_gemm_call *c,
+                    void *handle)
+{
+    return run_with(routine_of(api, (enum routine)c->routine), c, handle);
+}
+
 #define LIBRARY_CALL(field, symbol, params, args)                                                  \
     static int field params                                                                        \
     {                                                                                              \
-        static _Atomic(void *) fn;                                                                 \
-        void *f = atomic_load_explicit(&fn, memory_order_acquire);                                 \
-        if (f == NULL) {                                                                           \
-            f = dlsym(RTLD_NEXT, #symbol);                                                         \
-            atomic_store_explicit(&fn, f, memory_order_release);                                   \
-        }                                                                                          \
+        void *f = helper_of(api, H_##symbol);                                                      \
         return f ? ((__typeof__(&symbol))f)args : CUBLAS_STATUS_NOT_INITIALIZED;                   \
     }
-LIBRARY_CALL(create_handle, cublasCreate_v2, (void **h), ((cublasHandle_t *)h))
-LIBRARY_CALL(set_stream, cublasSetStream_v2, (void *h, void *s), (h, s))
-LIBRARY_CALL(get_stream, cublasGetStream_v2, (void *h, void **s), (h, (cudaStream_t *)s))
-LIBRARY_CALL(get_pointer_mode, cublasGetPointerMode_v2, (void *h, int *m),
-             (h, (cublasPointerMode_t *)m))
-LIBRARY_CALL(set_pointer_mode, cublasSetPointerMode_v2, (void *h, int m),
-             (h, (cublasPointerMode_t)m))
-LIBRARY_CALL(get_math_mode, cublasGetMathMode, (void *h, int *m), (h, (cublasMath_t *)m))
-LIBRARY_CALL(set_math_mode, cublasSetMathMode, (void *h, int m), (h, (cublasMath_t)m))
-LIBRARY_CALL(get_atomics_mode, cublasGetAtomicsMode, (void *h, int *m),
-             (h, (cublasAtomicsMode_t *)m))
-LIBRARY_CALL(set_atomics_mode, cublasSetAtomicsMode, (void *h, int m), (h, (cublasAtomicsMode_t)m))
+LIBRARY_CALL(create_handle, cublasCreate_v2, (const struct mgpu_blas_library *api, void **h),
+             ((cublasHandle_t *)h))
+LIBRARY_CALL(set_stream, cublasSetStream_v2,
+             (const struct mgpu_blas_library *api, void *h, void *s), (h, s))
+LIBRARY_CALL(get_stream, cublasGetStream_v2,
+             (const struct mgpu_blas_library *api, void *h, void **s), (h, (cudaStream_t *)s))
+LIBRARY_CALL(get_pointer_mode, cublasGetPointerMode_v2,
+             (const struct mgpu_blas_library *api, void *h, int *m), (h, (cublasPointerMode_t *)m))
+LIBRARY_CALL(set_pointer_mode, cublasSetPointerMode_v2,
+             (const struct mgpu_blas_library *api, void *h, int m), (h, (cublasPointerMode_t)m))
+LIBRARY_CALL(get_math_mode, cublasGetMathMode,
+             (const struct mgpu_blas_library *api, void *h, int *m), (h, (cublasMath_t *)m))
+LIBRARY_CALL(set_math_mode, cublasSetMathMode,
+             (const struct mgpu_blas_library *api, void *h, int m), (h, (cublasMath_t)m))
+LIBRARY_CALL(get_atomics_mode, cublasGetAtomicsMode,
+             (const struct mgpu_blas_library *api, void *h, int *m), (h, (cublasAtomicsMode_t *)m))
+LIBRARY_CALL(set_atomics_mode, cublasSetAtomicsMode,
+             (const struct mgpu_blas_library *api, void *h, int m), (h, (cublasAtomicsMode_t)m))
 
-static const struct mgpu_blas_library library = {
-    .create = create_handle,
-    .set_stream = set_stream,
-    .get_stream = get_stream,
-    .get_pointer_mode = get_pointer_mode,
-    .set_pointer_mode = set_pointer_mode,
-    .get_math_mode = get_math_mode,
-    .set_math_mode = set_math_mode,
-    .get_atomics_mode = get_atomics_mode,
-    .set_atomics_mode = set_atomics_mode,
-    .run = run_real,
-};
+/* The record of the library `def` found, made on first sight; NULL when
+ * MAX_LIBRARIES are known already (its calls then run whole). */
+static const struct mgpu_blas_library *library_of(const struct mgpu_scope_definition *def)
+{
+    int n = atomic_load_explicit(&library_count, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (libraries[i].dl == def->library)
+            return &libraries[i].api;
+    pthread_mutex_lock(&libraries_lock);
+    struct cublas_library *found = NULL;
+    n = atomic_load_explicit(&library_count, memory_order_relaxed);
+    for (int i = 0; i < n && found == NULL; i++)
+        if (libraries[i].dl == def->library)
+            found = &libraries[i];
+    if (found == NULL && n < MAX_LIBRARIES) {
+        found = &libraries[n];
+        found->dl = def->library;
+        found->api = (struct mgpu_blas_library){
+            .path = def->library_path,
+            .create = create_handle,
+            .set_stream = set_stream,
+            .get_stream = get_stream,
+            .get_pointer_mode = get_pointer_mode,
+            .set_pointer_mode = set_pointer_mode,
+            .get_math_mode = get_math_mode,
+            .set_math_mode = set_math_mode,
+            .get_atomics_mode = get_atomics_mode,
+            .set_atomics_mode = set_atomics_mode,
+            .run = run_part,
+        };
+        atomic_store_explicit(&library_count, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&libraries_lock);
+    return found != NULL ? &found->api : NULL;
+}
 
 /* Calls made while this thread is inside one: cuBLAS calling its own
  * entry points (through its PLT, which finds these first). They are the
@@ -242,20 +327,33 @@ static const struct mgpu_blas_library library = {
  * are told apart by the runtime itself (mgpu_driver_bypass). */
 static __thread int dispatching;
 
-/* The runtime's split, else the real routine. Element sizes of 0 (packed
- * types) and a missing real routine go straight on. */
-static cublasStatus_t dispatch(const struct mgpu_gemm_call *call)
+/* The runtime's split, else the real routine: the one the caller at
+ * `site` would have reached. Element sizes of 0 (packed types) go
+ * straight on; a caller with no cuBLAS behind mgpu's is told so, as it
+ * would be without a cuBLAS (and the report says it). */
+static cublasStatus_t dispatch(const struct mgpu_gemm_call *call, const void *site)
 {
+    struct mgpu_scope_definition def;
+    const char *name = routine_names[call->routine];
+    if (mgpu_scope_lookup(site, name, &def))
+        mgpu_blas_stats_library(name, def.caller_path, def.fn != NULL ? def.library_path : NULL,
+                                false);
+    if (def.fn == NULL)
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    const struct mgpu_blas_library *lib = NULL;
     int status;
     if (dispatching > 0 || call->a_bytes == 0 || call->b_bytes == 0 || call->c_bytes == 0 ||
-        real((enum routine)call->routine) == NULL)
-        return (cublasStatus_t)run_real(call, call->handle);
+        (lib = library_of(&def)) == NULL)
+        return (cublasStatus_t)run_with(def.fn, call, call->handle);
     dispatching++;
-    if (!mgpu_blas_gemm(&library, call, &status))
-        status = run_real(call, call->handle);
+    if (!mgpu_blas_gemm(lib, call, &status))
+        status = run_with(def.fn, call, call->handle);
     dispatching--;
     return (cublasStatus_t)status;
 }
+
+/* Where the exported routine was called from: the caller's code. */
+#define SITE __builtin_extract_return_addr(__builtin_return_address(0))
 
 #define CALL_COMMON(fn_name, form_)                                                                \
     .routine = R_##fn_name, .name = #fn_name, .form = MGPU_GEMM_##form_, .handle = handle,         \
@@ -275,7 +373,7 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call)
                                       .a_bytes = sizeof(T),                                        \
                                       .b_bytes = sizeof(T),                                        \
                                       .c_bytes = sizeof(T)};                                       \
-        return dispatch(&call);                                                                    \
+        return dispatch(&call, SITE);                                                              \
     }
 #define DEFINE_STRIDED(fn_name, T, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -294,7 +392,7 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call)
                                       .a_bytes = sizeof(T),                                        \
                                       .b_bytes = sizeof(T),                                        \
                                       .c_bytes = sizeof(T)};                                       \
-        return dispatch(&call);                                                                    \
+        return dispatch(&call, SITE);                                                              \
     }
 #define DEFINE_BATCHED(fn_name, T, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -306,7 +404,7 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call)
             CALL_COMMON(fn_name, BATCHED), .a = Aarray,         .b = Barray,                       \
             .c = (void *)Carray,           .batch = batchCount, .a_bytes = sizeof(T),              \
             .b_bytes = sizeof(T),          .c_bytes = sizeof(T)};                                  \
-        return dispatch(&call);                                                                    \
+        return dispatch(&call, SITE);                                                              \
     }
 #define DEFINE_TYPED(fn_name, T, I, form) DEFINE_##form(fn_name, T, I)
 TYPED_ROUTINES(DEFINE_TYPED)
@@ -324,7 +422,7 @@ TYPED_ROUTINES(DEFINE_TYPED)
     {                                                                                              \
         struct mgpu_gemm_call call = {                                                             \
             CALL_COMMON(fn_name, PLAIN), .a = A, .b = B, .c = C, .batch = 1, EX_TYPES};            \
-        return dispatch(&call);                                                                    \
+        return dispatch(&call, SITE);                                                              \
     }
 #define DEFINE_EX_STRIDED(fn_name, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -343,7 +441,7 @@ TYPED_ROUTINES(DEFINE_TYPED)
                                       .stride_c = strideC,                                         \
                                       .batch = batchCount,                                         \
                                       EX_TYPES};                                                   \
-        return dispatch(&call);                                                                    \
+        return dispatch(&call, SITE);                                                              \
     }
 #define DEFINE_EX_BATCHED(fn_name, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -356,7 +454,7 @@ TYPED_ROUTINES(DEFINE_TYPED)
         struct mgpu_gemm_call call = {                                                             \
             CALL_COMMON(fn_name, BATCHED), .a = Aarray,         .b = Barray,                       \
             .c = (void *)Carray,           .batch = batchCount, EX_TYPES};                         \
-        return dispatch(&call);                                                                    \
+        return dispatch(&call, SITE);                                                              \
     }
 #define DEFINE_EX(fn_name, I, form) DEFINE_EX_##form(fn_name, I)
 EX_ROUTINES(DEFINE_EX)

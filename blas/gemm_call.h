@@ -34,21 +34,27 @@ struct mgpu_gemm_call {
     int compute_type, algo;                 /* cublasComputeType_t, cublasGemmAlgo_t */
 };
 
-/* cuBLAS as the interposer found it (dlsym RTLD_NEXT). Each returns a
+/* One cuBLAS library as the interposer found it: the one the calling
+ * library would have reached without mgpu (blas/caller_scope.h). A
+ * program may hold several (its own and a framework's, loaded
+ * RTLD_LOCAL); handles made by one are never given to another, so the
+ * runtime keeps its handles per library. Each call returns a
  * cublasStatus_t; streams are cudaStream_t, which are CUstreams. */
 struct mgpu_blas_library {
-    int (*create)(void **handle);
-    int (*set_stream)(void *handle, void *stream);
-    int (*get_stream)(void *handle, void **stream);
-    int (*get_pointer_mode)(void *handle, int *mode);
-    int (*set_pointer_mode)(void *handle, int mode);
-    int (*get_math_mode)(void *handle, int *mode);
-    int (*set_math_mode)(void *handle, int mode);
-    int (*get_atomics_mode)(void *handle, int *mode);
-    int (*set_atomics_mode)(void *handle, int mode);
-    /* Runs `call` (a part of the program's call) on `handle` with the real
-     * cuBLAS routine. */
-    int (*run)(const struct mgpu_gemm_call *call, void *handle);
+    const char *path; /* for messages */
+    int (*create)(const struct mgpu_blas_library *lib, void **handle);
+    int (*set_stream)(const struct mgpu_blas_library *lib, void *handle, void *stream);
+    int (*get_stream)(const struct mgpu_blas_library *lib, void *handle, void **stream);
+    int (*get_pointer_mode)(const struct mgpu_blas_library *lib, void *handle, int *mode);
+    int (*set_pointer_mode)(const struct mgpu_blas_library *lib, void *handle, int mode);
+    int (*get_math_mode)(const struct mgpu_blas_library *lib, void *handle, int *mode);
+    int (*set_math_mode)(const struct mgpu_blas_library *lib, void *handle, int mode);
+    int (*get_atomics_mode)(const struct mgpu_blas_library *lib, void *handle, int *mode);
+    int (*set_atomics_mode)(const struct mgpu_blas_library *lib, void *handle, int mode);
+    /* Runs `call` (a part of the program's call) on `handle` with this
+     * library's routine. */
+    int (*run)(const struct mgpu_blas_library *lib, const struct mgpu_gemm_call *call,
+               void *handle);
 };
 
 /* Exported by libmgpu. Takes the program's call: returns true when mgpu

@@ -1,10 +1,10 @@
 /* Owns running one of the program's cuBLAS GEMMs as one GEMM per GPU of
  * the run: the decision (size, stream capture, where the scalars live),
  * the plan (gemm_plan.c, C cut by the owners of its pages), a cuBLAS
- * handle per GPU entry made in that GPU's context, and the parts queued
- * through sched/'s split launch (forked from and joined to the program's
- * stream, the home GPU's part in that stream, the others' on their slice
- * streams by their workers). Every call into cuBLAS for a part is made
+ * handle per GPU entry and per cuBLAS library made in that GPU's context,
+ * and the parts queued through sched/'s split launch (forked from and
+ * joined to the program's stream, the home GPU's part in that stream, the
+ * others' on their slice streams by their workers). Every call into cuBLAS for a part is made
  * inside mgpu_driver_bypass, so that the library's launches and
  * allocations go to that GPU's driver context as they are, not through
  * mgpu's hooks; the program's own handle stays untouched. */
@@ -33,7 +33,14 @@ struct entry_handle {
     bool failed; /* cuBLAS made none: not asked again */
     int pointer_mode, math_mode, atomics_mode;
 };
-static struct entry_handle entry_handles[MGPU_MAX_GPUS];
+#define MAX_LIBRARIES 8
+struct library_handles {
+    const struct mgpu_blas_library *lib;
+    struct entry_handle entries[MGPU_MAX_GPUS];
+};
+/* One set per cuBLAS library the program's calls reached: a handle made
+ * by one library is never given to another's routines. */
+static struct library_handles library_handles[MAX_LIBRARIES];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct gemm_job {
@@ -61,16 +68,34 @@ static int owner_of(uint64_t address, void *arg)
     return mgpu_pool_owner((CUdeviceptr)address);
 }
 
-/* Entry g's handle, made in `ctx` the first time; NULL when cuBLAS could
- * not make one. */
+/* Under handles_lock: lib's handles, or NULL when MAX_LIBRARIES other
+ * libraries have some. */
+static struct entry_handle *handles_of(const struct mgpu_blas_library *lib)
+{
+    for (int i = 0; i < MAX_LIBRARIES; i++) {
+        if (library_handles[i].lib == NULL)
+            library_handles[i].lib = lib;
+        if (library_handles[i].lib == lib)
+            return library_handles[i].entries;
+    }
+    return NULL;
+}
+
+/* Entry g's handle of library lib, made in `ctx` the first time; NULL
+ * when cuBLAS could not make one. */
 static void *entry_handle(const struct mgpu_blas_library *lib, int g, CUcontext ctx)
 {
     pthread_mutex_lock(&handles_lock);
-    struct entry_handle *e = &entry_handles[g];
+    struct entry_handle *handles = handles_of(lib);
+    if (handles == NULL) {
+        pthread_mutex_unlock(&handles_lock);
+        return NULL;
+    }
+    struct entry_handle *e = &handles[g];
     if (e->handle == NULL && !e->failed && mgpu_drv_push_context(ctx) == CUDA_SUCCESS) {
         mgpu_driver_bypass_begin();
         void *h = NULL;
-        int st = lib->create(&h);
+        int st = lib->create(lib, &h);
         mgpu_driver_bypass_end();
         mgpu_drv_pop_context();
         if (st == 0 && h != NULL) {
@@ -92,13 +117,13 @@ static int copy_modes(const struct gemm_job *job, struct entry_handle *e)
     const struct mgpu_blas_library *lib = job->lib;
     int st = 0;
     if (e->pointer_mode != job->pointer_mode &&
-        (st = lib->set_pointer_mode(e->handle, job->pointer_mode)) == 0)
+        (st = lib->set_pointer_mode(lib, e->handle, job->pointer_mode)) == 0)
         e->pointer_mode = job->pointer_mode;
     if (st == 0 && e->math_mode != job->math_mode &&
-        (st = lib->set_math_mode(e->handle, job->math_mode)) == 0)
+        (st = lib->set_math_mode(lib, e->handle, job->math_mode)) == 0)
         e->math_mode = job->math_mode;
     if (st == 0 && e->atomics_mode != job->atomics_mode &&
-        (st = lib->set_atomics_mode(e->handle, job->atomics_mode)) == 0)
+        (st = lib->set_atomics_mode(lib, e->handle, job->atomics_mode)) == 0)
         e->atomics_mode = job->atomics_mode;
     return st;
 }
@@ -238,7 +263,9 @@ static bool stage_shared(struct gemm_job *job, int gpu, CUstream stream)
 static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
 {
     struct gemm_job *job = arg;
-    struct entry_handle *e = &entry_handles[gpu];
+    pthread_mutex_lock(&handles_lock);
+    struct entry_handle *e = &handles_of(job->lib)[gpu]; /* made by decide() */
+    pthread_mutex_unlock(&handles_lock);
     struct mgpu_gemm_call sub;
     bool staged = job->staged[gpu] && stage_shared(job, gpu, stream);
     part_call(job, p, &sub);
@@ -249,9 +276,9 @@ static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
     mgpu_driver_bypass_begin();
     int st = copy_modes(job, e);
     if (st == 0)
-        st = job->lib->set_stream(e->handle, stream);
+        st = job->lib->set_stream(job->lib, e->handle, stream);
     if (st == 0)
-        st = job->lib->run(&sub, e->handle);
+        st = job->lib->run(job->lib, &sub, e->handle);
     mgpu_driver_bypass_end();
     if (staged)
         mgpu_drv.cuMemFreeAsync(job->shared_copy[gpu], stream);
@@ -300,10 +327,10 @@ static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *
     void *program_stream = NULL;
     CUcontext home = NULL;
     char why[160];
-    if (lib->get_stream(call->handle, &program_stream) != 0 ||
-        lib->get_pointer_mode(call->handle, &job->pointer_mode) != 0 ||
-        lib->get_math_mode(call->handle, &job->math_mode) != 0 ||
-        lib->get_atomics_mode(call->handle, &job->atomics_mode) != 0 ||
+    if (lib->get_stream(lib, call->handle, &program_stream) != 0 ||
+        lib->get_pointer_mode(lib, call->handle, &job->pointer_mode) != 0 ||
+        lib->get_math_mode(lib, call->handle, &job->math_mode) != 0 ||
+        lib->get_atomics_mode(lib, call->handle, &job->atomics_mode) != 0 ||
         mgpu_drv.cuCtxGetCurrent(&home) != CUDA_SUCCESS || home == NULL ||
         mgpu_gpu_contexts(home, contexts, ngpus, why, sizeof why) != 0)
         return MGPU_BLAS_UNSPLIT_CONTEXT;

@@ -5,15 +5,21 @@
  * at least MGPU_HOST_BLAS_MIN (m*n*k) is turned into one column-major
  * GEMM (a row-major CBLAS call is turned around) and run on the GPUs
  * (host_offload.c); smaller ones, invalid ones and those the GPUs cannot
- * take go to the program's CPU BLAS, found behind this library with
- * dlsym(RTLD_NEXT). A CPU BLAS routine that calls another (the reference
- * CBLAS calls the Fortran one) passes straight through. Each call is
- * counted for the report (blas/blas_stats.c). */
+ * take go to the CPU BLAS the caller would have reached without mgpu
+ * (caller_scope.c: also a library's own, loaded RTLD_LOCAL, as numpy and
+ * SciPy load theirs). A caller with no CPU BLAS at all has its calls run
+ * on the GPUs whatever their size, and mgpu stops the program with a
+ * message where they cannot be: C is never left unwritten. A CPU BLAS
+ * routine that calls another (the reference CBLAS calls the Fortran one)
+ * passes straight through. Each call is counted for the report
+ * (blas/blas_stats.c). */
 #include "blas_stats.h"
+#include "caller_scope.h"
 #include "host_offload.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,21 +38,37 @@ static const size_t kind_bytes[] = {4, 8, 8, 16};
 /* Inside one of these entry points on this thread. */
 static __thread int inside;
 
-static void *real(const char *name, _Atomic(void *) *cache)
+/* Where the exported routine was called from: the caller's code. */
+#define SITE __builtin_extract_return_addr(__builtin_return_address(0))
+
+/* The CPU BLAS routine `name` (static storage) that the caller at `site`
+ * would have reached, and that caller's Fortran GEMM of `kind` in *fortran. */
+static void *cpu_routine(const void *site, const char *name, enum mgpu_host_kind kind,
+                         void **fortran)
 {
-    void *fn = atomic_load_explicit(cache, memory_order_acquire);
-    if (fn == NULL) {
-        fn = dlsym(RTLD_NEXT, name);
-        atomic_store_explicit(cache, fn, memory_order_release);
+    struct mgpu_scope_definition def;
+    if (mgpu_scope_lookup(site, name, &def))
+        mgpu_blas_stats_library(name, def.caller_path, def.fn != NULL ? def.library_path : NULL,
+                                true);
+    if (name == fortran_names[kind]) {
+        *fortran = def.fn;
+    } else {
+        struct mgpu_scope_definition f;
+        mgpu_scope_lookup(site, fortran_names[kind], &f);
+        *fortran = f.fn;
     }
-    return fn;
+    return def.fn;
 }
 
-static _Atomic(void *) fortran_cache[4];
-
-static fortran_gemm cpu_fortran(enum mgpu_host_kind kind)
+/* A call that neither the GPUs nor a CPU BLAS can compute: C would be left
+ * unwritten, so the program stops here, loudly. */
+static _Noreturn void no_blas(const char *name)
 {
-    return (fortran_gemm)real(fortran_names[kind], &fortran_cache[kind]);
+    fprintf(stderr,
+            "mgpu: %s: the GPUs could not run it and the caller has no CPU BLAS behind mgpu's; "
+            "stopping rather than leave C unwritten (run without --blas)\n",
+            name);
+    abort();
 }
 
 static double least_offloaded(void)
@@ -75,9 +97,11 @@ static void cpu_part(const struct mgpu_host_gemm *g, long long first, long long 
     size_t e = kind_bytes[g->kind];
     const char *b = (const char *)g->b + (g->transb == 0 ? first * g->ldb : first) * (long long)e;
     char *c = (char *)g->c + first * g->ldc * (long long)e;
+    if (count > 0 && g->cpu_fortran == NULL)
+        no_blas(fortran_names[g->kind]);
     if (count > 0)
-        cpu_fortran(g->kind)(&ta, &tb, &m, &n, &k, g->alpha, g->a, &lda, b, &ldb, g->beta, c, &ldc,
-                             1, 1);
+        ((fortran_gemm)g->cpu_fortran)(&ta, &tb, &m, &n, &k, g->alpha, g->a, &lda, b, &ldb, g->beta,
+                                       c, &ldc, 1, 1);
 }
 
 static bool valid(const struct mgpu_host_gemm *g)
@@ -88,16 +112,17 @@ static bool valid(const struct mgpu_host_gemm *g)
            g->ldc >= (g->m > 1 ? g->m : 1);
 }
 
-/* Runs g on the GPUs when it is worth it; false when the caller is to
- * call the CPU BLAS. Counted either way. */
-static bool offload(const char *name, const struct mgpu_host_gemm *g)
+/* Runs g on the GPUs when it is worth it, or whatever its size when the
+ * caller has no CPU BLAS (`cpu` NULL); false when the caller is to call
+ * the CPU BLAS. Counted either way. */
+static bool offload(const char *name, const struct mgpu_host_gemm *g, const void *cpu)
 {
     const char *why = NULL;
     if (!valid(g))
         why = "invalid arguments (the CPU BLAS reports them)";
-    else if ((double)g->m * (double)g->n * (double)g->k < least_offloaded())
+    else if (cpu != NULL && (double)g->m * (double)g->n * (double)g->k < least_offloaded())
         why = "below MGPU_HOST_BLAS_MIN";
-    else if (cpu_fortran(g->kind) == NULL)
+    else if (cpu != NULL && g->cpu_fortran == NULL)
         why = "no Fortran GEMM in the CPU BLAS to fall back on";
     struct mgpu_host_result result;
     int rc = -1;
@@ -139,7 +164,7 @@ static int op_of_cblas(int t)
  * round with the same operations. */
 static bool from_cblas(enum mgpu_host_kind kind, int layout, int transa, int transb, int m, int n,
                        int k, const void *alpha, const void *a, int lda, const void *b, int ldb,
-                       const void *beta, void *c, int ldc, struct mgpu_host_gemm *g)
+                       const void *beta, void *c, int ldc, void *fortran, struct mgpu_host_gemm *g)
 {
     if (layout != ROW_MAJOR && layout != COL_MAJOR)
         return false;
@@ -159,6 +184,7 @@ static bool from_cblas(enum mgpu_host_kind kind, int layout, int transa, int tra
         .lda = row ? ldb : lda,
         .ldb = row ? lda : ldb,
         .ldc = ldc,
+        .cpu_fortran = fortran,
     };
     return true;
 }
@@ -170,15 +196,18 @@ static bool from_cblas(enum mgpu_host_kind kind, int layout, int transa, int tra
     EXPORT void fn_name CBLAS_REAL_PARAMS(T);                                                      \
     EXPORT void fn_name CBLAS_REAL_PARAMS(T)                                                       \
     {                                                                                              \
-        static _Atomic(void *) cache;                                                              \
+        static const char name[] = #fn_name;                                                       \
+        void *fortran;                                                                             \
+        void (*cpu)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *,       \
+                    int) = (__typeof__(cpu))cpu_routine(SITE, name, kind, &fortran);               \
         struct mgpu_host_gemm g;                                                                   \
         bool done = false;                                                                         \
         if (inside++ == 0 && from_cblas(kind, layout, transa, transb, m, n, k, &alpha, a, lda, b,  \
-                                        ldb, &beta, c, ldc, &g))                                   \
-            done = offload(#fn_name, &g);                                                          \
-        void (*cpu)(int, int, int, int, int, int, T, const T *, int, const T *, int, T, T *,       \
-                    int) = (__typeof__(cpu))real(#fn_name, &cache);                                \
-        if (!done && cpu != NULL)                                                                  \
+                                        ldb, &beta, c, ldc, fortran, &g))                          \
+            done = offload(name, &g, cpu);                                                         \
+        if (!done && cpu == NULL)                                                                  \
+            no_blas(name);                                                                         \
+        if (!done)                                                                                 \
             cpu(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);             \
         inside--;                                                                                  \
     }
@@ -192,15 +221,19 @@ CBLAS_REAL(cblas_dgemm, double, MGPU_HOST_D)
     EXPORT void fn_name CBLAS_COMPLEX_PARAMS;                                                      \
     EXPORT void fn_name CBLAS_COMPLEX_PARAMS                                                       \
     {                                                                                              \
-        static _Atomic(void *) cache;                                                              \
+        static const char name[] = #fn_name;                                                       \
+        void *fortran;                                                                             \
+        void (*cpu)(int, int, int, int, int, int, const void *, const void *, int, const void *,   \
+                    int, const void *, void *, int) =                                              \
+            (__typeof__(cpu))cpu_routine(SITE, name, kind, &fortran);                              \
         struct mgpu_host_gemm g;                                                                   \
         bool done = false;                                                                         \
         if (inside++ == 0 && from_cblas(kind, layout, transa, transb, m, n, k, alpha, a, lda, b,   \
-                                        ldb, beta, c, ldc, &g))                                    \
-            done = offload(#fn_name, &g);                                                          \
-        void (*cpu)(int, int, int, int, int, int, const void *, const void *, int, const void *,   \
-                    int, const void *, void *, int) = (__typeof__(cpu))real(#fn_name, &cache);     \
-        if (!done && cpu != NULL)                                                                  \
+                                        ldb, beta, c, ldc, fortran, &g))                           \
+            done = offload(name, &g, cpu);                                                         \
+        if (!done && cpu == NULL)                                                                  \
+            no_blas(name);                                                                         \
+        if (!done)                                                                                 \
             cpu(layout, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);             \
         inside--;                                                                                  \
     }
@@ -211,30 +244,34 @@ CBLAS_COMPLEX(cblas_zgemm, MGPU_HOST_Z)
     (const char *transa, const char *transb, const int *m, const int *n, const int *k,             \
      const void *alpha, const void *a, const int *lda, const void *b, const int *ldb,              \
      const void *beta, void *c, const int *ldc, size_t transa_len, size_t transb_len)
-#define FORTRAN(fn_name, kind)                                                                     \
+#define FORTRAN(fn_name, kind_)                                                                    \
     EXPORT void fn_name FORTRAN_PARAMS;                                                            \
     EXPORT void fn_name FORTRAN_PARAMS                                                             \
     {                                                                                              \
+        void *fortran;                                                                             \
+        fortran_gemm cpu = (fortran_gemm)cpu_routine(SITE, fortran_names[kind_], kind_, &fortran); \
         bool done = false;                                                                         \
         if (inside++ == 0) {                                                                       \
-            struct mgpu_host_gemm g = {kind,                                                       \
-                                       op_of_char(*transa),                                        \
-                                       op_of_char(*transb),                                        \
-                                       *m,                                                         \
-                                       *n,                                                         \
-                                       *k,                                                         \
-                                       alpha,                                                      \
-                                       beta,                                                       \
-                                       a,                                                          \
-                                       b,                                                          \
-                                       c,                                                          \
-                                       *lda,                                                       \
-                                       *ldb,                                                       \
-                                       *ldc};                                                      \
-            done = offload(#fn_name, &g);                                                          \
+            struct mgpu_host_gemm g = {.kind = kind_,                                              \
+                                       .transa = op_of_char(*transa),                              \
+                                       .transb = op_of_char(*transb),                              \
+                                       .m = *m,                                                    \
+                                       .n = *n,                                                    \
+                                       .k = *k,                                                    \
+                                       .alpha = alpha,                                             \
+                                       .beta = beta,                                               \
+                                       .a = a,                                                     \
+                                       .b = b,                                                     \
+                                       .c = c,                                                     \
+                                       .lda = *lda,                                                \
+                                       .ldb = *ldb,                                                \
+                                       .ldc = *ldc,                                                \
+                                       .cpu_fortran = fortran};                                    \
+            done = offload(#fn_name, &g, (void *)cpu);                                             \
         }                                                                                          \
-        fortran_gemm cpu = cpu_fortran(kind);                                                      \
-        if (!done && cpu != NULL)                                                                  \
+        if (!done && cpu == NULL)                                                                  \
+            no_blas(#fn_name);                                                                     \
+        if (!done)                                                                                 \
             cpu(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,          \
                 transb_len);                                                                       \
         inside--;                                                                                  \

@@ -21,6 +21,9 @@ struct mgpu_host_gemm {
     const void *a, *b;
     void *c;
     long long lda, ldb, ldc;
+    /* The caller's CPU BLAS's Fortran GEMM of this kind (for cpu_part), or
+     * NULL when it has none. */
+    void *cpu_fortran;
 };
 
 /* The columns [first, first + count) of C computed by the CPU BLAS (the

@@ -8,7 +8,9 @@
  * this call, which is the real count when the call comes from mgpu's own
  * handles (inside mgpu_driver_bypass) and the virtual one when it comes
  * from the program's (MGPU_DEVICE_COUNT=one makes that 1).
- * FAKE_CUBLAS_FAIL_CALL=K makes the K-th GEMM call fail. */
+ * FAKE_CUBLAS_FAIL_CALL=K makes the K-th GEMM call fail. A GEMM on a
+ * handle another library made (this source built again as a second
+ * cuBLAS, FAKE_CUBLAS_NAME) is refused and said on stderr. */
 #include "../blas/cublas_half.h"
 #include "../blas/gemm_reference.h"
 
@@ -23,7 +25,14 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Which build of the fake this is, for messages: tests build it twice, as
+ * two cuBLAS libraries of one process. */
+#ifndef FAKE_CUBLAS_NAME
+#define FAKE_CUBLAS_NAME "libfakecublas"
+#endif
+
 struct cublasContext {
+    const void *maker; /* &handles_made of the library that made it */
     int number;
     cudaStream_t stream;
     cublasPointerMode_t pointer_mode;
@@ -34,12 +43,12 @@ struct cublasContext {
 static atomic_int handles_made;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
-
 EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
     struct cublasContext *h = calloc(1, sizeof *h);
     if (h == NULL)
         return CUBLAS_STATUS_ALLOC_FAILED;
+    h->maker = &handles_made;
     h->number = atomic_fetch_add(&handles_made, 1);
     *handle = h;
     return CUBLAS_STATUS_SUCCESS;
@@ -109,6 +118,16 @@ static bool injected_failure(void)
     return k != NULL && *k != '\0' && atol(k) == n;
 }
 
+/* A handle this library did not make (one of another cuBLAS, as when a
+ * call is handed to the wrong library): refused, and said on stderr. */
+static bool foreign(cublasHandle_t h)
+{
+    if (h != NULL && h->maker == &handles_made)
+        return false;
+    fprintf(stderr, "fake cuBLAS (%s): a GEMM on a handle it did not make\n", FAKE_CUBLAS_NAME);
+    return true;
+}
+
 static int driver_device_count(void)
 {
     CUresult (*count)(int *) = (CUresult(*)(int *))dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
@@ -171,6 +190,8 @@ static bool valid(const struct gemm *g, long long batch)
         GEMM_ARGS(kind);                                                                           \
         if (!valid(&g, 1))                                                                         \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
+        if (foreign(h))                                                                            \
+            return CUBLAS_STATUS_NOT_INITIALIZED;                                                  \
         if (injected_failure())                                                                    \
             return CUBLAS_STATUS_EXECUTION_FAILED;                                                 \
         log_call(#name, h, m, n, k, 1);                                                            \
@@ -194,6 +215,8 @@ EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperatio
     GEMM_ARGS(ELEM_R32);
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (foreign(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     if (injected_failure())
         return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasSgemmStridedBatched", h, m, n, k, batch);
@@ -228,6 +251,8 @@ EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t tra
     GEMM_ARGS(ELEM_R32);
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (foreign(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     if (injected_failure())
         return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasSgemmBatched", h, m, n, k, batch);
@@ -295,6 +320,8 @@ EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t transa,
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!valid(&g, 1))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (foreign(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     if (injected_failure())
         return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasGemmEx", h, m, n, k, 1);
@@ -314,6 +341,8 @@ EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (foreign(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     if (injected_failure())
         return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasGemmStridedBatchedEx", h, m, n, k, batch);
@@ -338,6 +367,8 @@ EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t tr
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!valid(&g, batch))
         return CUBLAS_STATUS_INVALID_VALUE;
+    if (foreign(h))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
     if (injected_failure())
         return CUBLAS_STATUS_EXECUTION_FAILED;
     log_call("cublasGemmBatchedEx", h, m, n, k, batch);
