@@ -82,9 +82,10 @@ static struct unresolved unresolved[MAX_UNRESOLVED];
 static int unresolved_count;
 
 static const char *const unsplit_words[MGPU_BLAS_UNSPLIT_REASON_COUNT] = {
-    "MGPU_BLAS=never",       "one GPU",        "below MGPU_BLAS_MIN",
-    "stream capture",        "nothing to cut", "scalars on the device out of reach",
-    "not on the run's GPUs",
+    "MGPU_BLAS=never",       "one GPU",
+    "below MGPU_BLAS_MIN",   "stream capture",
+    "nothing to cut",        "scalars on the device out of reach",
+    "not on the run's GPUs", "a layout or epilogue not cut",
 };
 
 /* Under stats_lock: routine `name`'s record, or NULL when the table is full. */
@@ -235,10 +236,19 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
         if (len < 160)
             len += (size_t)snprintf(line + len, 160 - len, "; largest %lldx%lldx%lld", r->largest.m,
                                     r->largest.n, r->largest.k);
-        for (int w = 0; w < MGPU_BLAS_UNSPLIT_REASON_COUNT && len < 160; w++)
-            if (r->unsplit[w] > 0)
-                len += (size_t)snprintf(line + len, 160 - len, "; %lu whole: %s", r->unsplit[w],
+        for (int w = 0; w < MGPU_BLAS_UNSPLIT_REASON_COUNT && len < 160; w++) {
+            if (r->unsplit[w] == 0)
+                continue;
+            char piece[96];
+            size_t n = (size_t)snprintf(piece, sizeof piece, "%lu whole: %s", r->unsplit[w],
                                         unsplit_words[w]);
+            if (len + n + 2 >= 160 && used < max) { /* the rest on a line of its own */
+                line = lines[used++];
+                len = (size_t)snprintf(line, 160, "  %s", piece);
+            } else {
+                len += (size_t)snprintf(line + len, 160 - len, "; %s", piece);
+            }
+        }
         if (r->split > 0 && used < max) {
             line = lines[used++];
             len = (size_t)snprintf(line, 160, "  parts per GPU:");

@@ -21,6 +21,7 @@ enum mgpu_blas_unsplit {
     MGPU_BLAS_UNSPLIT_SHAPE,   /* nothing to cut: pointer arrays of fewer matrices than GPUs */
     MGPU_BLAS_UNSPLIT_SCALARS, /* alpha/beta in device memory another GPU cannot read */
     MGPU_BLAS_UNSPLIT_CONTEXT, /* not on the run's home context, or no handle for a GPU */
+    MGPU_BLAS_UNSPLIT_KIND,    /* a cuBLASLt layout, batch, epilogue or scaling not cut */
     MGPU_BLAS_UNSPLIT_REASON_COUNT
 };
 

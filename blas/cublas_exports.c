@@ -12,6 +12,7 @@
  * calls them. */
 #include "caller_scope.h"
 #include "gemm_call.h"
+#include "interposer.h"
 #include "blas_stats.h"
 
 #include <cublas_v2.h>
@@ -19,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -164,47 +166,6 @@ static void *helper_of(const struct mgpu_blas_library *api, enum helper h)
     return library_function(lib->dl, &lib->helpers[h], helper_names[h]);
 }
 
-/* The bytes of one element of a cudaDataType, or 0 for the packed types
- * (under a byte) whose parts cannot start at any element. */
-static size_t data_type_bytes(cudaDataType t)
-{
-    switch (t) {
-    case CUDA_R_8I:
-    case CUDA_R_8U:
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2:
-        return 1;
-    case CUDA_R_16F:
-    case CUDA_R_16BF:
-    case CUDA_C_8I:
-    case CUDA_C_8U:
-    case CUDA_R_16I:
-    case CUDA_R_16U:
-        return 2;
-    case CUDA_R_32F:
-    case CUDA_C_16F:
-    case CUDA_C_16BF:
-    case CUDA_R_32I:
-    case CUDA_R_32U:
-    case CUDA_C_16I:
-    case CUDA_C_16U:
-        return 4;
-    case CUDA_R_64F:
-    case CUDA_C_32F:
-    case CUDA_R_64I:
-    case CUDA_R_64U:
-    case CUDA_C_32I:
-    case CUDA_C_32U:
-        return 8;
-    case CUDA_C_64F:
-    case CUDA_C_64I:
-    case CUDA_C_64U:
-        return 16;
-    default:
-        return 0;
-    }
-}
-
 /* Calls routine fn, the real one of `call`, on `handle` with the call's
  * arguments (the whole call, or one part of it that the runtime made). */
 static int run_with(void *fn, const struct mgpu_gemm_call *c, void *handle)
@@ -321,11 +282,54 @@ static const struct mgpu_blas_library *library_of(const struct mgpu_scope_defini
     return found != NULL ? &found->api : NULL;
 }
 
-/* Calls made while this thread is inside one: cuBLAS calling its own
- * entry points (through its PLT, which finds these first). They are the
- * outer call's business, so they go straight on; mgpu's worker threads
- * are told apart by the runtime itself (mgpu_driver_bypass). */
-static __thread int dispatching;
+__thread int mgpu_blas_dispatching;
+
+/* The bytes of one element of a cudaDataType, or 0 for the packed types
+ * (under a byte) whose parts cannot start at any element. */
+size_t mgpu_blas_type_bytes(cudaDataType t)
+{
+    switch (t) {
+    case CUDA_R_8I:
+    case CUDA_R_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
+        return 1;
+    case CUDA_R_16F:
+    case CUDA_R_16BF:
+    case CUDA_C_8I:
+    case CUDA_C_8U:
+    case CUDA_R_16I:
+    case CUDA_R_16U:
+        return 2;
+    case CUDA_R_32F:
+    case CUDA_C_16F:
+    case CUDA_C_16BF:
+    case CUDA_R_32I:
+    case CUDA_R_32U:
+    case CUDA_C_16I:
+    case CUDA_C_16U:
+        return 4;
+    case CUDA_R_64F:
+    case CUDA_C_32F:
+    case CUDA_R_64I:
+    case CUDA_R_64U:
+    case CUDA_C_32I:
+    case CUDA_C_32U:
+        return 8;
+    case CUDA_C_64F:
+    case CUDA_C_64I:
+    case CUDA_C_64U:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
+bool mgpu_blas_from_cublas(const char *path)
+{
+    const char *slash = strrchr(path, '/'), *name = slash != NULL ? slash + 1 : path;
+    return strncmp(name, "libcublas.so", 12) == 0 || strncmp(name, "libcublasLt.so", 14) == 0;
+}
 
 /* The runtime's split, else the real routine: the one the caller at
  * `site` would have reached. Element sizes of 0 (packed types) go
@@ -342,18 +346,15 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call, const void *si
         return CUBLAS_STATUS_NOT_INITIALIZED;
     const struct mgpu_blas_library *lib = NULL;
     int status;
-    if (dispatching > 0 || call->a_bytes == 0 || call->b_bytes == 0 || call->c_bytes == 0 ||
-        (lib = library_of(&def)) == NULL)
+    if (mgpu_blas_dispatching > 0 || call->a_bytes == 0 || call->b_bytes == 0 ||
+        call->c_bytes == 0 || (lib = library_of(&def)) == NULL)
         return (cublasStatus_t)run_with(def.fn, call, call->handle);
-    dispatching++;
+    mgpu_blas_dispatching++;
     if (!mgpu_blas_gemm(lib, call, &status))
         status = run_with(def.fn, call, call->handle);
-    dispatching--;
+    mgpu_blas_dispatching--;
     return (cublasStatus_t)status;
 }
-
-/* Where the exported routine was called from: the caller's code. */
-#define SITE __builtin_extract_return_addr(__builtin_return_address(0))
 
 #define CALL_COMMON(fn_name, form_)                                                                \
     .routine = R_##fn_name, .name = #fn_name, .form = MGPU_GEMM_##form_, .handle = handle,         \
@@ -373,7 +374,7 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call, const void *si
                                       .a_bytes = sizeof(T),                                        \
                                       .b_bytes = sizeof(T),                                        \
                                       .c_bytes = sizeof(T)};                                       \
-        return dispatch(&call, SITE);                                                              \
+        return dispatch(&call, MGPU_CALL_SITE);                                                    \
     }
 #define DEFINE_STRIDED(fn_name, T, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -392,7 +393,7 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call, const void *si
                                       .a_bytes = sizeof(T),                                        \
                                       .b_bytes = sizeof(T),                                        \
                                       .c_bytes = sizeof(T)};                                       \
-        return dispatch(&call, SITE);                                                              \
+        return dispatch(&call, MGPU_CALL_SITE);                                                    \
     }
 #define DEFINE_BATCHED(fn_name, T, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -404,15 +405,15 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call, const void *si
             CALL_COMMON(fn_name, BATCHED), .a = Aarray,         .b = Barray,                       \
             .c = (void *)Carray,           .batch = batchCount, .a_bytes = sizeof(T),              \
             .b_bytes = sizeof(T),          .c_bytes = sizeof(T)};                                  \
-        return dispatch(&call, SITE);                                                              \
+        return dispatch(&call, MGPU_CALL_SITE);                                                    \
     }
 #define DEFINE_TYPED(fn_name, T, I, form) DEFINE_##form(fn_name, T, I)
 TYPED_ROUTINES(DEFINE_TYPED)
 
 #define EX_TYPES                                                                                   \
     .a_type = Atype, .b_type = Btype, .c_type = Ctype, .compute_type = computeType, .algo = algo,  \
-    .a_bytes = data_type_bytes(Atype), .b_bytes = data_type_bytes(Btype),                          \
-    .c_bytes = data_type_bytes(Ctype)
+    .a_bytes = mgpu_blas_type_bytes(Atype), .b_bytes = mgpu_blas_type_bytes(Btype),                \
+    .c_bytes = mgpu_blas_type_bytes(Ctype)
 #define DEFINE_EX_PLAIN(fn_name, I)                                                                \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
         cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,  \
@@ -422,7 +423,7 @@ TYPED_ROUTINES(DEFINE_TYPED)
     {                                                                                              \
         struct mgpu_gemm_call call = {                                                             \
             CALL_COMMON(fn_name, PLAIN), .a = A, .b = B, .c = C, .batch = 1, EX_TYPES};            \
-        return dispatch(&call, SITE);                                                              \
+        return dispatch(&call, MGPU_CALL_SITE);                                                    \
     }
 #define DEFINE_EX_STRIDED(fn_name, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -441,7 +442,7 @@ TYPED_ROUTINES(DEFINE_TYPED)
                                       .stride_c = strideC,                                         \
                                       .batch = batchCount,                                         \
                                       EX_TYPES};                                                   \
-        return dispatch(&call, SITE);                                                              \
+        return dispatch(&call, MGPU_CALL_SITE);                                                    \
     }
 #define DEFINE_EX_BATCHED(fn_name, I)                                                              \
     EXPORT cublasStatus_t CUBLASWINAPI fn_name(                                                    \
@@ -454,7 +455,7 @@ TYPED_ROUTINES(DEFINE_TYPED)
         struct mgpu_gemm_call call = {                                                             \
             CALL_COMMON(fn_name, BATCHED), .a = Aarray,         .b = Barray,                       \
             .c = (void *)Carray,           .batch = batchCount, EX_TYPES};                         \
-        return dispatch(&call, SITE);                                                              \
+        return dispatch(&call, MGPU_CALL_SITE);                                                    \
     }
 #define DEFINE_EX(fn_name, I, form) DEFINE_EX_##form(fn_name, I)
 EX_ROUTINES(DEFINE_EX)

@@ -32,6 +32,13 @@ struct mgpu_gemm_call {
     size_t a_bytes, b_bytes, c_bytes;       /* bytes per element */
     int a_type, b_type, c_type;             /* cudaDataType, for the Ex forms */
     int compute_type, algo;                 /* cublasComputeType_t, cublasGemmAlgo_t */
+    /* cublasLtMatmul: D, laid out as C (same type and ld), written where
+     * the classic routines write C; NULL for them. */
+    void *d;
+    const void *bias;  /* a vector every part reads whole (the epilogue's bias), or NULL */
+    const void *lt;    /* the interposer's own description of an Lt call */
+    bool uncuttable;   /* a layout or epilogue mgpu does not cut: runs whole */
+    bool columns_only; /* only D's columns may be cut (a bias per row of D) */
 };
 
 /* One cuBLAS library as the interposer found it: the one the calling

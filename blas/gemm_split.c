@@ -62,6 +62,12 @@ struct gemm_job {
     size_t staged_bytes;
 };
 
+/* Where the call writes: C, or D for cublasLtMatmul. */
+static void *output_of(const struct mgpu_gemm_call *call)
+{
+    return call->d != NULL ? call->d : call->c;
+}
+
 static int owner_of(uint64_t address, void *arg)
 {
     (void)arg;
@@ -155,6 +161,8 @@ static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *
         sub->a = advance(call->a, ps.a_offset, call->a_bytes);
         sub->b = advance(call->b, ps.b_offset, call->b_bytes);
         sub->c = (void *)advance(call->c, ps.c_offset, call->c_bytes);
+        if (call->d != NULL)
+            sub->d = (void *)advance(call->d, ps.c_offset, call->c_bytes);
     }
     CUdeviceptr copy = job->shared_copy[job->plan.parts[p].gpu];
     if (copy != 0 && job->shared_is_a)
@@ -179,7 +187,8 @@ static bool shared_operand(struct gemm_job *job, CUdeviceptr *operand,
     *operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b);
     struct mgpu_pool_block written;
     return mgpu_pool_find(*operand, shared) && !shared->shared &&
-           !(mgpu_pool_find((CUdeviceptr)call->c, &written) && written.start == shared->start);
+           !(mgpu_pool_find((CUdeviceptr)output_of(call), &written) &&
+             written.start == shared->start);
 }
 
 /* With mirrors on, the shared operand from each part's GPU's replica of
@@ -298,14 +307,20 @@ static size_t c_span(const struct mgpu_gemm_call *call)
     return (size_t)last * call->c_bytes;
 }
 
+/* Whether every part can read the scalars (in device pointer mode) and
+ * the epilogue's bias: where a part runs on another device than the
+ * home one, they must lie in the pool, one address on every GPU. */
 static bool scalars_reachable(const struct gemm_job *job, const struct mgpu_gpu_entries *entries)
 {
-    if (job->pointer_mode == 0) /* CUBLAS_POINTER_MODE_HOST: read at the call */
+    const struct mgpu_gemm_call *call = job->call;
+    if (job->pointer_mode == 0 &&
+        call->bias == NULL) /* CUBLAS_POINTER_MODE_HOST: read at the call */
         return true;
     for (int p = 0; p < job->plan.nparts; p++)
         if (entries->device[job->plan.parts[p].gpu] != entries->device[0])
-            return mgpu_pool_holds((CUdeviceptr)job->call->alpha) &&
-                   mgpu_pool_holds((CUdeviceptr)job->call->beta);
+            return (job->pointer_mode == 0 || (mgpu_pool_holds((CUdeviceptr)call->alpha) &&
+                                               mgpu_pool_holds((CUdeviceptr)call->beta))) &&
+                   (call->bias == NULL || mgpu_pool_holds((CUdeviceptr)call->bias));
     return true;
 }
 
@@ -324,6 +339,8 @@ static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *
     if ((double)call->m * (double)call->n * (double)call->k * (double)call->batch <
         mgpu_cfg.blas_split_min)
         return MGPU_BLAS_UNSPLIT_SMALL;
+    if (call->uncuttable)
+        return MGPU_BLAS_UNSPLIT_KIND;
     void *program_stream = NULL;
     CUcontext home = NULL;
     char why[160];
@@ -355,9 +372,10 @@ static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *
         .b_bytes = call->b_bytes,
         .c_bytes = call->c_bytes,
     };
-    mgpu_gemm_plan_make(&job->shape, *ngpus, (uint64_t)(uintptr_t)call->c, owner_of, NULL,
+    mgpu_gemm_plan_make(&job->shape, *ngpus, (uint64_t)(uintptr_t)output_of(call), owner_of, NULL,
                         &job->plan);
-    if (job->plan.cut == MGPU_GEMM_WHOLE)
+    if (job->plan.cut == MGPU_GEMM_WHOLE ||
+        (call->columns_only && job->plan.cut != MGPU_GEMM_BY_COLUMNS))
         return MGPU_BLAS_UNSPLIT_SHAPE;
     if (!scalars_reachable(job, entries))
         return MGPU_BLAS_UNSPLIT_SCALARS;
@@ -436,7 +454,7 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     if (call->form == MGPU_GEMM_BATCHED)
         mgpu_replicas_written_anywhere();
     else
-        mgpu_replicas_written((CUdeviceptr)call->c, c_span(call));
+        mgpu_replicas_written((CUdeviceptr)output_of(call), c_span(call));
     mgpu_blas_stats_split(call->name, &job.plan, mirrored, staged, call->m, call->n, call->k, start,
                           end);
     mgpu_debug("%s %lldx%lldx%lld (batch %lld) split by %s into %d parts", call->name, call->m,

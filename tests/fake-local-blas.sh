@@ -36,7 +36,8 @@ count() { grep -c -E -- "$2" "$work/$1.log"; }
 # cuBLAS in the module's scope: the pass-through case first.
 run one "$client" "$libs/libcublas_module.so" -- -n 1
 expect_in "$work/one.out" "module: cuBLAS 3 of 3 cases correct"
-pass "-n 1: the module's cublasDgemm reaches the cuBLAS in its own scope"
+expect_in "$work/one.out" "module: cuBLASLt 5 of 5 cases correct"
+pass "-n 1: the module's cublasDgemm and cublasLtMatmul reach the libraries in its own scope"
 
 run split "$client" "$libs/libcublas_module.so" MGPU_BLAS_MIN=1000 MGPU_VERBOSE=2 -- -n 4
 expect_in "$work/split.out" "module: cuBLAS 3 of 3 cases correct"
@@ -45,9 +46,25 @@ expect_in "$work/split.out" "module: cuBLAS 3 of 3 cases correct"
 expect_match "$work/split.err" "cublasDgemm_v2: 3 calls, 2 split"
 expect_match "$work/split.err" "cublasDgemm_v2 called from .*libcublas_module.so goes to .*libfakecublas.so"
 pass "-n 4: the module's large GEMMs split on handles of its own cuBLAS, right; -v names the library"
+# cublasLtMatmul: D cut by columns (a bias and ReLU on D, a separate D; a
+# transposed A), each part on a cuBLASLt handle of its GPU entry; a bias
+# with fewer columns than GPUs (a cut by rows would need the bias cut),
+# a batch and a small call whole; every element right.
+expect_in "$work/split.out" "module: cuBLASLt 5 of 5 cases correct"
+[ "$(count split '^cublasLtMatmul m=96 n=16 k=40 batch=1 handle=[1-4] devices=4$')" -eq 4 ] ||
+  { cat "$work/split.log" >&2; fail "the 96x64x40 cublasLtMatmul with bias and ReLU was not cut in four"; }
+[ "$(count split '^cublasLtMatmul m=80 n=12 k=24 ')" -eq 4 ] ||
+  { cat "$work/split.log" >&2; fail "the 80x48x24 cublasLtMatmul (A transposed) was not cut in four"; }
+[ "$(count split '^cublasLtMatmul m=(64 n=2|32 n=32|8 n=8) .*handle=0 ')" -eq 3 ] ||
+  { cat "$work/split.log" >&2; fail "the bias of 2 columns, the batch and the small call were not left whole"; }
+expect_match "$work/split.err" "cublasLtMatmul: 5 calls, 2 split \\(2 by columns\\).*1 whole: below MGPU_BLAS_MIN; 1 whole: nothing to cut"
+expect_match "$work/split.err" "^    1 whole: a layout or epilogue not cut"
+pass "-n 4: cublasLtMatmul cut by D's columns with its epilogue, right; a bias that needs rows, a batch and a small one whole"
 
 run entries "$client" "$libs/libcublas_module.so" MGPU_BLAS_MIN=1000 -- --gpus 0x4
 expect_in "$work/entries.out" "module: cuBLAS 3 of 3 cases correct"
+expect_in "$work/entries.out" "module: cuBLASLt 5 of 5 cases correct"
+expect_match "$work/entries.err" "cublasLtMatmul: 5 calls, 2 split"
 expect_match "$work/entries.err" "cublasDgemm_v2: 3 calls, 2 split"
 pass "--gpus 0x4: the same on one device standing for four"
 
@@ -55,6 +72,7 @@ pass "--gpus 0x4: the same on one device standing for four"
 # each caller's calls, and mgpu's handles, stay with its own library.
 run own tests/fake/local_module_client_own "$libs/libcublas_module.so" MGPU_BLAS_MIN=1000 -- -n 4
 expect_in "$work/own.out" "module: cuBLAS 3 of 3 cases correct"
+expect_in "$work/own.out" "module: cuBLASLt 5 of 5 cases correct"
 [ "$(grep -c "client: its own cuBLAS's Sgemm correct" "$work/own.out")" -eq 2 ] ||
   { cat "$work/own.out" >&2; fail "the program's own cuBLAS call went wrong"; }
 pass "a program with another cuBLAS of its own: both libraries get their own calls and handles"
