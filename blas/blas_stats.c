@@ -1,9 +1,9 @@
 /* Owns the report's figures for cuBLAS GEMMs (see blas_stats.h). */
-#include "blas_stats.h"
+#include "blas/blas_stats.h"
 
-#include "log.h"
-#include "real_driver.h"
-#include "report_format.h"
+#include "base/log.h"
+#include "base/real_driver.h"
+#include "base/report_format.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #ifndef MGPU_BLAS_STATS_H
 #define MGPU_BLAS_STATS_H
 
-#include "gemm_plan.h"
+#include "blas/gemm_plan.h"
 
 #include <cuda.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * library loaded RTLD_LOCAL resolves in), then the global scope after this
  * library (RTLD_NEXT). Answers are kept per call site in a table that
  * readers search without a lock. */
-#include "caller_scope.h"
+#include "blas/caller_scope.h"
 
 #include <dlfcn.h>
 #include <link.h>

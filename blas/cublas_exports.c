@@ -10,10 +10,10 @@
  * only, so handles of one cuBLAS never meet another's routines. A program
  * that links cuBLAS statically defines these names itself and never
  * calls them. */
-#include "caller_scope.h"
-#include "gemm_call.h"
-#include "interposer.h"
-#include "blas_stats.h"
+#include "blas/caller_scope.h"
+#include "blas/gemm_call.h"
+#include "blas/interposer.h"
+#include "blas/blas_stats.h"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>

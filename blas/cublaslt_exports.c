@@ -13,10 +13,10 @@
  * the calls cuBLAS makes into cuBLASLt from inside its own routines, goes
  * on to the real routine, the one the caller would have reached
  * (caller_scope.c). */
-#include "blas_stats.h"
-#include "caller_scope.h"
-#include "gemm_call.h"
-#include "interposer.h"
+#include "blas/blas_stats.h"
+#include "blas/caller_scope.h"
+#include "blas/gemm_call.h"
+#include "blas/interposer.h"
 
 /* cublasLt.h declares one function with an empty list of parameters. */
 #pragma GCC diagnostic push
@@ -24,6 +24,7 @@
 #include <cublasLt.h>
 #pragma GCC diagnostic pop
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -113,9 +114,17 @@ static int create_handle(const struct mgpu_blas_library *api, void **handle)
         return st;
     }
     /* Made with the entry's context current and the hooks bypassed: this
-     * is that GPU's own memory. Without it the part runs without one. */
-    if (cuMemAlloc(&h->workspace, PART_WORKSPACE) == CUDA_SUCCESS)
+     * is that GPU's own memory. Without it the part runs without one. The
+     * driver is looked up, not linked: this library is preloaded into
+     * programs that never load it. */
+    void *fn = dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"), *driver = NULL;
+    if (fn == NULL && (driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) != NULL)
+        fn = dlsym(driver, "cuMemAlloc_v2"); /* loaded RTLD_LOCAL, as the CUDA runtime does */
+    CUresult (*alloc)(CUdeviceptr *, size_t) = (CUresult(*)(CUdeviceptr *, size_t))fn;
+    if (alloc != NULL && alloc(&h->workspace, PART_WORKSPACE) == CUDA_SUCCESS)
         h->workspace_bytes = PART_WORKSPACE;
+    if (driver != NULL)
+        dlclose(driver);
     *handle = h;
     return CUBLAS_STATUS_SUCCESS;
 }

@@ -1,5 +1,5 @@
 /* Owns the cutting of one GEMM into per-GPU parts (see gemm_plan.h). */
-#include "gemm_plan.h"
+#include "blas/gemm_plan.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
 #ifndef MGPU_GEMM_PLAN_H
 #define MGPU_GEMM_PLAN_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

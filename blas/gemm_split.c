@@ -8,19 +8,19 @@
  * inside mgpu_driver_bypass, so that the library's launches and
  * allocations go to that GPU's driver context as they are, not through
  * mgpu's hooks; the program's own handle stays untouched. */
-#include "blas_stats.h"
-#include "gemm_call.h"
-#include "gemm_plan.h"
+#include "blas/blas_stats.h"
+#include "blas/gemm_call.h"
+#include "blas/gemm_plan.h"
 
-#include "gpu_contexts.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "memory_pool.h"
-#include "mirror_reads.h"
-#include "real_driver.h"
-#include "replicas.h"
-#include "config.h"
-#include "split_launch.h"
+#include "partition/gpu_contexts.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "memory/memory_pool.h"
+#include "sched/mirror_reads.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
+#include "base/config.h"
+#include "sched/split_launch.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -13,9 +13,9 @@
  * routine that calls another (the reference CBLAS calls the Fortran one)
  * passes straight through. Each call is counted for the report
  * (blas/blas_stats.c). */
-#include "blas_stats.h"
-#include "caller_scope.h"
-#include "host_offload.h"
+#include "blas/blas_stats.h"
+#include "blas/caller_scope.h"
+#include "blas/host_offload.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>

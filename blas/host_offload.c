@@ -6,7 +6,7 @@
  * go through mgpu's hooks like any program's (allocations in the pool,
  * pageable copies staged and split by owner), and its cuBLAS calls through
  * mgpu's interposer (blas/cublas_exports.c), which splits them. */
-#include "host_offload.h"
+#include "blas/host_offload.h"
 
 #include <cuda.h>
 #include <dlfcn.h>

@@ -4,7 +4,7 @@
 // so the grid grows with the GPU count; the result must not change. Note that
 // a grid-stride loop hands each block elements spread over the whole array,
 // so a grid split by blocks would have each GPU's blocks touch every GPU's
-// memory: mgpu cuts this loop's iterations instead (src/ptx/ptx_stride_loop.h).
+// memory: mgpu cuts this loop's iterations instead (ptx/ptx_stride_loop.h).
 // Every launch applies saxpy again: with a = 2 and small whole numbers the
 // float result after k launches, y0 + 2*k*x, is exact, and is checked exactly.
 #include "example_runtime.h"

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the kernel analysis (src/ptx/ptx_analysis.c) and
+/* libFuzzer harness for the kernel analysis (ptx/ptx_analysis.c) and
  * the grid-stride loop finder (ptx_stride_loop.c) on any parsed text: an
  * answer for every kernel, in bounded time (libFuzzer's -timeout turns a
  * slow input into a finding), a reason for every kernel that cannot be

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the image reader (src/ptx/image.c, fatbin.c,
+/* libFuzzer harness for the image reader (ptx/image.c, fatbin.c,
  * elf_file.c): any bytes, read as a program, library, fatbin, cubin or PTX
  * file. The reader must answer with objects or a one-line error, never
  * read outside the input or its own buffers; a PTX object it returns must

@@ -1,4 +1,4 @@
-/* libFuzzer harness for the PTX parser and printer (src/ptx/ptx_parse.c,
+/* libFuzzer harness for the PTX parser and printer (ptx/ptx_parse.c,
  * ptx_print.c): any text parses (what the parser does not understand is
  * kept verbatim), and what it prints parses again to a module that prints
  * the same, so print(parse(x)) is a fixed point. (A NUL inside a statement

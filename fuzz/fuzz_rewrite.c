@@ -1,4 +1,4 @@
-/* libFuzzer harness for the rewrite passes (src/ptx/ptx_rewrite.c and the
+/* libFuzzer harness for the rewrite passes (ptx/ptx_rewrite.c and the
  * ptx_pass_*.c it runs, with the kernel analysis): any text is rewritten or
  * refused with a one-line reason, and rewritten text parses again. That
  * rewritten valid PTX still assembles is checked with ptxas on the seed

@@ -5,17 +5,17 @@
  * buffer. Driver calls go to the
  * real driver; the calling thread's current context is put back after
  * every NCCL call, which may change it. */
-#include "nccl_collectives.h"
+#include "mirror/nccl_collectives.h"
 
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "memory_pool.h"
-#include "nccl_watch.h"
+#include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "memory/memory_pool.h"
+#include "mirror/nccl_watch.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "replicas.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

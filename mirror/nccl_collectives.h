@@ -16,7 +16,7 @@
 #ifndef MGPU_NCCL_COLLECTIVES_H
 #define MGPU_NCCL_COLLECTIVES_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <cuda.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* Owns reading the audit module's mark of the program's NCCL (see
  * nccl_watch.h). */
-#include "nccl_watch.h"
+#include "mirror/nccl_watch.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -3,15 +3,15 @@
  * module of the home context), a private copy's start in its slice's
  * stream, and the combine after the slices, by kernel and by ncclReduce.
  * All driver calls go to the real driver. */
-#include "private_reductions.h"
+#include "mirror/private_reductions.h"
 
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "nccl_collectives.h"
+#include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "mirror/nccl_collectives.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
+#include "base/real_driver.h"
 
 #include <pthread.h>
 #include <stdio.h>

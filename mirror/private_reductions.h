@@ -25,7 +25,7 @@
 #ifndef MGPU_PRIVATE_REDUCTIONS_H
 #define MGPU_PRIVATE_REDUCTIONS_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <cuda.h>
 #include <stdbool.h>

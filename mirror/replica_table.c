@@ -1,7 +1,7 @@
 /* Owns the bookkeeping of replicas described in replica_table.h: the table
  * sorted by buffer start, staleness on writes, per-holder budgets and the
  * least-recently-read eviction. No driver calls. */
-#include "replica_table.h"
+#include "mirror/replica_table.h"
 
 #include <stdlib.h>
 #include <string.h>

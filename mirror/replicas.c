@@ -3,17 +3,17 @@
  * from another stream after a refresh, and their release when the buffer
  * is freed. The bookkeeping is replica_table.c's, under this file's lock.
  * All driver calls go to the real driver. */
-#include "replicas.h"
+#include "mirror/replicas.h"
 
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "nccl_collectives.h"
-#include "nccl_watch.h"
+#include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "mirror/nccl_collectives.h"
+#include "mirror/nccl_watch.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "replica_table.h"
+#include "base/real_driver.h"
+#include "mirror/replica_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

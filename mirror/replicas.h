@@ -14,7 +14,7 @@
 #ifndef MGPU_REPLICAS_H
 #define MGPU_REPLICAS_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <cuda.h>
 #include <stdbool.h>

@@ -7,9 +7,9 @@
  * weakest, and so on. This puts the bottleneck first (a set with one
  * cross-socket pair loses to a set with none, however good its other links
  * are) without weighing link classes against each other by hand. */
-#include "gpu_choice.h"
+#include "partition/gpu_choice.h"
 
-#include "gpu_entries.h"
+#include "partition/gpu_entries.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #ifndef MGPU_GPU_CHOICE_H
 #define MGPU_GPU_CHOICE_H
 
-#include "topology.h"
+#include "partition/topology.h"
 
 struct mgpu_gpu_choice {
     int count;

@@ -1,7 +1,7 @@
 /* Owns the arithmetic of the run's GPU entries (see gpu_entries.h): making
  * them from a list, which device stands for which entries, their labels
  * and their shares of a split launch. */
-#include "gpu_entries.h"
+#include "partition/gpu_entries.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #ifndef MGPU_GPU_ENTRIES_H
 #define MGPU_GPU_ENTRIES_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

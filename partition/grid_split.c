@@ -1,5 +1,5 @@
 /* Owns the grid-cutting arithmetic (see grid_split.h). */
-#include "grid_split.h"
+#include "partition/grid_split.h"
 
 #include <math.h>
 

@@ -5,7 +5,7 @@
 #ifndef MGPU_GRID_SPLIT_H
 #define MGPU_GRID_SPLIT_H
 
-#include "placement.h"
+#include "partition/placement.h"
 
 #include <stdbool.h>
 #include <stddef.h>

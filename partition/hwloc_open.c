@@ -1,6 +1,6 @@
 /* Owns loading an hwloc topology for mgpu: the I/O filter, the components
  * left out, and one-line messages for files hwloc cannot read. */
-#include "hwloc_open.h"
+#include "partition/hwloc_open.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* Owns the measurement of copy bandwidth between devices (see
  * link_measure.h). All driver calls go to the real driver; the caller's
  * current context is left as it was. */
-#include "link_measure.h"
+#include "partition/link_measure.h"
 
-#include "real_driver.h"
+#include "base/real_driver.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #ifndef MGPU_LINK_MEASURE_H
 #define MGPU_LINK_MEASURE_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <stddef.h>
 

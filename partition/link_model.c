@@ -1,5 +1,5 @@
 /* Owns the cost model's arithmetic over links (see link_model.h). */
-#include "link_model.h"
+#include "partition/link_model.h"
 
 #include <stdio.h>
 

@@ -8,7 +8,7 @@
 #ifndef MGPU_LINK_MODEL_H
 #define MGPU_LINK_MODEL_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* Owns opening NVML with dlopen and finding the calls mgpu uses (see
  * nvml_library.h). */
-#include "nvml_library.h"
+#include "partition/nvml_library.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

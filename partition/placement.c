@@ -1,5 +1,5 @@
 /* Owns the placement policies' arithmetic (see placement.h). */
-#include "placement.h"
+#include "partition/placement.h"
 
 #include <string.h>
 

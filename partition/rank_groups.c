@@ -1,7 +1,7 @@
 /* Owns the sharing of a node's GPUs among its MPI ranks (see rank_groups.h). */
-#include "rank_groups.h"
+#include "partition/rank_groups.h"
 
-#include "gpu_choice.h"
+#include "partition/gpu_choice.h"
 
 #include <stdio.h>
 #include <stdlib.h>

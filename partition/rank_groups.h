@@ -10,7 +10,7 @@
 #ifndef MGPU_RANK_GROUPS_H
 #define MGPU_RANK_GROUPS_H
 
-#include "topology.h"
+#include "partition/topology.h"
 
 struct mgpu_rank_groups {
     int ranks, share, left_out;

@@ -1,8 +1,8 @@
 /* Owns binding runtime threads near their GPU, and the one hwloc topology of
  * this machine that the runtime loads for it. */
-#include "thread_binding.h"
+#include "partition/thread_binding.h"
 
-#include "hwloc_open.h"
+#include "partition/hwloc_open.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* Owns the plain-data side of the topology model: an empty model, bus ids,
  * link names and how links compare. No hwloc and no driver here. */
-#include "topology.h"
+#include "partition/topology.h"
 
 #include <stdio.h>
 #include <stdlib.h>

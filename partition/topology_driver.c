@@ -3,9 +3,9 @@
  * on links: a pair without peer access has no link, and a pair with native
  * peer atomics is taken as NVLink when hwloc (without NVML, as in a VM)
  * knows nothing of NVLink. */
-#include "real_driver.h"
-#include "topology.h"
-#include "topology_hwloc.h"
+#include "base/real_driver.h"
+#include "partition/topology.h"
+#include "partition/topology_hwloc.h"
 
 #include <stdio.h>
 #include <string.h>

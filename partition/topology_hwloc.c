@@ -2,9 +2,9 @@
  * GPU with a bus id its NUMA node, socket and nearby CPUs, the PCIe path
  * between two GPUs, NVLink bandwidths (hwloc's "NVLinkBandwidth" matrix),
  * the NUMA nodes, and where the process runs. */
-#include "topology_hwloc.h"
+#include "partition/topology_hwloc.h"
 
-#include "hwloc_open.h"
+#include "partition/hwloc_open.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -4,7 +4,7 @@
 #ifndef MGPU_TOPOLOGY_HWLOC_H
 #define MGPU_TOPOLOGY_HWLOC_H
 
-#include "topology.h"
+#include "partition/topology.h"
 
 /* Loads this machine's hwloc topology and fills, for the GPUs of t that have
  * a bus id, their NUMA node, socket and CPUs, the PCIe path class of each

@@ -3,9 +3,9 @@
  * driver, which the program then initialises once, itself: the GPUs in PCI
  * bus order, their peer links as NVML's P2P status gives them, placed with
  * hwloc as the driver's are (topology_driver.c). */
-#include "nvml_library.h"
-#include "topology.h"
-#include "topology_hwloc.h"
+#include "partition/nvml_library.h"
+#include "partition/topology.h"
+#include "partition/topology_hwloc.h"
 
 #include <stdbool.h>
 #include <stdio.h>

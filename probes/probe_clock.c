@@ -1,9 +1,9 @@
 /* Owns measuring a GPU's clocks against the host's (probe_clock.h): one
  * kernel of its own, loaded in the current context and unloaded after. */
-#include "probe_clock.h"
+#include "probes/probe_clock.h"
 
-#include "monotonic_clock.h"
-#include "real_driver.h"
+#include "base/monotonic_clock.h"
+#include "base/real_driver.h"
 
 #include <stdint.h>
 

@@ -4,9 +4,9 @@
  * [index, value] pairs), ring (counts), record (a ring record's 64-bit
  * words) and slice (a launch's first block start and last block end on a
  * GPU, decoded from launch-latency's or block-time's maps). */
-#include "probe_tables.h"
+#include "probes/probe_tables.h"
 
-#include "json_string.h"
+#include "base/json_string.h"
 
 #include <errno.h>
 #include <stdlib.h>

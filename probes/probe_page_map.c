@@ -1,6 +1,6 @@
 /* Owns the page map memory probes read on the GPU (see probe_page_map.h):
  * each GPU's header and owner bytes in its memory, and bringing them up
- * to date from the pool (mirror/memory_pool.h) and the replicas
+ * to date from the pool (memory/memory_pool.h) and the replicas
  * (mirror/replicas.h) when their versions move.
  *
  * Copies go through a non-blocking stream of mgpu's own per GPU and are
@@ -8,14 +8,14 @@
  * in that context and is refused while a stream is being captured. A
  * kernel still running from before a refresh may read the map half old;
  * the probes that read it count, they do not steer the program. */
-#include "probe_page_map.h"
+#include "probes/probe_page_map.h"
 
-#include "config.h"
-#include "log.h"
-#include "memory_pool.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "memory/memory_pool.h"
 #include "ptx/ptx_probes.h"
-#include "real_driver.h"
-#include "replicas.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -2,17 +2,17 @@
  * probe set, each GPU's maps and clock, the attached kernels, the launch
  * table, and reading it all back at exit. Driver calls go to the real
  * driver. */
-#include "probe_runtime.h"
+#include "probes/probe_runtime.h"
 
-#include "demangle.h"
-#include "gpu_contexts.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "monotonic_clock.h"
-#include "probe_clock.h"
-#include "probe_page_map.h"
-#include "probe_tables.h"
-#include "real_driver.h"
+#include "base/demangle.h"
+#include "partition/gpu_contexts.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "base/monotonic_clock.h"
+#include "probes/probe_clock.h"
+#include "probes/probe_page_map.h"
+#include "probes/probe_tables.h"
+#include "base/real_driver.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -9,7 +9,7 @@
 #ifndef MGPU_PROBE_RUNTIME_H
 #define MGPU_PROBE_RUNTIME_H
 
-#include "config.h"
+#include "base/config.h"
 #include "ptx/ptx_probes.h"
 
 #include <cuda.h>

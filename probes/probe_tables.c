@@ -1,7 +1,7 @@
 /* Owns the probes' tables at exit (see probe_tables.h): the built-in
  * tools' (found by their maps' names: tc_ thread-count, ll_
  * launch-latency, bt_ block-time) and a summary of every other map. */
-#include "probe_tables.h"
+#include "probes/probe_tables.h"
 
 #include "ptx/ptx_passes.h"
 

@@ -4,7 +4,7 @@
 #ifndef MGPU_PROBE_TABLES_H
 #define MGPU_PROBE_TABLES_H
 
-#include "probe_runtime.h"
+#include "probes/probe_runtime.h"
 
 #include <stdio.h>
 

@@ -5,8 +5,8 @@
 #ifndef MGPU_LAUNCH_PARAMS_H
 #define MGPU_LAUNCH_PARAMS_H
 
-#include "memory_pool.h"
-#include "program_modules.h"
+#include "memory/memory_pool.h"
+#include "modules/program_modules.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,14 +1,14 @@
 /* Owns the choice of replicated reads and privatised reductions for a
  * split launch and the marking of a launch's writes (see mirror_reads.h). */
-#include "mirror_reads.h"
+#include "sched/mirror_reads.h"
 
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
-#include "launch_params.h"
-#include "memory_pool.h"
+#include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
+#include "sched/launch_params.h"
+#include "memory/memory_pool.h"
 #include "ptx/ptx_analysis.h"
-#include "replicas.h"
-#include "config.h"
+#include "mirror/replicas.h"
+#include "base/config.h"
 
 #include <stdint.h>
 #include <string.h>

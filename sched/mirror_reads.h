@@ -15,10 +15,10 @@
 #ifndef MGPU_MIRROR_READS_H
 #define MGPU_MIRROR_READS_H
 
-#include "grid_split.h"
-#include "memory_pool.h"
-#include "private_reductions.h"
-#include "program_modules.h"
+#include "partition/grid_split.h"
+#include "memory/memory_pool.h"
+#include "mirror/private_reductions.h"
+#include "modules/program_modules.h"
 
 #include <cuda.h>
 

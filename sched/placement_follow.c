@@ -1,16 +1,16 @@
 /* Owns the decisions of MGPU_PLACEMENT=auto (see placement_follow.h): per
  * large pool buffer, the streak of launches that used it the same way, the
  * moves made, and why it is where it is. */
-#include "placement_follow.h"
+#include "sched/placement_follow.h"
 
-#include "kernel_timing.h"
-#include "launch_params.h"
-#include "log.h"
-#include "memory_pool.h"
-#include "monotonic_clock.h"
+#include "base/kernel_timing.h"
+#include "sched/launch_params.h"
+#include "base/log.h"
+#include "memory/memory_pool.h"
+#include "base/monotonic_clock.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "run_links.h"
+#include "base/real_driver.h"
+#include "sched/run_links.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

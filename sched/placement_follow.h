@@ -25,7 +25,7 @@
 #ifndef MGPU_PLACEMENT_FOLLOW_H
 #define MGPU_PLACEMENT_FOLLOW_H
 
-#include "program_modules.h"
+#include "modules/program_modules.h"
 
 #include <stdbool.h>
 #include <stddef.h>

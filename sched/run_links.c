@@ -1,11 +1,11 @@
 /* Owns the run's link model (see run_links.h): measured once, under its
  * own lock, by the first thread that asks. */
-#include "run_links.h"
+#include "sched/run_links.h"
 
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
-#include "link_measure.h"
-#include "log.h"
+#include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
+#include "partition/link_measure.h"
+#include "base/log.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

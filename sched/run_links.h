@@ -5,7 +5,7 @@
 #ifndef MGPU_RUN_LINKS_H
 #define MGPU_RUN_LINKS_H
 
-#include "link_model.h"
+#include "partition/link_model.h"
 
 /* The model of the run's GPU entries, or NULL when it cannot be had (the
  * run's GPUs not known yet, a measurement that failed: said once with -v).

@@ -1,11 +1,11 @@
 /* Owns the record of which GPUs ran slices since they were last asked,
  * the sticky slice error, and the printf flush (see slice_errors.h). */
-#include "slice_errors.h"
+#include "sched/slice_errors.h"
 
-#include "config.h"
-#include "log.h"
-#include "real_driver.h"
-#include "slice_streams.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/real_driver.h"
+#include "sched/slice_streams.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -13,8 +13,8 @@
 #ifndef MGPU_SLICE_ERRORS_H
 #define MGPU_SLICE_ERRORS_H
 
-#include "grid_split.h"
-#include "program_modules.h"
+#include "partition/grid_split.h"
+#include "modules/program_modules.h"
 
 #include <cuda.h>
 #include <stdbool.h>

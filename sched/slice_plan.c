@@ -1,15 +1,15 @@
 /* Owns the choice of cuts for split launches (see slice_plan.h): the
  * GPUs' weights, asked of the driver once, and the written buffer's
  * owners, asked of the pool at each launch. */
-#include "slice_plan.h"
+#include "sched/slice_plan.h"
 
-#include "gpu_choice.h"
-#include "gpu_contexts.h"
-#include "launch_params.h"
-#include "memory_pool.h"
+#include "partition/gpu_choice.h"
+#include "partition/gpu_contexts.h"
+#include "sched/launch_params.h"
+#include "memory/memory_pool.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "config.h"
+#include "base/real_driver.h"
+#include "base/config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

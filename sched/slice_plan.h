@@ -7,8 +7,8 @@
 #ifndef MGPU_SLICE_PLAN_H
 #define MGPU_SLICE_PLAN_H
 
-#include "grid_split.h"
-#include "program_modules.h"
+#include "partition/grid_split.h"
+#include "modules/program_modules.h"
 
 /* Writes the slices of `grid` (blocks of `block_threads`) for kernel `k`
  * to out (room for k->ngpus) and returns how many there are. The

@@ -2,12 +2,12 @@
  * searched by the program's stream. A program that makes more streams
  * than the table holds shares the least recently made sets; that only
  * orders slices that could have run side by side, it never reorders. */
-#include "slice_streams.h"
+#include "sched/slice_streams.h"
 
-#include "log.h"
-#include "real_driver.h"
-#include "config.h"
-#include "slice_errors.h"
+#include "base/log.h"
+#include "base/real_driver.h"
+#include "base/config.h"
+#include "sched/slice_errors.h"
 
 #include <string.h>
 

@@ -14,7 +14,7 @@
 #ifndef MGPU_SLICE_STREAMS_H
 #define MGPU_SLICE_STREAMS_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <cuda.h>
 #include <pthread.h>

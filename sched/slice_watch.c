@@ -5,11 +5,11 @@
  * after the last look always find the watch marked asleep and wake it.
  * The thread is detached and says when it has stopped, so that stopping
  * it at exit can give up after a while instead of joining for ever. */
-#include "slice_watch.h"
+#include "sched/slice_watch.h"
 
-#include "log.h"
-#include "real_driver.h"
-#include "slice_streams.h"
+#include "base/log.h"
+#include "base/real_driver.h"
+#include "sched/slice_streams.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,15 +1,15 @@
 /* Owns the estimate of a split launch's time (see split_estimate.h): the
  * bytes each slice would read from other GPUs' memory, from the pool's
  * owner runs and the run's link model. */
-#include "split_estimate.h"
+#include "sched/split_estimate.h"
 
-#include "launch_params.h"
-#include "memory_pool.h"
-#include "placement_follow.h"
+#include "sched/launch_params.h"
+#include "memory/memory_pool.h"
+#include "sched/placement_follow.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "run_links.h"
-#include "config.h"
+#include "base/real_driver.h"
+#include "sched/run_links.h"
+#include "base/config.h"
 
 #include <math.h>
 

@@ -34,8 +34,8 @@
 #ifndef MGPU_SPLIT_ESTIMATE_H
 #define MGPU_SPLIT_ESTIMATE_H
 
-#include "grid_split.h"
-#include "program_modules.h"
+#include "partition/grid_split.h"
+#include "modules/program_modules.h"
 
 struct mgpu_split_estimate {
     const struct mgpu_kernel_copies *kernel;

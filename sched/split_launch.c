@@ -8,17 +8,17 @@
  * fork flag, each other GPU's slice stream waits for it, launches, and
  * writes its join flag; the program's stream waits for all join flags in
  * one batch. Otherwise events do the same. */
-#include "split_launch.h"
+#include "sched/split_launch.h"
 
-#include "gpu_workers.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "mirror_reads.h"
+#include "partition/gpu_workers.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "sched/mirror_reads.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "slice_errors.h"
-#include "slice_streams.h"
-#include "slice_watch.h"
+#include "base/real_driver.h"
+#include "sched/slice_errors.h"
+#include "sched/slice_streams.h"
+#include "sched/slice_watch.h"
 
 #include <pthread.h>
 #include <stdint.h>

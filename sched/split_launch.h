@@ -9,8 +9,8 @@
 #ifndef MGPU_SPLIT_LAUNCH_H
 #define MGPU_SPLIT_LAUNCH_H
 
-#include "grid_split.h"
-#include "program_modules.h"
+#include "partition/grid_split.h"
+#include "modules/program_modules.h"
 
 #include <cuda.h>
 

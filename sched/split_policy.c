@@ -1,16 +1,16 @@
 /* Owns the split-or-not decisions of MGPU_SPLIT=auto (see split_policy.h):
  * a table of launch shapes, each with its best measured whole and split
  * times and at most one timing in flight. */
-#include "split_policy.h"
+#include "sched/split_policy.h"
 
-#include "log.h"
-#include "mirror_reads.h"
-#include "monotonic_clock.h"
-#include "placement_follow.h"
-#include "real_driver.h"
-#include "replicas.h"
-#include "config.h"
-#include "shape_timings.h"
+#include "base/log.h"
+#include "sched/mirror_reads.h"
+#include "base/monotonic_clock.h"
+#include "sched/placement_follow.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
+#include "base/config.h"
+#include "base/shape_timings.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -34,7 +34,7 @@
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 
-#include "split_estimate.h"
+#include "sched/split_estimate.h"
 
 #include <cuda.h>
 #include <stdbool.h>

@@ -2,11 +2,11 @@
  * the hooks of the calls that queue them on a stream or put them in a
  * graph's host node, the records the wrappers run from, and the mark of
  * the driver's callback thread. */
-#include "host_functions.h"
+#include "src/host_functions.h"
 
-#include "hook_table.h"
-#include "pointer_hash.h"
-#include "real_driver.h"
+#include "src/hooks/hook_table.h"
+#include "base/pointer_hash.h"
+#include "base/real_driver.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

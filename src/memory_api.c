@@ -1,9 +1,9 @@
 /* Owns mgpu's public memory calls (mgpu.h): where a byte of a device
  * allocation lives, and moving pages between GPUs. */
-#include "mgpu.h"
+#include "src/mgpu.h"
 
-#include "memory_pool.h"
-#include "runtime.h"
+#include "memory/memory_pool.h"
+#include "src/runtime.h"
 
 #include <stdint.h>
 

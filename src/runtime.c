@@ -2,25 +2,25 @@
  * driver, the hooks, and the work done at exit. */
 #include <build_config.h>
 
-#include "runtime.h"
+#include "src/runtime.h"
 
-#include "mgpu.h"
+#include "src/mgpu.h"
 
-#include "driver_locate.h"
-#include "export_map.h"
-#include "hook_table.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "memory_pool.h"
-#include "host_functions.h"
-#include "placement_follow.h"
-#include "probe_runtime.h"
-#include "process_state.h"
-#include "real_driver.h"
-#include "replicas.h"
-#include "report.h"
-#include "slice_watch.h"
-#include "trace.h"
+#include "base/driver_locate.h"
+#include "src/hooks/export_map.h"
+#include "src/hooks/hook_table.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "memory/memory_pool.h"
+#include "src/host_functions.h"
+#include "sched/placement_follow.h"
+#include "probes/probe_runtime.h"
+#include "base/process_state.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
+#include "src/report/report.h"
+#include "sched/slice_watch.h"
+#include "src/report/trace.h"
 
 #include <cuda.h>
 #include <pthread.h>

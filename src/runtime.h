@@ -4,7 +4,7 @@
 #ifndef MGPU_RUNTIME_H
 #define MGPU_RUNTIME_H
 
-#include "config.h" /* mgpu_cfg, which the runtime fills at its start */
+#include "base/config.h" /* mgpu_cfg, which the runtime fills at its start */
 
 #include <stdbool.h>
 

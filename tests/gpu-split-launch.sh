@@ -176,7 +176,7 @@ stride_within() {
   return 1
 }
 
-# Cut by iterations (a grid-stride loop, src/ptx/ptx_stride_loop.h), every
+# Cut by iterations (a grid-stride loop, ptx/ptx_stride_loop.h), every
 # list gives the plain output with every launch split.
 for set in $entry_sets; do
   n=$(entries_in "$set")
@@ -227,7 +227,7 @@ for blocks in 2048 65536; do
     fail "grid-stride with $blocks blocks took $mgpu_ms ms per launch under --gpus $distinct against $plain_ms ms plain: not cut by iterations?"
   expect_match "$work/err.stride" "^add_strided\(.*\) +61 +$blocks +256 +x$n"
   # Mirrors (on by default) are not tried: each GPU's iterations read its
-  # own data (sched/mirror_policy.h), and a try made NCCL's communicator
+  # own data (mirror/mirror_policy.h), and a try made NCCL's communicator
   # inside the timed loop (7.5 ms per launch on 2 x H200).
   expect_in "$work/err.stride" "mirrors (auto): none made, no kernel shape tried with them"
   pass "grid-stride loop of $blocks blocks cut by iterations (--gpus $distinct): $mgpu_ms ms per launch, plain $plain_ms; no mirror tried"

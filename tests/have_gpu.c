@@ -1,7 +1,7 @@
 /* Exits 0 and prints "gpus=N" when the real CUDA driver sees a GPU, else
  * says why and exits 77, which the test harness counts as skipped. */
-#include "driver_locate.h"
-#include "real_driver.h"
+#include "base/driver_locate.h"
+#include "base/real_driver.h"
 
 #include <stdio.h>
 

@@ -14,11 +14,11 @@
  * GPU; their blocking forms are hooked for the slice errors only. They
  * write constants only in programs that look the address up again first,
  * which the symbol lookup hooks see. */
-#include "copy_router.h"
-#include "hook_table.h"
-#include "program_modules.h"
-#include "replicas.h"
-#include "slice_errors.h"
+#include "memory/copy_router.h"
+#include "src/hooks/hook_table.h"
+#include "modules/program_modules.h"
+#include "mirror/replicas.h"
+#include "sched/slice_errors.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

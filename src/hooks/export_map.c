@@ -2,7 +2,7 @@
  * addressing table filled once while the shim resolves its slots). With it,
  * cuGetProcAddress answers with the same address dlsym on libcuda.so.1
  * gives, as the real driver does. */
-#include "export_map.h"
+#include "src/hooks/export_map.h"
 
 #include <pthread.h>
 #include <stdint.h>

@@ -5,10 +5,10 @@
  * (mirror/replicas.h). Without that, a program's NCCL all-reduce into a
  * buffer mgpu mirrors would leave its replicas stale. mgpu's own NCCL
  * refreshes run "quiet" and are not counted. */
-#include "foreign_writes.h"
+#include "src/hooks/foreign_writes.h"
 
-#include "hook_table.h"
-#include "replicas.h"
+#include "src/hooks/hook_table.h"
+#include "mirror/replicas.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -1,7 +1,7 @@
 /* Owns the list of hook tables and the lookups over them. */
-#include "hook_table.h"
+#include "src/hooks/hook_table.h"
 
-#include "real_driver.h"
+#include "base/real_driver.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 #ifndef MGPU_HOOK_TABLE_H
 #define MGPU_HOOK_TABLE_H
 
-#include "process_state.h"
+#include "base/process_state.h"
 
 #include <cuda.h>
 #include <stdatomic.h>

@@ -1,12 +1,12 @@
 /* Owns the CUDA IPC memory calls (issue 22, item 4): a pointer into the
  * pool gets mgpu's own handle, and mgpu's handles are opened and closed by
- * mapping the exporter's physical memory (mirror/pool_ipc.c); every other
+ * mapping the exporter's physical memory (memory/pool_ipc.c); every other
  * pointer and handle goes to the driver unchanged, so that plain
  * allocations (MGPU_MEMORY=driver) and other processes' driver handles
  * keep the driver's behaviour. */
-#include "hook_table.h"
-#include "memory_pool.h"
-#include "pool_ipc.h"
+#include "src/hooks/hook_table.h"
+#include "memory/memory_pool.h"
+#include "memory/pool_ipc.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

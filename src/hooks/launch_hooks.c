@@ -6,21 +6,21 @@
  * program launched it. With statistics on, each launch is
  * counted, given the reason it was not split, and timed with events on its
  * own stream. */
-#include "hook_table.h"
-#include "kernel_stats.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "mirror_reads.h"
-#include "program_modules.h"
-#include "probe_runtime.h"
-#include "real_driver.h"
-#include "replicas.h"
-#include "runtime.h"
-#include "slice_plan.h"
-#include "split_launch.h"
-#include "mirror_policy.h"
-#include "placement_follow.h"
-#include "split_policy.h"
+#include "src/hooks/hook_table.h"
+#include "base/kernel_stats.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "sched/mirror_reads.h"
+#include "modules/program_modules.h"
+#include "probes/probe_runtime.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
+#include "src/runtime.h"
+#include "sched/slice_plan.h"
+#include "sched/split_launch.h"
+#include "mirror/mirror_policy.h"
+#include "sched/placement_follow.h"
+#include "sched/split_policy.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -2,11 +2,11 @@
  * program destroys the link; see link_hooks.h. A link with more than one
  * input, or with an input that carries no PTX, is recorded with the reason
  * mgpu does not rewrite it. */
-#include "link_hooks.h"
+#include "src/hooks/link_hooks.h"
 
-#include "hook_table.h"
-#include "program_image.h"
-#include "program_modules.h"
+#include "src/hooks/hook_table.h"
+#include "modules/program_image.h"
+#include "modules/program_modules.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -1,14 +1,14 @@
 /* Owns the device-allocation hooks. An allocation made in a context of
- * device 0 goes to the distributed memory pool (mirror/memory_pool.h) when
+ * device 0 goes to the distributed memory pool (memory/memory_pool.h) when
  * the pool is on; others, host and managed allocations pass through to the
  * driver. cuMemGetInfo answers for all the pool's devices. With statistics
  * on, each allocation is recorded for the report. */
-#include "gpu_contexts.h"
-#include "hook_table.h"
-#include "memory_pool.h"
-#include "replicas.h"
-#include "memory_stats.h"
-#include "real_driver.h"
+#include "partition/gpu_contexts.h"
+#include "src/hooks/hook_table.h"
+#include "memory/memory_pool.h"
+#include "mirror/replicas.h"
+#include "base/memory_stats.h"
+#include "base/real_driver.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

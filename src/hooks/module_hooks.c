@@ -4,9 +4,9 @@
  * then recorded in program_modules.c. A call the driver refuses is
  * returned as it is and recorded nowhere, so a corrupt image is the
  * driver's error, never mgpu's crash. */
-#include "hook_table.h"
-#include "link_hooks.h"
-#include "program_modules.h"
+#include "src/hooks/hook_table.h"
+#include "src/hooks/link_hooks.h"
+#include "modules/program_modules.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -8,9 +8,9 @@
  * from the pool's record; the rest from the template. An address in the
  * pool's range that is no allocation of the program's gets the driver's
  * answers for an address it never allocated. Other addresses pass through. */
-#include "hook_table.h"
-#include "memory_pool.h"
-#include "real_driver.h"
+#include "src/hooks/hook_table.h"
+#include "memory/memory_pool.h"
+#include "base/real_driver.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

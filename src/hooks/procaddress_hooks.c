@@ -9,13 +9,13 @@
  * are machine code that runs whole on one GPU, sized by that GPU's
  * multiprocessors; told the sum of all GPUs', cuBLAS's BF16 kernels on
  * 4 x H200 left parts of C unwritten. */
-#include "procaddress_hooks.h"
+#include "src/hooks/procaddress_hooks.h"
 
-#include "export_map.h"
-#include "foreign_writes.h"
-#include "hook_table.h"
-#include "log.h"
-#include "config.h"
+#include "src/hooks/export_map.h"
+#include "src/hooks/foreign_writes.h"
+#include "src/hooks/hook_table.h"
+#include "base/log.h"
+#include "base/config.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -2,8 +2,8 @@
  * the driver says for the home context, or the error of a slice a split
  * kernel ran on another GPU, and flushes the other GPUs' printf output
  * (sched/slice_errors.h). */
-#include "hook_table.h"
-#include "slice_errors.h"
+#include "src/hooks/hook_table.h"
+#include "sched/slice_errors.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -11,14 +11,14 @@
  * "integrity checks failed" (cudaErrorSoftwareValidityNotEstablished) when
  * it does not; the sums on device 0 pass that check. MGPU_DEVICE_COUNT=one
  * shows device 0 alone, for driver-API programs. */
-#include "virtual_device.h"
+#include "src/hooks/virtual_device.h"
 
-#include "blas_stats.h"
-#include "gpu_contexts.h"
-#include "hook_table.h"
-#include "log.h"
-#include "real_driver.h"
-#include "config.h"
+#include "blas/blas_stats.h"
+#include "partition/gpu_contexts.h"
+#include "src/hooks/hook_table.h"
+#include "base/log.h"
+#include "base/real_driver.h"
+#include "base/config.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

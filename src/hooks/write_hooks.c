@@ -5,8 +5,8 @@
  * replicas what it may write (mirror/README.md, "Coherence"): the range
  * where it is plain to see, otherwise everything. Without replicas that is
  * one relaxed load. */
-#include "hook_table.h"
-#include "replicas.h"
+#include "src/hooks/hook_table.h"
+#include "mirror/replicas.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -4,15 +4,15 @@
  * an hwloc XML topology of any machine. */
 #include <build_config.h>
 
-#include "config.h"
-#include "driver_locate.h"
-#include "gpu_choice.h"
-#include "info/trace_merge.h"
-#include "link_measure.h"
-#include "link_model.h"
-#include "rank_groups.h"
-#include "real_driver.h"
-#include "topology.h"
+#include "base/config.h"
+#include "base/driver_locate.h"
+#include "partition/gpu_choice.h"
+#include "src/info/trace_merge.h"
+#include "partition/link_measure.h"
+#include "partition/link_model.h"
+#include "partition/rank_groups.h"
+#include "base/real_driver.h"
+#include "partition/topology.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * the layout src/report/trace.c writes: a first line that opens the event list,
  * one event per line (each after the first led by a comma), the list
  * closed by a line that starts with "]". */
-#include "info/trace_merge.h"
+#include "src/info/trace_merge.h"
 
 #include <errno.h>
 #include <stdbool.h>

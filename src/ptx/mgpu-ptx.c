@@ -3,7 +3,7 @@
  * `list` tells, before any run, which kernels mgpu can split and why not. */
 #include <build_config.h>
 
-#include "demangle.h"
+#include "base/demangle.h"
 #include "ptx/elf_file.h"
 #include "ptx/image.h"
 #include "ptx/ptx_analysis.h"

@@ -4,14 +4,14 @@
  * 0)"), with mgpu's own work there too: mirrors' collectives, refreshes
  * and combines (category "mirror"), buffers' moves (category
  * "placement"); names demangled and escaped for JSON. */
-#include "trace.h"
+#include "src/report/trace.h"
 
-#include "kernel_stats.h"
-#include "kernel_timing.h"
-#include "log.h"
-#include "demangle.h"
-#include "gpu_contexts.h"
-#include "json_string.h"
+#include "base/kernel_stats.h"
+#include "base/kernel_timing.h"
+#include "base/log.h"
+#include "base/demangle.h"
+#include "partition/gpu_contexts.h"
+#include "base/json_string.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,10 +1,10 @@
 /* Owns choosing the GPUs of a run from the request and the device count:
  * checking the request, then taking the topology's decision when the user
  * gave a count rather than a list. */
-#include "run/gpu_selection.h"
+#include "src/run/gpu_selection.h"
 
-#include "gpu_choice.h"
-#include "rank_groups.h"
+#include "partition/gpu_choice.h"
+#include "partition/rank_groups.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef MGPU_GPU_SELECTION_H
 #define MGPU_GPU_SELECTION_H
 
-#include "topology.h"
+#include "partition/topology.h"
 
 #include <stddef.h>
 

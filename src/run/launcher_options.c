@@ -1,6 +1,6 @@
 /* Owns parsing mgpu-run's options and its --help text. Options end at the
  * first argument that is not one, or at "--": the rest is the program's. */
-#include "run/launcher_options.h"
+#include "src/run/launcher_options.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 #ifndef MGPU_LAUNCHER_OPTIONS_H
 #define MGPU_LAUNCHER_OPTIONS_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,16 +5,16 @@
  * GPU) runs the program unchanged, saying so. */
 #include <build_config.h>
 
-#include "config.h"
-#include "driver_locate.h"
-#include "real_driver.h"
-#include "run/gpu_selection.h"
-#include "run/mpi_ranks.h"
-#include "run/probe_compile.h"
-#include "run/rank_binding.h"
-#include "run/launcher_options.h"
-#include "run/nvml_devices.h"
-#include "topology.h"
+#include "base/config.h"
+#include "base/driver_locate.h"
+#include "base/real_driver.h"
+#include "src/run/gpu_selection.h"
+#include "src/run/mpi_ranks.h"
+#include "src/run/probe_compile.h"
+#include "src/run/rank_binding.h"
+#include "src/run/launcher_options.h"
+#include "src/run/nvml_devices.h"
+#include "partition/topology.h"
 
 #include <errno.h>
 #include <limits.h>

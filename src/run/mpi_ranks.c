@@ -1,5 +1,5 @@
 /* Owns reading the MPI launchers' environment (see mpi_ranks.h). */
-#include "run/mpi_ranks.h"
+#include "src/run/mpi_ranks.h"
 
 #include <ctype.h>
 #include <errno.h>

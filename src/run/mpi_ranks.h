@@ -7,7 +7,7 @@
 #ifndef MGPU_MPI_RANKS_H
 #define MGPU_MPI_RANKS_H
 
-#include "config.h"
+#include "base/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

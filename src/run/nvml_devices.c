@@ -1,8 +1,8 @@
 /* Owns asking NVML how many GPUs the machine has (see nvml_devices.h),
  * through partition/nvml_library.h. */
-#include "run/nvml_devices.h"
+#include "src/run/nvml_devices.h"
 
-#include "nvml_library.h"
+#include "partition/nvml_library.h"
 
 #include <stdio.h>
 

@@ -3,7 +3,7 @@
  * nvcc, compiling into mgpu's cache, and reading the result's probes. */
 #include <build_config.h>
 
-#include "probe_compile.h"
+#include "src/run/probe_compile.h"
 
 #include "ptx/ptx_probes.h"
 

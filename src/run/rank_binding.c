@@ -1,5 +1,5 @@
 /* Owns binding an MPI rank's process near its GPUs (see rank_binding.h). */
-#include "run/rank_binding.h"
+#include "src/run/rank_binding.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #ifndef MGPU_RANK_BINDING_H
 #define MGPU_RANK_BINDING_H
 
-#include "topology.h"
+#include "partition/topology.h"
 
 #include <stddef.h>
 

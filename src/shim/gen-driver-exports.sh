@@ -29,7 +29,7 @@ printf ' * On a thread inside mgpu_driver_bypass (libmgpu'"'"'s own library call
 printf ' * as its cuBLAS handles), a function jumps to the driver itself instead;\n'
 printf ' * lookups (cuGetProcAddress) always take their slot, so that a library\n'
 printf ' * that initialises there still gets the shim'"'"'s functions. */\n'
-printf '#include "shim/driver_exports.h"\n\n'
+printf '#include "src/shim/driver_exports.h"\n\n'
 printf 'const unsigned mgpu_export_count = %s;\n\n' "$count"
 printf 'const char *const mgpu_export_names[] = {\n'
 for n in $names; do printf '    "%s",\n' "$n"; done

@@ -4,9 +4,9 @@
  * the real driver. A call that arrives before that (from another library's
  * constructor) resolves its slot on the way, with all argument registers
  * kept; with MGPU_CALL_LOG=1 every call takes that way and is logged. */
-#include "shim/driver_exports.h"
+#include "src/shim/driver_exports.h"
 
-#include "runtime.h"
+#include "src/runtime.h"
 
 #include <cuda.h>
 #include <dlfcn.h>

@@ -145,7 +145,7 @@ struct fake_context *fake_function_context(const struct fake_function *f);
 bool fake_function_is_magic(CUfunction f);
 
 /* mgpu's __mgpu_grid parameter (struct mgpu_grid_param in
- * src/ptx/ptx_passes.h), kept in step by hand: the fake stays free of
+ * ptx/ptx_passes.h), kept in step by hand: the fake stays free of
  * mgpu's headers, so that it checks mgpu rather than sharing its mistakes. */
 struct fake_grid_param {
     unsigned first[3], grid[3];

@@ -8,7 +8,7 @@
  * took about 1.2 times as long on an H200.
  *   copy_speed tiled_matmul.ptx */
 #include "direct_driver.h"
-#include "module_copies.h"
+#include "modules/module_copies.h"
 
 #include <string.h>
 

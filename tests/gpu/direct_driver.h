@@ -5,8 +5,8 @@
 #ifndef MGPU_TESTS_DIRECT_DRIVER_H
 #define MGPU_TESTS_DIRECT_DRIVER_H
 
-#include "driver_locate.h"
-#include "real_driver.h"
+#include "base/driver_locate.h"
+#include "base/real_driver.h"
 
 #include <cuda.h>
 #include <stdio.h>

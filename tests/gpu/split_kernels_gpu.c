@@ -15,7 +15,7 @@
  * it, each from its own module copy.
  *   split_kernels_gpu split_kernels.ptx [N=2, at most 8] */
 #include "direct_driver.h"
-#include "module_copies.h"
+#include "modules/module_copies.h"
 
 #include <string.h>
 

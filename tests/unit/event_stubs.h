@@ -4,7 +4,7 @@
 #ifndef MGPU_TEST_EVENT_STUBS_H
 #define MGPU_TEST_EVENT_STUBS_H
 
-#include "real_driver.h"
+#include "base/real_driver.h"
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* Unit tests of the MGPU_* environment parser. */
 #include "check.h"
-#include "config.h"
+#include "base/config.h"
 
 #include <stddef.h>
 

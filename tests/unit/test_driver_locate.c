@@ -1,7 +1,7 @@
 /* Unit tests of finding the real driver: the loader cache reader, MGPU_DRIVER,
  * LD_LIBRARY_PATH order, and skipping mgpu's own shim. */
 #include "check.h"
-#include "driver_locate.h"
+#include "base/driver_locate.h"
 
 #include <limits.h>
 #include <stdlib.h>

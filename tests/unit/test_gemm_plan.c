@@ -2,7 +2,7 @@
  * transpose and odd sizes, computed whole and part by part with a CPU
  * GEMM on the parts' offsets, which must give the same C bit for bit;
  * cuts that follow C's owners; batches; what stays whole. */
-#include "gemm_plan.h"
+#include "blas/gemm_plan.h"
 
 #include "check.h"
 

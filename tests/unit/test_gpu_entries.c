@@ -1,7 +1,7 @@
 /* Unit tests of the run's GPU entries (partition/gpu_entries.c): several
  * entries on one device, their labels and their shares of a launch. */
 #include "check.h"
-#include "gpu_entries.h"
+#include "partition/gpu_entries.h"
 
 #include <math.h>
 

@@ -2,7 +2,7 @@
  * weights and for a distributed buffer's owners, and that the slices tile
  * the grid exactly once, checked over many random shapes. */
 #include "check.h"
-#include "grid_split.h"
+#include "partition/grid_split.h"
 
 #include <stdlib.h>
 

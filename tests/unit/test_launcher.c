@@ -2,9 +2,9 @@
  * request checked, then the topology's choice for a count, or index order
  * when the topology does not match the driver's GPUs. */
 #include "check.h"
-#include "config.h"
-#include "run/gpu_selection.h"
-#include "run/launcher_options.h"
+#include "base/config.h"
+#include "src/run/gpu_selection.h"
+#include "src/run/launcher_options.h"
 #include "topology_models.h"
 
 static struct mgpu_topology topo;

@@ -2,7 +2,7 @@
  * pairs of devices, modelled pairs of entries of one device, and the
  * arithmetic of a move and of the reads a launch makes across links. */
 #include "check.h"
-#include "link_model.h"
+#include "partition/link_model.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
 /* Unit tests of the live-allocation record: totals, peak, frees of unknown
  * addresses, and many allocations through table growth and tombstones. */
 #include "check.h"
-#include "memory_stats.h"
+#include "base/memory_stats.h"
 
 int main(void)
 {

@@ -6,11 +6,11 @@
  * the free list of the pool's address range (first fit, merging, refusing
  * overlaps) and the table of live allocations (lookup by start and inside,
  * removal keeping every other record findable). */
-#include "address_space.h"
-#include "allocation_table.h"
+#include "memory/address_space.h"
+#include "memory/allocation_table.h"
 #include "check.h"
-#include "placement.h"
-#include "suballoc.h"
+#include "partition/placement.h"
+#include "memory/suballoc.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* Unit tests of MGPU_MIRROR=auto's decisions (sched/mirror_policy.c) with
+/* Unit tests of MGPU_MIRROR=auto's decisions (mirror/mirror_policy.c) with
  * the driver's events stubbed: each timed launch takes the time the test
  * sets. A shape whose split launch is short is never tried with mirrors; a
  * longer one is timed with them and kept mirrored only if that is faster;
@@ -6,9 +6,9 @@
  * loop cut by iterations is never tried (unless privatised, or always). */
 #include "check.h"
 #include "event_stubs.h"
-#include "mirror_policy.h"
-#include "real_driver.h"
-#include "config.h"
+#include "mirror/mirror_policy.h"
+#include "base/real_driver.h"
+#include "base/config.h"
 
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;

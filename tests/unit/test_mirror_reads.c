@@ -4,13 +4,13 @@
  * is never made under auto, nor tried. One H200 listed twice with its data
  * at home made NCCL's communicator for such copies inside a timed loop. */
 #include "check.h"
-#include "gpu_contexts.h"
-#include "gpu_entries.h"
-#include "memory_pool.h"
-#include "mirror_reads.h"
+#include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
+#include "memory/memory_pool.h"
+#include "sched/mirror_reads.h"
 #include "ptx/ptx_analysis.h"
-#include "replicas.h"
-#include "config.h"
+#include "mirror/replicas.h"
+#include "base/config.h"
 
 #define BASE 0x100000000ull
 #define BUFFER_BYTES ((size_t)64 << 20)

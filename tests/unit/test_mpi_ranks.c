@@ -2,7 +2,7 @@
  * Open MPI, Hydra, PMIx and Slurm's variables, their order, Slurm's
  * tasks-per-node lists, and one-line errors for malformed values. */
 #include "check.h"
-#include "run/mpi_ranks.h"
+#include "src/run/mpi_ranks.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * the slices decoded from launch-latency's packed per-multiprocessor words
  * (the latest launch of a slot wins, its earliest start and latest end),
  * the tables and the JSON Lines made of maps filled by hand. */
-#include "probe_tables.h"
+#include "probes/probe_tables.h"
 
 #include "check.h"
 

@@ -3,7 +3,7 @@
  * its headers, a wrapper's -rdc list is copied after its fatbin, the PTX
  * for sm_90 is chosen, and cubins, PTX of several objects and corrupt
  * images give a reason instead of PTX. */
-#include "program_image.h"
+#include "modules/program_image.h"
 
 #include "check.h"
 #include "ptx/elf_file.h"

@@ -5,7 +5,7 @@
  * eviction that spares the launch being prepared and gives up nothing when
  * it cannot make room, and a random run against a plain model. */
 #include "check.h"
-#include "replica_table.h"
+#include "mirror/replica_table.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* Unit tests of the report's layout: names shortened, numbers formatted, rows
  * merged and sorted, and no line wider than the report's width. */
 #include "check.h"
-#include "report_format.h"
+#include "base/report_format.h"
 
 #include <stdlib.h>
 

@@ -4,13 +4,13 @@
  * here: two buffers of 64 MiB, on the home GPU or spread, and links of 400 GB/s (a twelfth of 4.8
  * TB/s). */
 #include "check.h"
-#include "memory_pool.h"
-#include "placement.h"
+#include "memory/memory_pool.h"
+#include "partition/placement.h"
 #include "ptx/ptx_analysis.h"
-#include "real_driver.h"
-#include "run_links.h"
-#include "config.h"
-#include "split_estimate.h"
+#include "base/real_driver.h"
+#include "sched/run_links.h"
+#include "base/config.h"
+#include "sched/split_estimate.h"
 
 #include <math.h>
 

@@ -13,12 +13,12 @@
  * copies, shared over the launches so far, leave it faster than whole. */
 #include "check.h"
 #include "event_stubs.h"
-#include "mirror_reads.h"
-#include "placement_follow.h"
-#include "real_driver.h"
-#include "replicas.h"
-#include "config.h"
-#include "split_policy.h"
+#include "sched/mirror_reads.h"
+#include "sched/placement_follow.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
+#include "base/config.h"
+#include "sched/split_policy.h"
 
 #include <math.h>
 

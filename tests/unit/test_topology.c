@@ -7,11 +7,11 @@
  * missing, corrupt or GPU-less file; and binding a thread near a PCI device
  * of this machine. */
 #include "check.h"
-#include "gpu_choice.h"
-#include "hwloc_open.h"
-#include "rank_groups.h"
-#include "thread_binding.h"
-#include "topology.h"
+#include "partition/gpu_choice.h"
+#include "partition/hwloc_open.h"
+#include "partition/rank_groups.h"
+#include "partition/thread_binding.h"
+#include "partition/topology.h"
 #include "topology_models.h"
 
 #include <sched.h>

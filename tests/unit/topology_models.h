@@ -3,7 +3,7 @@
 #ifndef MGPU_TEST_TOPOLOGY_MODELS_H
 #define MGPU_TEST_TOPOLOGY_MODELS_H
 
-#include "topology.h"
+#include "partition/topology.h"
 
 #include <stdio.h>
 

@@ -1,0 +1,89 @@
+/* Owns the shape keys' hashing and the two-way timings of launch shapes
+ * (see shape_timings.h). */
+#include "base/shape_timings.h"
+
+#include "base/pointer_hash.h"
+#include "base/real_driver.h"
+
+#include <math.h>
+#include <string.h>
+
+void *mgpu_shape_record(void *records, size_t count, size_t stride, const void *kernel,
+                        const unsigned grid[3], const unsigned block[3], bool *fresh)
+{
+    size_t h = mgpu_pointer_hash(kernel);
+    for (int d = 0; d < 3; d++)
+        h = h * 1000003u ^ grid[d] ^ ((size_t)block[d] << 20);
+    *fresh = false;
+    for (size_t probes = 0, i = h & (count - 1); probes < count;
+         probes++, i = (i + 1) & (count - 1)) {
+        struct mgpu_shape_key *key = (struct mgpu_shape_key *)((char *)records + i * stride);
+        if (key->kernel == NULL) {
+            key->kernel = kernel;
+            memcpy(key->grid, grid, sizeof key->grid);
+            memcpy(key->block, block, sizeof key->block);
+            *fresh = true;
+            return key;
+        }
+        if (key->kernel == kernel && memcmp(key->grid, grid, sizeof key->grid) == 0 &&
+            memcmp(key->block, block, sizeof key->block) == 0)
+            return key;
+    }
+    return NULL;
+}
+
+void mgpu_shape_timings_reset(struct mgpu_shape_timings *t)
+{
+    t->best_us[0] = t->best_us[1] = INFINITY;
+}
+
+void mgpu_shape_timings_collect(struct mgpu_shape_timings *t)
+{
+    if (!t->in_flight)
+        return;
+    CUresult q = mgpu_drv.cuEventQuery(t->stop);
+    if (q == CUDA_ERROR_NOT_READY)
+        return;
+    float ms;
+    if (q == CUDA_SUCCESS && mgpu_drv.cuEventElapsedTime(&ms, t->start, t->stop) == CUDA_SUCCESS) {
+        double us = ms * 1000.0;
+        if (us < t->best_us[t->in_flight_way])
+            t->best_us[t->in_flight_way] = us;
+        t->samples[t->in_flight_way]++;
+    }
+    t->in_flight = false;
+}
+
+bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way)
+{
+    if (t->start == NULL && (mgpu_drv.cuEventCreate(&t->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+                             mgpu_drv.cuEventCreate(&t->stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS))
+        t->start = t->stop = NULL;
+    if (t->stop == NULL)
+        return false;
+    t->in_flight = true;
+    t->in_flight_way = way;
+    return true;
+}
+
+static void give_up(struct mgpu_shape_timings *t, pthread_mutex_t *lock)
+{
+    pthread_mutex_lock(lock);
+    t->in_flight = false;
+    pthread_mutex_unlock(lock);
+}
+
+bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream)
+{
+    if (mgpu_drv.cuEventRecord(t->start, stream) == CUDA_SUCCESS)
+        return true;
+    give_up(t, lock);
+    return false;
+}
+
+void mgpu_shape_timings_end(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream,
+                            CUresult launched)
+{
+    if (launched != CUDA_SUCCESS || mgpu_drv.cuEventRecord(t->stop, stream) != CUDA_SUCCESS)
+        give_up(t, lock);
+}

@@ -1,0 +1,854 @@
+/* Owns the records of the program's modules, libraries and kernel handles,
+ * building their per-GPU copies when the program loads them, and turning a launch of the
+ * program's kernel into a launch from its copy (see program_modules.h).
+ * All driver calls here go to the real driver. */
+#include "modules/program_modules.h"
+
+#include "partition/gpu_contexts.h"
+#include "base/log.h"
+#include "modules/module_copies.h"
+#include "base/monotonic_clock.h"
+#include "base/pointer_hash.h"
+#include "src/host_functions.h"
+#include "mirror/private_reductions.h"
+#include "probes/probe_runtime.h"
+#include "modules/program_image.h"
+#include "base/real_driver.h"
+#include "mirror/replicas.h"
+#include "base/config.h"
+#include "partition/thread_binding.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RECORDED_ATTRIBUTES 8
+
+struct kernel_entry {
+    struct kernel_entry *next; /* in its module's list */
+    char *name;
+    atomic_bool resolved; /* fn, grid_offset and nparams are set */
+    atomic_bool warned;   /* about a launch that could not go to the copy */
+    bool unresolvable;
+    CUfunction fns[MGPU_MAX_GPUS]; /* in each GPU's copy; [0] the home GPU's */
+    size_t grid_offset;
+    unsigned nparams;
+    size_t *param_offsets, *param_sizes; /* nparams each */
+    unsigned *param_use;                 /* enum mgpu_param_use each; NULL when not analysed */
+    unsigned *param_reduction;           /* privatisable reduction codes; with param_use */
+    unsigned char *param_scatter;        /* bytes over a link per byte used; with param_use */
+    unsigned unsplittable;               /* enum mgpu_unsplittable */
+    unsigned notes;                      /* enum mgpu_kernel_note */
+    int stride_bound_param;              /* of the grid-stride loop; -1: none */
+    struct {
+        CUfunction_attribute attrib;
+        int value;
+    } attrs[MAX_RECORDED_ATTRIBUTES];
+    int nattrs;
+    bool has_cache_config;
+    CUfunc_cache cache_config;
+};
+
+enum copies_state { COPIES_UNTRIED, COPIES_READY, COPIES_NONE };
+
+struct program_module {
+    int id; /* from 1, in load order */
+    const char *loaded_by;
+    bool is_library;
+    bool unloaded;
+    void *handle;
+    CUcontext load_context; /* where a CUmodule lives; NULL for a library */
+    void *image;            /* the program's image, copied; freed once the copies are built */
+    size_t image_size;
+    pthread_mutex_t lock; /* building, resolving kernels, refreshing constants */
+    _Atomic int state;    /* enum copies_state */
+    char why_none[200];
+    CUcontext home_context;
+    struct mgpu_module_copies copies;
+    struct kernel_entry *kernels;
+    atomic_bool constants_stale; /* the home GPU's copy lags the program's constants */
+    double build_seconds;
+    int copy_gpus; /* kept for the report after an unload */
+    atomic_ulong launches;
+};
+
+/* The handle map: CUmodule, CUlibrary, CUfunction and CUkernel values to
+ * what they are. Open addressing; a removed slot keeps its key with no
+ * target, so that probing goes on past it. */
+struct handle_slot {
+    const void *handle;
+    struct program_module *module;
+    struct kernel_entry *kernel; /* NULL for a module or library handle */
+};
+
+static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct handle_slot *slots;
+static size_t slot_capacity, slot_used;
+static struct program_module **modules;
+static size_t module_count, module_capacity;
+
+/* Home-context address ranges of the __constant__ variables of modules
+ * with copies: writes into them make the copies stale. */
+struct constant_range {
+    CUdeviceptr lo, hi;
+    struct program_module *module;
+};
+static struct constant_range *constant_ranges;
+static size_t constant_range_count;
+static atomic_size_t constant_ranges_live;
+
+static struct handle_slot *find_slot(const void *handle)
+{
+    if (slot_capacity == 0)
+        return NULL;
+    for (size_t i = mgpu_pointer_hash(handle) & (slot_capacity - 1);;
+         i = (i + 1) & (slot_capacity - 1)) {
+        if (slots[i].handle == handle)
+            return &slots[i];
+        if (slots[i].handle == NULL)
+            return NULL;
+    }
+}
+
+/* Under the write lock. */
+static int put_slot(const void *handle, struct program_module *m, struct kernel_entry *k)
+{
+    struct handle_slot *s = find_slot(handle);
+    if (s != NULL) {
+        s->module = m;
+        s->kernel = k;
+        return 0;
+    }
+    if ((slot_used + 1) * 2 > slot_capacity) {
+        size_t cap = slot_capacity ? slot_capacity * 2 : 256;
+        struct handle_slot *bigger = calloc(cap, sizeof *bigger);
+        if (bigger == NULL)
+            return -1;
+        struct handle_slot *old = slots;
+        size_t old_cap = slot_capacity;
+        slots = bigger;
+        slot_capacity = cap;
+        slot_used = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].handle != NULL && old[i].module != NULL) {
+                size_t j = mgpu_pointer_hash(old[i].handle) & (cap - 1);
+                while (slots[j].handle != NULL)
+                    j = (j + 1) & (cap - 1);
+                slots[j] = old[i];
+                slot_used++;
+            }
+        free(old);
+    }
+    size_t i = mgpu_pointer_hash(handle) & (slot_capacity - 1);
+    while (slots[i].handle != NULL)
+        i = (i + 1) & (slot_capacity - 1);
+    slots[i] = (struct handle_slot){handle, m, k};
+    slot_used++;
+    return 0;
+}
+
+static bool lookup(const void *handle, struct program_module **m, struct kernel_entry **k)
+{
+    pthread_rwlock_rdlock(&table_lock);
+    struct handle_slot *s = find_slot(handle);
+    bool found = s != NULL && s->module != NULL;
+    if (found) {
+        *m = s->module;
+        *k = s->kernel;
+    }
+    pthread_rwlock_unlock(&table_lock);
+    return found;
+}
+
+bool mgpu_program_modules_wanted(void)
+{
+    static _Atomic int wanted = -1;
+    int w = atomic_load_explicit(&wanted, memory_order_relaxed);
+    if (w >= 0)
+        return w;
+    const struct mgpu_gpu_entries *e = NULL;
+    if ((mgpu_cfg.split != MGPU_SPLIT_NEVER || mgpu_probes_on()) && (e = mgpu_run_gpus()) == NULL)
+        return false; /* not initialised yet: ask again later */
+    /* Probes run from the copies, so one GPU has them too. */
+    w = e != NULL && (e->count > 1 || mgpu_probes_on());
+    atomic_store(&wanted, w);
+    return w;
+}
+
+static bool copies_for(struct program_module *m, CUcontext ctx);
+static CUcontext current_context(void);
+
+void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
+                                const char *loaded_by, const char *refused)
+{
+    if (handle == NULL || !mgpu_program_modules_wanted())
+        return;
+    struct program_module *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return;
+    m->handle = handle;
+    m->is_library = is_library;
+    m->loaded_by = loaded_by;
+    pthread_mutex_init(&m->lock, NULL);
+    if (!is_library)
+        mgpu_drv.cuCtxGetCurrent(&m->load_context);
+    char err[200];
+    int rc = -1;
+    if (refused != NULL)
+        snprintf(err, sizeof err, "%s", refused);
+    else if (image != NULL)
+        rc = mgpu_program_image_copy(image, &m->image, &m->image_size, err, sizeof err);
+    else
+        rc = mgpu_program_image_read_file(path, &m->image, &m->image_size, err, sizeof err);
+    if (rc != 0) {
+        snprintf(m->why_none, sizeof m->why_none, "%s", err);
+        m->state = COPIES_NONE;
+    }
+    pthread_rwlock_wrlock(&table_lock);
+    if (module_count == module_capacity) {
+        size_t cap = module_capacity ? module_capacity * 2 : 16;
+        struct program_module **bigger = realloc(modules, cap * sizeof *bigger);
+        if (bigger != NULL) {
+            modules = bigger;
+            module_capacity = cap;
+        }
+    }
+    bool kept = module_count < module_capacity && put_slot(handle, m, NULL) == 0;
+    if (kept) {
+        modules[module_count++] = m;
+        m->id = (int)module_count;
+    }
+    pthread_rwlock_unlock(&table_lock);
+    if (!kept) {
+        free(m->image);
+        free(m);
+        return;
+    }
+    mgpu_debug("module %d: %s, %zu-byte image%s%s", m->id, loaded_by, m->image_size,
+               m->state == COPIES_NONE ? ": " : "", m->state == COPIES_NONE ? m->why_none : "");
+    /* Built now, inside the program's own load, not at the module's first
+     * launch: the driver's cuModuleLoadData waits until every stream of the
+     * context is empty (on an H100, a non-blocking stream held in a host
+     * function kept it waiting, lazy or eager loading alike), as the
+     * program's load has just done. At a launch that wait is new to the
+     * program, and a stream whose host function waits for the launching
+     * thread never empties. A library loaded with no context current (none
+     * to load its module into) is built at its first use. */
+    CUcontext ctx = is_library ? current_context() : m->load_context;
+    if (ctx != NULL)
+        copies_for(m, ctx);
+}
+
+void mgpu_program_module_alias(void *module, void *library)
+{
+    struct program_module *m;
+    struct kernel_entry *k;
+    if (module == NULL || !lookup(library, &m, &k) || k != NULL)
+        return;
+    pthread_rwlock_wrlock(&table_lock);
+    put_slot(module, m, NULL);
+    pthread_rwlock_unlock(&table_lock);
+}
+
+static void drop_constant_ranges(struct program_module *m)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < constant_range_count; i++)
+        if (constant_ranges[i].module != m)
+            constant_ranges[kept++] = constant_ranges[i];
+    constant_range_count = kept;
+    atomic_store(&constant_ranges_live, kept);
+}
+
+void mgpu_program_module_unloading(void *handle)
+{
+    struct program_module *m;
+    struct kernel_entry *k;
+    if (!lookup(handle, &m, &k) || k != NULL)
+        return;
+    pthread_rwlock_wrlock(&table_lock);
+    for (size_t i = 0; i < slot_capacity; i++)
+        if (slots[i].module == m)
+            slots[i].module = NULL, slots[i].kernel = NULL;
+    drop_constant_ranges(m);
+    pthread_rwlock_unlock(&table_lock);
+    pthread_mutex_lock(&m->lock);
+    /* Unloaded in a host callback (the CUDA runtime's exit handlers do
+     * that when the program exits in one): a wait there would wait for
+     * the callback itself, so the copies stay loaded until their contexts
+     * go, at the latest with the process. */
+    if (m->state == COPIES_READY && !mgpu_on_callback_thread()) {
+        mgpu_module_copies_wait_idle(&m->copies);
+        mgpu_module_copies_unload(&m->copies);
+    }
+    free(m->image);
+    m->image = NULL;
+    m->unloaded = true;
+    if (m->state == COPIES_UNTRIED) {
+        m->state = COPIES_NONE;
+        snprintf(m->why_none, sizeof m->why_none, "unloaded before any use");
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The module's entry for kernel `name`, made on first sight. */
+static struct kernel_entry *kernel_entry(struct program_module *m, const char *name)
+{
+    pthread_mutex_lock(&m->lock);
+    struct kernel_entry *k = m->kernels;
+    while (k != NULL && strcmp(k->name, name) != 0)
+        k = k->next;
+    if (k == NULL && (k = calloc(1, sizeof *k)) != NULL) {
+        k->name = strdup(name);
+        if (k->name == NULL) {
+            free(k);
+            k = NULL;
+        } else {
+            k->next = m->kernels;
+            m->kernels = k;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return k;
+}
+
+void mgpu_program_kernel_found(const void *handle, const void *owner, const char *name)
+{
+    struct program_module *m;
+    struct kernel_entry *k;
+    if (handle == NULL || name == NULL || !lookup(owner, &m, &k) || k != NULL)
+        return;
+    if ((k = kernel_entry(m, name)) == NULL)
+        return;
+    pthread_rwlock_wrlock(&table_lock);
+    put_slot(handle, m, k);
+    pthread_rwlock_unlock(&table_lock);
+}
+
+void mgpu_program_kernel_alias(const void *handle, const void *other_handle)
+{
+    struct program_module *m;
+    struct kernel_entry *k;
+    if (handle == NULL || !lookup(other_handle, &m, &k) || k == NULL)
+        return;
+    pthread_rwlock_wrlock(&table_lock);
+    put_slot(handle, m, k);
+    pthread_rwlock_unlock(&table_lock);
+}
+
+/* A handle mgpu has not seen made (cuModuleEnumerateFunctions, or a
+ * library's module asked for functions before mgpu knew it): found
+ * through the driver, remembered either way. */
+static bool lookup_or_discover(const void *handle, struct program_module **m,
+                               struct kernel_entry **k)
+{
+    if (lookup(handle, m, k))
+        return *k != NULL;
+    void *owner = NULL;
+    const char *name = NULL;
+    CUmodule module;
+    CUlibrary library;
+    if (mgpu_drv.cuFuncGetModule != NULL &&
+        mgpu_drv.cuFuncGetModule(&module, (CUfunction)handle) == CUDA_SUCCESS &&
+        mgpu_drv.cuFuncGetName(&name, (CUfunction)handle) == CUDA_SUCCESS)
+        owner = module;
+    else if (mgpu_drv.cuKernelGetLibrary != NULL &&
+             mgpu_drv.cuKernelGetLibrary(&library, (CUkernel)handle) == CUDA_SUCCESS &&
+             mgpu_drv.cuKernelGetName(&name, (CUkernel)handle) == CUDA_SUCCESS)
+        owner = library;
+    if (owner != NULL && name != NULL)
+        mgpu_program_kernel_found(handle, owner, name);
+    if (lookup(handle, m, k))
+        return *k != NULL;
+    /* Not the program's module we know of: remember that, to ask once. */
+    pthread_rwlock_wrlock(&table_lock);
+    if (find_slot(handle) == NULL)
+        put_slot(handle, NULL, NULL);
+    pthread_rwlock_unlock(&table_lock);
+    return false;
+}
+
+static CUresult with_context(CUcontext ctx, CUresult (*fn)(struct program_module *, void *),
+                             struct program_module *m, void *arg)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = fn(m, arg);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
+static CUresult home_module_of_library(struct program_module *m, void *out)
+{
+    return mgpu_drv.cuLibraryGetModule(out, m->handle);
+}
+
+static unsigned device_arch(void)
+{
+    CUdevice dev;
+    return mgpu_drv.cuDeviceGet(&dev, 0) == CUDA_SUCCESS ? mgpu_device_arch(dev) : 0;
+}
+
+static void add_constant_ranges(struct program_module *m)
+{
+    const struct ptx_globals_plan *plan = &m->copies.globals;
+    pthread_rwlock_wrlock(&table_lock);
+    struct constant_range *bigger =
+        realloc(constant_ranges, (constant_range_count + plan->nconstants + 1) * sizeof *bigger);
+    if (bigger != NULL) {
+        constant_ranges = bigger;
+        for (size_t i = 0; i < plan->nconstants; i++) {
+            CUdeviceptr at;
+            size_t bytes;
+            if (mgpu_drv.cuModuleGetGlobal(&at, &bytes, m->copies.home, plan->constants[i]) ==
+                CUDA_SUCCESS)
+                constant_ranges[constant_range_count++] =
+                    (struct constant_range){at, at + bytes, m};
+        }
+    }
+    atomic_store(&constant_ranges_live, constant_range_count);
+    pthread_rwlock_unlock(&table_lock);
+}
+
+/* With mirrors on, a module with a privatisable reduction has mgpu's
+ * combine kernels loaded in its home context now, inside the program's
+ * own module load, rather than in a launch (private_reductions.h). */
+static void prepare_reductions(const struct program_module *m, CUcontext ctx)
+{
+    if (!mgpu_replicas_configured())
+        return;
+    const struct mgpu_ptx_analysis *a = &m->copies.analysis;
+    for (size_t i = 0; i < a->nkernels; i++)
+        for (size_t p = 0; p < a->kernels[i].nparams; p++)
+            if (a->kernels[i].params[p].reduction != 0) {
+                mgpu_private_reductions_prepare(ctx);
+                return;
+            }
+}
+
+/* Under m->lock, once: the copies for the home context `ctx`. */
+static void build_copies(struct program_module *m, CUcontext ctx)
+{
+    char why[200] = "";
+    CUcontext contexts[MGPU_MAX_GPUS];
+    int ngpus = 0;
+    char *ptx = NULL;
+    size_t ptx_size = 0;
+    CUmodule home = m->is_library ? NULL : m->handle;
+    double start = (double)mgpu_monotonic_ns() * 1e-9;
+    if (mgpu_gpu_contexts(ctx, contexts, &ngpus, why, sizeof why) != 0)
+        goto none;
+    if (m->is_library) {
+        CUresult r = with_context(ctx, home_module_of_library, m, &home);
+        if (r != CUDA_SUCCESS) {
+            snprintf(why, sizeof why, "cuLibraryGetModule: %s", mgpu_cu_error_name(r));
+            goto none;
+        }
+    }
+    unsigned arch = device_arch();
+    if (mgpu_program_image_ptx(m->image, m->image_size, arch, &ptx, &ptx_size, why, sizeof why) !=
+        0)
+        goto none;
+    mgpu_info("module %d (%s): rewriting %zu bytes of PTX for %d GPUs", m->id, m->loaded_by,
+              ptx_size, ngpus);
+    /* The GPU workers of the split launches to come bind near their GPUs
+     * once the machine's topology is in: it loads meanwhile, off the
+     * program's way (here, after main has started: see thread_binding.h). */
+    if (ngpus > 1)
+        mgpu_thread_binding_prepare();
+    struct mgpu_copy_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
+    if (mgpu_module_copies_load_probed(&m->copies, ptx, ptx_size, home, ngpus, contexts,
+                                       probes.inject ? &probes : NULL, why, sizeof why) != 0)
+        goto none;
+    free(ptx);
+    free(m->image);
+    m->image = NULL;
+    m->home_context = ctx;
+    m->build_seconds = (double)mgpu_monotonic_ns() * 1e-9 - start;
+    m->copy_gpus = ngpus;
+    add_constant_ranges(m);
+    prepare_reductions(m, ctx);
+    mgpu_info("module %d (%s): copies on %d GPUs, built in %.2f s", m->id, m->loaded_by, ngpus,
+              m->build_seconds);
+    atomic_store(&m->state, COPIES_READY);
+    return;
+none:
+    free(ptx);
+    free(m->image);
+    m->image = NULL;
+    snprintf(m->why_none, sizeof m->why_none, "%s", why);
+    mgpu_info("module %d (%s): runs as the program loaded it: %s", m->id, m->loaded_by, why);
+    mgpu_probes_module_unprobed(m->id, m->loaded_by, why);
+    atomic_store(&m->state, COPIES_NONE);
+}
+
+/* The copies for a use in context `ctx`: true when they exist and are for
+ * that context. */
+static bool copies_for(struct program_module *m, CUcontext ctx)
+{
+    if (atomic_load_explicit(&m->state, memory_order_acquire) == COPIES_UNTRIED) {
+        pthread_mutex_lock(&m->lock);
+        if (m->state == COPIES_UNTRIED && !m->unloaded)
+            build_copies(m, m->is_library ? ctx : m->load_context);
+        pthread_mutex_unlock(&m->lock);
+    }
+    return atomic_load_explicit(&m->state, memory_order_acquire) == COPIES_READY &&
+           m->home_context == ctx;
+}
+
+/* Under m->lock: the attributes the program set, on every GPU's copy. */
+static void apply_attributes(const struct program_module *m, const struct kernel_entry *k)
+{
+    for (int g = 0; g < m->copies.ngpus; g++) {
+        bool pushed = g > 0 && mgpu_drv.cuCtxPushCurrent(m->copies.contexts[g]) == CUDA_SUCCESS;
+        for (int i = 0; i < k->nattrs; i++)
+            if (mgpu_drv.cuFuncSetAttribute(k->fns[g], k->attrs[i].attrib, k->attrs[i].value) !=
+                CUDA_SUCCESS)
+                mgpu_warn("kernel %s: its copy on GPU %d refuses attribute %d = %d", k->name, g,
+                          (int)k->attrs[i].attrib, k->attrs[i].value);
+        if (k->has_cache_config)
+            mgpu_drv.cuFuncSetCacheConfig(k->fns[g], k->cache_config);
+        if (pushed) {
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+    }
+}
+
+/* Under m->lock: where each of the program's parameters goes in the
+ * parameter buffer, and what the analysis says of the kernel. */
+static bool describe_parameters(struct program_module *m, struct kernel_entry *k)
+{
+    unsigned n = k->nparams;
+    k->param_offsets = calloc(n + 1, sizeof *k->param_offsets);
+    k->param_sizes = calloc(n + 1, sizeof *k->param_sizes);
+    if (k->param_offsets == NULL || k->param_sizes == NULL)
+        return false;
+    for (unsigned i = 0; i < n; i++)
+        if (mgpu_drv.cuFuncGetParamInfo(k->fns[0], i, &k->param_offsets[i], &k->param_sizes[i]) !=
+            CUDA_SUCCESS)
+            return false;
+    k->unsplittable = MGPU_WHY_UNPARSED;
+    k->stride_bound_param = -1;
+    const struct mgpu_ptx_analysis *a = &m->copies.analysis;
+    for (size_t i = 0; i < a->nkernels; i++) {
+        const struct mgpu_kernel_info *info = &a->kernels[i];
+        if (strcmp(info->name, k->name) != 0)
+            continue;
+        k->unsplittable = info->why;
+        k->notes = info->notes;
+        if (info->stride_bound_param >= 0 && (unsigned)info->stride_bound_param < n)
+            k->stride_bound_param = info->stride_bound_param;
+        if (info->nparams != n)
+            break;
+        unsigned *use = calloc(n + 1, sizeof *use), *reduction = calloc(n + 1, sizeof *reduction);
+        unsigned char *scatter = calloc(n + 1, 1);
+        if (use == NULL || reduction == NULL || scatter == NULL) {
+            free(use);
+            free(reduction);
+            free(scatter);
+            break;
+        }
+        for (unsigned p = 0; p < n; p++) {
+            use[p] = info->params[p].use;
+            reduction[p] = info->params[p].reduction;
+            scatter[p] = info->params[p].scatter;
+        }
+        k->param_use = use;
+        k->param_reduction = reduction;
+        k->param_scatter = scatter;
+        break;
+    }
+    return true;
+}
+
+/* The kernel in every GPU's copy, found once. */
+static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
+{
+    if (atomic_load_explicit(&k->resolved, memory_order_acquire))
+        return true;
+    pthread_mutex_lock(&m->lock);
+    if (!k->resolved && !k->unresolvable) {
+        char err[200] = "";
+        bool ok = true;
+        for (int g = 0; g < m->copies.ngpus && ok; g++) {
+            size_t grid_offset;
+            unsigned nparams;
+            ok = mgpu_module_copies_function(&m->copies, g, k->name, &k->fns[g], &grid_offset,
+                                             &nparams, err, sizeof err) == 0;
+            if (ok && g == 0) {
+                k->grid_offset = grid_offset;
+                k->nparams = nparams;
+            }
+        }
+        if (ok && !describe_parameters(m, k)) {
+            ok = false;
+            snprintf(err, sizeof err, "kernel %s: its parameters cannot be described", k->name);
+        }
+        if (!ok) {
+            k->unresolvable = true;
+            mgpu_error("module %d: %s; the kernel runs from the program's module, which does not "
+                       "see the copies' __device__ variables",
+                       m->id, err);
+        } else {
+            apply_attributes(m, k);
+            atomic_store_explicit(&k->resolved, true, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return k->resolved;
+}
+
+static struct kernel_entry *entry_of(const void *handle, struct program_module **m)
+{
+    struct kernel_entry *k;
+    return lookup(handle, m, &k) ? k : NULL;
+}
+
+void mgpu_program_kernel_attribute(const void *handle, CUfunction_attribute attrib, int value)
+{
+    struct program_module *m;
+    struct kernel_entry *k = entry_of(handle, &m);
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    int i = 0;
+    while (i < k->nattrs && k->attrs[i].attrib != attrib)
+        i++;
+    if (i == MAX_RECORDED_ATTRIBUTES) {
+        mgpu_warn("kernel %s: more than %d attributes set; the copies miss attribute %d", k->name,
+                  MAX_RECORDED_ATTRIBUTES, (int)attrib);
+    } else {
+        k->attrs[i].attrib = attrib;
+        k->attrs[i].value = value;
+        if (i == k->nattrs)
+            k->nattrs++;
+        if (k->resolved)
+            apply_attributes(m, k);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void mgpu_program_kernel_cache_config(const void *handle, CUfunc_cache config)
+{
+    struct program_module *m;
+    struct kernel_entry *k = entry_of(handle, &m);
+    if (k == NULL)
+        return;
+    pthread_mutex_lock(&m->lock);
+    k->has_cache_config = true;
+    k->cache_config = config;
+    if (k->resolved)
+        apply_attributes(m, k);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static CUcontext current_context(void)
+{
+    CUcontext ctx = NULL;
+    mgpu_drv.cuCtxGetCurrent(&ctx);
+    return ctx;
+}
+
+void mgpu_program_global_lookup(const void *owner, const char *name, CUdeviceptr *where,
+                                size_t *bytes)
+{
+    struct program_module *m;
+    struct kernel_entry *k;
+    if (name == NULL || !lookup(owner, &m, &k) || k != NULL)
+        return;
+    if (!copies_for(m, m->is_library ? current_context() : m->load_context))
+        return;
+    CUdeviceptr storage;
+    size_t storage_bytes;
+    if (mgpu_module_copies_storage(&m->copies, name, &storage, &storage_bytes)) {
+        if (where != NULL)
+            *where = storage;
+        if (bytes != NULL)
+            *bytes = storage_bytes;
+        return;
+    }
+    const struct ptx_globals_plan *plan = &m->copies.globals;
+    /* The program looks a __constant__ up to write it, as cudaMemcpyToSymbol
+     * does each time. */
+    for (size_t i = 0; i < plan->nconstants; i++)
+        if (strcmp(plan->constants[i], name) == 0)
+            atomic_store(&m->constants_stale, true);
+}
+
+void mgpu_program_memory_written(CUdeviceptr dst, size_t bytes)
+{
+    if (atomic_load_explicit(&constant_ranges_live, memory_order_relaxed) == 0)
+        return;
+    pthread_rwlock_rdlock(&table_lock);
+    for (size_t i = 0; i < constant_range_count; i++) {
+        const struct constant_range *c = &constant_ranges[i];
+        if (dst < c->hi && dst + bytes > c->lo)
+            atomic_store(&c->module->constants_stale, true);
+    }
+    pthread_rwlock_unlock(&table_lock);
+}
+
+static CUcontext stream_context(CUstream stream)
+{
+    CUcontext ctx = NULL;
+    if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD ||
+        mgpu_drv.cuStreamGetCtx(stream, &ctx) != CUDA_SUCCESS)
+        ctx = current_context();
+    return ctx;
+}
+
+/* The parameters of an `extra` launch, with __mgpu_grid placed in a copy
+ * of the program's buffer. */
+static bool copy_extra(struct mgpu_copy_launch *l, const struct kernel_entry *k, void **extra)
+{
+    void *buffer = NULL;
+    size_t *size = NULL;
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buffer = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+            size = extra[i + 1];
+        else
+            return false;
+    }
+    if (buffer == NULL || size == NULL || *size > k->grid_offset)
+        return false;
+    l->buffer_size = k->grid_offset + sizeof l->grid;
+    if ((l->buffer = calloc(1, l->buffer_size)) == NULL)
+        return false;
+    memcpy(l->buffer, buffer, *size);
+    memcpy((char *)l->buffer + k->grid_offset, &l->grid, sizeof l->grid);
+    l->extra_words[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    l->extra_words[1] = l->buffer;
+    l->extra_words[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    l->extra_words[3] = &l->buffer_size;
+    l->extra_words[4] = CU_LAUNCH_PARAM_END;
+    l->extra = l->extra_words;
+    l->params = NULL;
+    return true;
+}
+
+static bool copy_params(struct mgpu_copy_launch *l, const struct kernel_entry *k, void **params)
+{
+    size_t n = k->nparams;
+    void **p = l->params_inline;
+    if (n + 1 > sizeof l->params_inline / sizeof l->params_inline[0]) {
+        if ((l->params_heap = malloc((n + 1) * sizeof *p)) == NULL)
+            return false;
+        p = l->params_heap;
+    }
+    if (n > 0 && params == NULL)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        p[i] = params[i];
+    p[n] = &l->grid;
+    l->params = p;
+    l->extra = NULL;
+    return true;
+}
+
+bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
+                              const unsigned block[3], void **params, void **extra,
+                              struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why)
+{
+    l->buffer = NULL;
+    l->params_heap = NULL;
+    if (!mgpu_program_modules_wanted()) {
+        *why = mgpu_cfg.split == MGPU_SPLIT_NEVER ? MGPU_UNSPLIT_SPLIT_OFF : MGPU_UNSPLIT_ONE_GPU;
+        return false;
+    }
+    *why = MGPU_UNSPLIT_NO_COPY;
+    struct program_module *m;
+    struct kernel_entry *k;
+    if (!lookup_or_discover(handle, &m, &k) || !copies_for(m, stream_context(stream)) ||
+        !resolve_kernel(m, k))
+        return false;
+    if (params != NULL && extra != NULL)
+        return false; /* the driver refuses both; let it say so */
+    memset(&l->grid, 0, sizeof l->grid);
+    for (int d = 0; d < 3; d++)
+        l->grid.grid[d] = grid[d];
+    unsigned sample_blocks = 1;
+    l->grid.launch_sequence =
+        mgpu_probes_launch(k->name, block[0] * block[1] * block[2], &sample_blocks);
+    l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
+    l->fn = k->fns[0];
+    l->kernel = (struct mgpu_kernel_copies){
+        .ngpus = m->copies.ngpus,
+        .contexts = m->copies.contexts,
+        .fns = k->fns,
+        .grid_offset = k->grid_offset,
+        .nparams = k->nparams,
+        .param_offsets = k->param_offsets,
+        .param_sizes = k->param_sizes,
+        .param_use = k->param_use,
+        .param_reduction = k->param_reduction,
+        .param_scatter = k->param_scatter,
+        .unsplittable = k->unsplittable,
+        .notes = k->notes,
+        .stride_bound_param = k->stride_bound_param,
+    };
+    if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params))) {
+        if (m->copies.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))
+            mgpu_error("kernel %s: mgpu cannot pass its grid parameter in this launch (an `extra` "
+                       "other than a buffer pointer and size, or no parameters); it runs from the "
+                       "program's module, which does not see the copies' __device__ variables; run "
+                       "with MGPU_SPLIT=never",
+                       k->name);
+        mgpu_copy_launch_done(l, CUDA_SUCCESS);
+        return false;
+    }
+    if (atomic_exchange(&m->constants_stale, false)) {
+        /* Every GPU's copy, in the program's stream: a later launch may be
+         * split even when this one is not. */
+        pthread_mutex_lock(&m->lock);
+        CUresult r = CUDA_SUCCESS;
+        for (int g = 0; g < m->copies.ngpus && r == CUDA_SUCCESS; g++)
+            r = mgpu_module_copies_refresh_constants_async(&m->copies, g, stream);
+        pthread_mutex_unlock(&m->lock);
+        if (r != CUDA_SUCCESS)
+            mgpu_error("module %d: copying its __constant__ variables to the copies: %s", m->id,
+                       mgpu_cu_error_name(r));
+    }
+    atomic_fetch_add_explicit(&m->launches, 1, memory_order_relaxed);
+    *why = MGPU_UNSPLIT_NONE;
+    return true;
+}
+
+void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result)
+{
+    (void)launch_result;
+    free(l->buffer);
+    free(l->params_heap);
+    l->buffer = NULL;
+    l->params_heap = NULL;
+}
+
+size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
+{
+    pthread_rwlock_rdlock(&table_lock);
+    size_t n = 0;
+    for (size_t i = 0; i < module_count && n < max; i++) {
+        struct program_module *m = modules[i];
+        int state = atomic_load(&m->state);
+        unsigned long launches = atomic_load(&m->launches);
+        if (state == COPIES_READY)
+            snprintf(lines[n++], 160,
+                     "module %d (%s): copies on %d GPUs, built in %.2f s; %lu launch%s from them",
+                     m->id, m->loaded_by, m->copy_gpus, m->build_seconds, launches,
+                     launches == 1 ? "" : "es");
+        else if (state == COPIES_NONE)
+            snprintf(lines[n++], 160, "module %d (%s): runs as loaded: %.100s", m->id, m->loaded_by,
+                     m->why_none);
+        else
+            snprintf(lines[n++], 160, "module %d (%s): not used", m->id, m->loaded_by);
+    }
+    pthread_rwlock_unlock(&table_lock);
+    return n;
+}

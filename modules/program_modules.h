@@ -1,0 +1,112 @@
+/* What mgpu knows of the program's GPU code: each module and library the
+ * program loads (with a copy of its image), each kernel handle it gets
+ * (mapped to its module and name), and, built the first time a kernel of
+ * the module is launched or one of its variables is looked up, the
+ * module's rewritten copies on every selected GPU (module_copies.h).
+ *
+ * Once a module has copies, every launch of its kernels in the home
+ * context runs from them (split over the GPUs, or whole on the home GPU's
+ * copy), its
+ * __device__ variables live in mgpu's shared storage (which is what the
+ * program's symbol lookups then return), and its __constant__ variables
+ * are copied from the program's module to the copies after the program
+ * writes them. A module without copies (no PTX, a corrupt image, a rewrite
+ * or compile error, only one GPU or MGPU_SPLIT=never without probes) runs
+ * as the program loaded it. With probes (probes/probe_runtime.h) the
+ * copies have them linked in and each launch from them is numbered. */
+#ifndef MGPU_PROGRAM_MODULES_H
+#define MGPU_PROGRAM_MODULES_H
+
+#include "base/kernel_stats.h"
+#include "ptx/ptx_passes.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether loads are recorded at all: more than one GPU and MGPU_SPLIT is
+ * not never, or probes. Decided at the first load. */
+bool mgpu_program_modules_wanted(void);
+
+/* After the driver loaded an image: `handle` is the CUmodule or
+ * CUlibrary, `image` what the program passed (NULL with `path` for the
+ * file forms), `loaded_by` the call's name. With `refused` (a reason) the
+ * module gets no copies. */
+void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
+                                const char *loaded_by, const char *refused);
+/* A CUmodule the program got for a library (cuLibraryGetModule). */
+void mgpu_program_module_alias(void *module, void *library);
+/* Before the driver unloads it: the copies go first. */
+void mgpu_program_module_unloading(void *handle);
+
+/* A kernel handle (CUfunction or CUkernel) the program got from the module
+ * or library `owner`, or from another kernel handle `owner`. */
+void mgpu_program_kernel_found(const void *handle, const void *owner, const char *name);
+void mgpu_program_kernel_alias(const void *handle, const void *other_handle);
+
+/* The program set a function attribute or cache preference on a kernel:
+ * recorded so that the copies get it too. */
+void mgpu_program_kernel_attribute(const void *handle, CUfunction_attribute attrib, int value);
+void mgpu_program_kernel_cache_config(const void *handle, CUfunc_cache config);
+
+/* A symbol lookup (cuModuleGetGlobal, cuLibraryGetGlobal) that the driver
+ * answered with *where and *bytes: replaced by mgpu's storage for a
+ * redirected variable. */
+void mgpu_program_global_lookup(const void *owner, const char *name, CUdeviceptr *where,
+                                size_t *bytes);
+
+/* The program is about to write [dst, dst + bytes) of device memory: a
+ * __constant__ variable of a module with copies is then refreshed before
+ * the module's next launch. Costs one relaxed load when no module has
+ * copies. */
+void mgpu_program_memory_written(CUdeviceptr dst, size_t bytes);
+
+/* What a split launch needs of a kernel that runs from its module's copies.
+ * Valid while the module stays loaded. */
+struct mgpu_kernel_copies {
+    int ngpus;
+    const CUcontext *contexts; /* [0] the home context, then the other GPUs' */
+    const CUfunction *fns;     /* the kernel in each GPU's copy */
+    size_t grid_offset;        /* of __mgpu_grid in the parameter buffer */
+    unsigned nparams;          /* the program's parameters, before __mgpu_grid */
+    const size_t *param_offsets, *param_sizes;
+    const unsigned *param_use; /* enum mgpu_param_use per parameter; NULL when unknown */
+    /* per parameter, the privatisable reduction through it (ptx_analysis.h,
+     * MGPU_REDUCTION) or 0; set with param_use */
+    const unsigned *param_reduction;
+    /* per parameter, the bytes a link carries per byte used by its accesses
+     * (ptx_analysis.h's scatter, 1 to 8); set with param_use */
+    const unsigned char *param_scatter;
+    unsigned unsplittable;     /* enum mgpu_unsplittable; 0 when it can be split */
+    unsigned notes;            /* enum mgpu_kernel_note */
+    int stride_bound_param;    /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */
+};
+
+/* A launch redirected to a module copy: the function and the parameters to
+ * give the driver instead of the program's. */
+struct mgpu_copy_launch {
+    struct mgpu_kernel_copies kernel;
+    CUfunction fn; /* the home GPU's copy */
+    void **params;
+    void **extra;
+    struct mgpu_grid_param grid; /* __mgpu_grid: first block 0, the full grid, no iterations */
+    void *extra_words[5];
+    size_t buffer_size;
+    void *buffer; /* the parameter buffer of an `extra` launch */
+    void *params_inline[32];
+    void **params_heap;
+};
+
+/* Prepares the launch of `handle` on `stream` with `grid` blocks of
+ * `block` threads. Returns true when it is to run from the module copy
+ * (launch l->fn with l->params, l->extra, then call
+ * mgpu_copy_launch_done); false to launch as given, with *why. */
+bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
+                              const unsigned block[3], void **params, void **extra,
+                              struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why);
+void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result);
+
+/* For the report: one line per module loaded, at most `max`. */
+size_t mgpu_program_modules_describe(char (*lines)[160], size_t max);
+
+#endif

@@ -1,0 +1,188 @@
+/* Owns the other GPUs' primary contexts that module copies are loaded in
+ * (see gpu_contexts.h). All calls go to the real driver. */
+#include "partition/gpu_contexts.h"
+
+#include "base/log.h"
+#include "base/real_driver.h"
+#include "base/config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+static pthread_mutex_t entries_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mgpu_gpu_entries entries;
+static atomic_bool entries_ready;
+
+const struct mgpu_gpu_entries *mgpu_run_gpus(void)
+{
+    if (atomic_load_explicit(&entries_ready, memory_order_acquire))
+        return &entries;
+    int devices = 0;
+    if (mgpu_drv.cuDeviceGetCount == NULL || mgpu_drv.cuDeviceGetCount(&devices) != CUDA_SUCCESS)
+        return NULL; /* not initialised yet: ask again later */
+    pthread_mutex_lock(&entries_lock);
+    if (!atomic_load_explicit(&entries_ready, memory_order_relaxed)) {
+        char err[256];
+        int rc = mgpu_gpu_entries_make(mgpu_cfg.entries, mgpu_cfg.entries_len, devices, &entries,
+                                       err, sizeof err);
+        if (rc == 0 && entries.device[0] != 0) {
+            snprintf(err, sizeof err, "the first GPU must stand on device 0, the home device");
+            rc = -1;
+        }
+        if (rc != 0) {
+            mgpu_warn("MGPU_ENTRIES does not match the driver's devices (%s); each of the %d "
+                      "devices is one GPU of the run (run the program with mgpu-run)",
+                      err, devices);
+            mgpu_gpu_entries_make(NULL, 0, devices, &entries, err, sizeof err);
+        }
+        atomic_store_explicit(&entries_ready, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&entries_lock);
+    return &entries;
+}
+
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext primary[MGPU_MAX_GPUS]; /* index: device ordinal; [0] unused */
+static int gpu_count;                    /* entries; 0 until the first call succeeds */
+static const struct mgpu_gpu_entries *run_gpus;
+/* Home contexts whose peer access to and from the other GPUs is on. */
+static CUcontext peered_homes[8];
+static int peered_home_count;
+static bool others_peered;
+
+/* The primary context of every device other than device 0 that an entry
+ * stands on. */
+static int retain_others(char *err, size_t errlen)
+{
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL) {
+        snprintf(err, errlen, "the driver is not initialised");
+        return -1;
+    }
+    for (int g = 0; g < e->count; g++) {
+        int d = e->device[g];
+        if (d == 0 || primary[d] != NULL)
+            continue;
+        CUdevice dev;
+        CUresult r = mgpu_drv.cuDeviceGet(&dev, d);
+        if (r == CUDA_SUCCESS)
+            r = mgpu_drv.cuDevicePrimaryCtxRetain(&primary[d], dev);
+        if (r != CUDA_SUCCESS) {
+            snprintf(err, errlen, "the primary context of device %d: %s", d,
+                     mgpu_cu_error_name(r));
+            for (int k = 1; k < MGPU_MAX_GPUS; k++) {
+                CUdevice other;
+                if (primary[k] != NULL && mgpu_drv.cuDeviceGet(&other, k) == CUDA_SUCCESS)
+                    mgpu_drv.cuDevicePrimaryCtxRelease(other);
+                primary[k] = NULL;
+            }
+            return -1;
+        }
+    }
+    run_gpus = e;
+    gpu_count = e->count;
+    return 0;
+}
+
+CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev)
+{
+    if (mgpu_drv.cuCtxPushCurrent == NULL || mgpu_drv.cuCtxPopCurrent == NULL ||
+        mgpu_drv.cuCtxGetDevice == NULL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuCtxGetDevice(dev);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
+/* Lets the kernels of context `from` reach the memory of context `to`. */
+static CUresult enable_peer(CUcontext from, CUcontext to)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(from);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuCtxEnablePeerAccess(to, 0);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ? CUDA_SUCCESS : r;
+}
+
+/* Under contexts_lock: peer access both ways between every pair of
+ * distinct devices, so that a slice of a split kernel on any GPU reaches
+ * what the program allocated with the driver and the module variables'
+ * storage on the home GPU. Entries of one device need none. */
+static int enable_peer_access(CUcontext home, char *err, size_t errlen)
+{
+    for (int i = 0; i < peered_home_count; i++)
+        if (peered_homes[i] == home)
+            return 0;
+    int devices[MGPU_MAX_GPUS];
+    int n = mgpu_gpu_entries_distinct(run_gpus, devices);
+    if (n > 1 && mgpu_drv.cuCtxEnablePeerAccess == NULL) {
+        snprintf(err, errlen, "the CUDA driver lacks cuCtxEnablePeerAccess");
+        return -1;
+    }
+    CUresult r = CUDA_SUCCESS;
+    int a = 0, b = 0;
+    for (int i = 1; i < n && r == CUDA_SUCCESS; i++) {
+        a = 0, b = devices[i];
+        r = enable_peer(home, primary[b]);
+        if (r == CUDA_SUCCESS)
+            a = devices[i], b = 0, r = enable_peer(primary[a], home);
+    }
+    for (int i = 1; !others_peered && i < n && r == CUDA_SUCCESS; i++)
+        for (int j = 1; j < n && r == CUDA_SUCCESS; j++)
+            if (i != j)
+                a = devices[i], b = devices[j], r = enable_peer(primary[a], primary[b]);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen,
+                 "device %d cannot reach device %d's memory (%s); choose GPUs with peer access "
+                 "with --gpus",
+                 a, b, mgpu_cu_error_name(r));
+        return -1;
+    }
+    others_peered = true;
+    if (peered_home_count < (int)(sizeof peered_homes / sizeof peered_homes[0]))
+        peered_homes[peered_home_count++] = home;
+    return 0;
+}
+
+int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
+                      size_t errlen)
+{
+    if (mgpu_drv.cuDevicePrimaryCtxRetain == NULL || mgpu_drv.cuDevicePrimaryCtxRelease == NULL ||
+        mgpu_drv.cuCtxPushCurrent == NULL || mgpu_drv.cuCtxPopCurrent == NULL ||
+        mgpu_drv.cuCtxGetDevice == NULL) {
+        snprintf(err, errlen, "the CUDA driver lacks the context calls mgpu needs");
+        return -1;
+    }
+    CUdevice dev = -1;
+    CUresult r = mgpu_context_device(home, &dev);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "the program's context: %s", mgpu_cu_error_name(r));
+        return -1;
+    }
+    CUdevice first;
+    if (mgpu_drv.cuDeviceGet(&first, 0) != CUDA_SUCCESS || dev != first) {
+        snprintf(err, errlen,
+                 "the program runs it on device %d, not on device 0 (the GPUs mgpu "
+                 "joins)",
+                 (int)dev);
+        return -1;
+    }
+    pthread_mutex_lock(&contexts_lock);
+    int rc = gpu_count > 0 ? 0 : retain_others(err, errlen);
+    if (rc == 0)
+        rc = enable_peer_access(home, err, errlen);
+    if (rc == 0) {
+        for (int g = 0; g < gpu_count; g++)
+            out[g] = run_gpus->device[g] == 0 ? home : primary[run_gpus->device[g]];
+        *count = gpu_count;
+    }
+    pthread_mutex_unlock(&contexts_lock);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* The run's GPUs inside the program, and the contexts mgpu loads code into
+ * on each: the program's own context on the home device (device 0, the
+ * one the program sees as the virtual device), and the primary context of
+ * each other device, retained the first time it is needed and kept until
+ * the process ends. The run's GPUs are entries (partition/gpu_entries.h):
+ * several entries may stand on one device and then share its context. */
+#ifndef MGPU_GPU_CONTEXTS_H
+#define MGPU_GPU_CONTEXTS_H
+
+#include "base/config.h"
+#include "partition/gpu_entries.h"
+
+#include <cuda.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The run's GPU entries: MGPU_ENTRIES (set by mgpu-run) over the
+ * driver's devices, or every device once. NULL while the driver is not
+ * initialised; a list the driver's devices do not match is said once and
+ * replaced by every device once. */
+const struct mgpu_gpu_entries *mgpu_run_gpus(void);
+
+/* Fills out[g] with entry g's context: `home` for the entries on device 0,
+ * the primary context of its device for the others; *count is the number
+ * of entries. Peer access is enabled both ways between every pair of
+ * distinct devices. Returns 0, or -1 with a one-line reason in
+ * err (also when `home` is not a context of device 0: a program that drives
+ * the other GPUs itself is left alone). */
+int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
+                      size_t errlen);
+
+/* The device of context `ctx`, asked with it pushed current. */
+CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev);
+
+#endif
