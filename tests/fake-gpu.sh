@@ -102,18 +102,27 @@ for gpus in 0x4 0,1,2,3; do
   pass "--gpus $gpus, MGPU_MIRROR=always: replicas read, correct, freed at exit"
 done
 
-# A program that starts using NCCL (binds a function of a libnccl*) after
-# mgpu made its replicas: the audit module marks it, and the next read
-# turns mirrors off rather than read a replica NCCL may have made stale.
-FAKE_CLIENT_BIND_NCCL="$top_builddir/tests/fake/.libs/libnccl_probe.so" MGPU_MIRROR=always \
-  MGPU_NCCL=0 MGPU_SPLIT=always run nccl_late --gpus 0x4
+# A program that starts using NCCL (makes a communicator with a libnccl*)
+# after mgpu made its replicas: the audit module marks it, and the next
+# read turns mirrors off rather than read a replica NCCL may have made
+# stale.
+FAKE_CLIENT_BIND_NCCL="$top_builddir/tests/fake/.libs/libnccl_probe.so" FAKE_CLIENT_NCCL_COMM=1 \
+  MGPU_MIRROR=always MGPU_NCCL=0 MGPU_SPLIT=always run nccl_late --gpus 0x4
 expect_in "$work/nccl_late.err" "mirrors off: the program uses NCCL"
+# One that loads NCCL and calls it but makes no communicator (PyTorch in one
+# process): NCCL cannot write its buffers, and the mirrors stay.
+FAKE_CLIENT_BIND_NCCL="$top_builddir/tests/fake/.libs/libnccl_probe.so" MGPU_MIRROR=always \
+  MGPU_NCCL=0 MGPU_SPLIT=always run nccl_linked --gpus 0x4
+! grep -q "mirrors off" "$work/nccl_linked.err" ||
+  fail "NCCL loaded and called, no communicator made: mirrors went off"
+expect_match "$work/nccl_linked.err" "^  mirrors: 2 buffers replicated"
 MGPU_AUDIT=0 FAKE_CLIENT_BIND_NCCL="$top_builddir/tests/fake/.libs/libnccl_probe.so" \
-  MGPU_MIRROR=always MGPU_NCCL=0 MGPU_SPLIT=always run nccl_late_unwatched --gpus 0x4
+  FAKE_CLIENT_NCCL_COMM=1 MGPU_MIRROR=always MGPU_NCCL=0 MGPU_SPLIT=always \
+  run nccl_late_unwatched --gpus 0x4
 # Without the audit module nothing sees the late binding (the gap it closes).
 ! grep -q "mirrors off" "$work/nccl_late_unwatched.err" ||
   fail "MGPU_AUDIT=0: mirrors went off without the audit module's mark"
-pass "NCCL bound by the program after mgpu's first replica: mirrors off (the audit module's mark)"
+pass "an NCCL communicator made by the program after mgpu's first replica: mirrors off (the audit module's mark); NCCL loaded and called without one: mirrors on"
 
 MGPU_SPLIT=always run one -n 1
 expect_in "$work/one.err" "[1] only one GPU selected"

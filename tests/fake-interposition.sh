@@ -18,7 +18,7 @@ for n in 1 3; do
   cat "$work/out"
   expect_in "$work/out" "0 failure(s)"
   expect_in "$work/out" "ok: libcublas* sees one GPU's multiprocessors"
-  expect_in "$work/out" "ok: the audit module marks the program's binding of NCCL"
+  expect_in "$work/out" "ok: the audit module marks the program's communicator, not its binding of NCCL"
   expect_in "$work/out" "ok: with mirrors, libnccl* gets a wrapped cuLaunchKernel"
   expect_in "$work/err" "mgpu report"
   expect_in "$work/err" "GPUs: $n selected, home Fake GPU 0; device 0 has $((n * 100)) SMs, $n.00 GiB; $n device"

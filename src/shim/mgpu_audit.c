@@ -3,9 +3,13 @@
  * path would take around LD_LIBRARY_PATH. When a report was asked for and the
  * program never looked for the driver, it says so at exit, since the runtime
  * that prints reports was never loaded. It marks in MGPU_NCCL_SEEN when a
- * library other than mgpu's binds a function of NCCL's (mirror/nccl_watch.h):
- * mgpu's mirrors must then stay off. It runs inside the dynamic loader, so
- * it uses nothing but the C library. */
+ * library other than mgpu's makes an NCCL communicator (mirror/nccl_watch.h):
+ * NCCL writes the program's buffers through communicators alone, and mgpu's
+ * mirrors must then stay off. Binding NCCL is not using it: PyTorch links
+ * NCCL into every process, most of which never make a communicator. So a
+ * binding of one of the functions that make one gets a wrapper of this
+ * module's, which sets the mark and goes on to NCCL's function. It runs
+ * inside the dynamic loader, so it uses nothing but the C library. */
 #include <link.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -93,18 +97,87 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
     return LA_FLG_BINDFROM;
 }
 
+/* NCCL's types as far as the wrappers pass them on. */
+typedef int nccl_result;
+typedef struct {
+    char internal[128];
+} nccl_unique_id;
+
+/* The functions that make a communicator from nothing (ncclCommSplit and
+ * the like need one already), each with NCCL's address of it, found at
+ * its first binding, and a wrapper that marks and calls it. */
+static uintptr_t real_init_rank, real_init_rank_config, real_init_all, real_init_scalable;
+
+static void mark_nccl_used(void)
+{
+    if (nccl_seen != NULL)
+        nccl_seen[0] = '1';
+}
+
+static nccl_result wrap_init_rank(void **comm, int nranks, nccl_unique_id id, int rank)
+{
+    mark_nccl_used();
+    return ((nccl_result(*)(void **, int, nccl_unique_id, int))real_init_rank)(comm, nranks, id,
+                                                                               rank);
+}
+
+static nccl_result wrap_init_rank_config(void **comm, int nranks, nccl_unique_id id, int rank,
+                                         void *config)
+{
+    mark_nccl_used();
+    return ((nccl_result(*)(void **, int, nccl_unique_id, int, void *))real_init_rank_config)(
+        comm, nranks, id, rank, config);
+}
+
+static nccl_result wrap_init_all(void **comm, int ndev, const int *devlist)
+{
+    mark_nccl_used();
+    return ((nccl_result(*)(void **, int, const int *))real_init_all)(comm, ndev, devlist);
+}
+
+static nccl_result wrap_init_scalable(void **comm, int nranks, int rank, int nids,
+                                      nccl_unique_id *ids, void *config)
+{
+    mark_nccl_used();
+    return ((nccl_result(*)(void **, int, int, int, nccl_unique_id *, void *))real_init_scalable)(
+        comm, nranks, rank, nids, ids, config);
+}
+
+static const struct {
+    const char *name; /* without the "p" of the profiling names */
+    uintptr_t *real;
+    uintptr_t wrapper;
+} comm_makers[] = {
+    {"ncclCommInitRank", &real_init_rank, (uintptr_t)wrap_init_rank},
+    {"ncclCommInitRankConfig", &real_init_rank_config, (uintptr_t)wrap_init_rank_config},
+    {"ncclCommInitAll", &real_init_all, (uintptr_t)wrap_init_all},
+    {"ncclCommInitRankScalable", &real_init_scalable, (uintptr_t)wrap_init_scalable},
+};
+
 uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
                        unsigned int *flags, const char *symname)
 {
     (void)ndx;
     (void)defcook;
+    *flags |= LA_SYMB_NOPLTENTER | LA_SYMB_NOPLTEXIT;
     bool counts = nccl_seen != NULL &&
                   (strncmp(symname, "nccl", 4) == 0 || strncmp(symname, "pnccl", 5) == 0);
     for (int i = 0; counts && i < nignored; i++)
         counts = ignored[i] != refcook;
-    if (counts)
-        nccl_seen[0] = '1';
-    *flags |= LA_SYMB_NOPLTENTER | LA_SYMB_NOPLTEXIT;
+    if (!counts)
+        return sym->st_value;
+    const char *name = symname[0] == 'p' ? symname + 1 : symname;
+    for (size_t i = 0; i < sizeof comm_makers / sizeof comm_makers[0]; i++) {
+        if (strcmp(name, comm_makers[i].name) != 0)
+            continue;
+        uintptr_t *real = comm_makers[i].real;
+        if (*real == 0)
+            *real = sym->st_value;
+        if (*real == sym->st_value)
+            return comm_makers[i].wrapper;
+        mark_nccl_used(); /* a second NCCL: no wrapper for it, so marked now */
+        return sym->st_value;
+    }
     return sym->st_value;
 }
 

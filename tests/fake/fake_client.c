@@ -160,15 +160,26 @@ int main(void)
      * mirrors on, those that may write device memory wrapped, so that its
      * writes reach the replicas' bookkeeping. */
     /* Under mgpu-run, its audit module marks in MGPU_NCCL_SEEN that the
-     * program bound a function of a libnccl* (mirror/nccl_watch.h). */
+     * program made a communicator with a libnccl* (mirror/nccl_watch.h);
+     * binding and calling NCCL's other functions is not marked. */
     const char *seen = getenv("MGPU_NCCL_SEEN");
     char seen_before = seen != NULL ? seen[0] : '\0';
     void *probe = dlopen(getenv("FAKE_NCCL_PROBE"), RTLD_NOW);
     void *(*probe_lookup)(const char *) =
         probe ? (void *(*)(const char *))dlsym(probe, "nccl_probe_lookup") : NULL;
+    int (*nccl_version)(int *) = probe ? (int (*)(int *))dlsym(probe, "ncclGetVersion") : NULL;
+    int (*comm_init_all)(void **, int, const int *) =
+        probe ? (int (*)(void **, int, const int *))dlsym(probe, "ncclCommInitAll") : NULL;
+    int nccl_v = 0;
+    void *nccl_comm = NULL;
+    EXPECT(nccl_version && nccl_version(&nccl_v) == 0 && nccl_v == 22800,
+           "NCCL's version call reaches NCCL");
+    char seen_bound = seen != NULL ? seen[0] : '\0';
+    EXPECT(comm_init_all && comm_init_all(&nccl_comm, 1, NULL) == 0 && nccl_comm != NULL,
+           "NCCL's communicator call reaches NCCL");
     if (seen != NULL)
-        EXPECT(seen_before == 'w' && seen[0] == '1',
-               "the audit module marks the program's binding of NCCL");
+        EXPECT(seen_before == 'w' && seen_bound == 'w' && seen[0] == '1',
+               "the audit module marks the program's communicator, not its binding of NCCL");
     const char *mirror = getenv("MGPU_MIRROR"); /* auto when unset */
     if (mirror == NULL || strcmp(mirror, "never") != 0)
         EXPECT(probe_lookup && probe_lookup("cuLaunchKernel") != NULL &&

@@ -74,15 +74,25 @@ static bool check_results(const float *x, const float *y0, const float *y, const
 }
 
 /* With FAKE_CLIENT_BIND_NCCL (a library named libnccl*), between two
- * launches: the program starts using NCCL after mgpu made its mirrors. */
+ * launches: the program loads NCCL after mgpu made its mirrors and binds
+ * and calls a function of it; with FAKE_CLIENT_NCCL_COMM=1 it also makes
+ * a communicator, with which NCCL could write its buffers. */
 static void bind_nccl_late(void)
 {
     const char *path = getenv("FAKE_CLIENT_BIND_NCCL");
     if (path == NULL)
         return;
     void *lib = dlopen(path, RTLD_NOW);
-    if (lib == NULL || dlsym(lib, "nccl_probe_lookup") == NULL) {
-        printf("error: %s gives no nccl_probe_lookup\n", path);
+    int (*version)(int *) = lib ? (int (*)(int *))dlsym(lib, "ncclGetVersion") : NULL;
+    int (*init_all)(void **, int, const int *) =
+        lib ? (int (*)(void **, int, const int *))dlsym(lib, "ncclCommInitAll") : NULL;
+    int v = 0;
+    void *comm = NULL;
+    const char *make = getenv("FAKE_CLIENT_NCCL_COMM");
+    if (lib == NULL || dlsym(lib, "nccl_probe_lookup") == NULL || version == NULL ||
+        init_all == NULL || version(&v) != 0 ||
+        (make != NULL && strcmp(make, "1") == 0 && (init_all(&comm, 1, NULL) != 0 || !comm))) {
+        printf("error: %s is not the NCCL probe\n", path);
         failed = true;
     }
 }

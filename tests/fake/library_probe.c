@@ -3,7 +3,10 @@
  * libcublas_probe.so (a math library with machine-code kernels, whose
  * device attribute queries must get one GPU's figures). Either looks driver
  * functions up through cuGetProcAddress_v2, as a library's own copy of the
- * CUDA runtime does. PROBE_LOOKUP names the one function it exports. */
+ * CUDA runtime does. PROBE_LOOKUP names the lookup function it exports.
+ * Built as NCCL (-DFAKE_NCCL), it also exports ncclGetVersion and
+ * ncclCommInitAll, which makes a communicator of nothing: the program's
+ * call of the latter is what mgpu-run's audit module watches for. */
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -26,3 +29,24 @@ void *PROBE_LOOKUP(const char *symbol)
         return NULL;
     return p;
 }
+
+#ifdef FAKE_NCCL
+__attribute__((visibility("default"))) int ncclGetVersion(int *version);
+__attribute__((visibility("default"))) int ncclCommInitAll(void **comms, int ndev,
+                                                           const int *devlist);
+
+int ncclGetVersion(int *version)
+{
+    *version = 22800;
+    return 0;
+}
+
+int ncclCommInitAll(void **comms, int ndev, const int *devlist)
+{
+    static int communicator;
+    (void)devlist;
+    for (int i = 0; i < ndev; i++)
+        comms[i] = &communicator;
+    return 0;
+}
+#endif
