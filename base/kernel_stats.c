@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool mgpu_stats_enabled;
+
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mgpu_kernel_record *records;
 static size_t record_count, record_capacity;

@@ -24,6 +24,10 @@ enum mgpu_unsplit_reason {
 
 const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason);
 
+/* Whether statistics are gathered (--report, a trace): the hooks count
+ * calls, launches are timed. Set once when the runtime starts. */
+extern bool mgpu_stats_enabled;
+
 struct mgpu_kernel_record {
     const void *handle;
     char *name; /* mangled, as the driver names it */

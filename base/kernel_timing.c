@@ -1,13 +1,13 @@
 /* Owns the events that time launches: a pool of reusable events per context,
- * the launches still in flight, and the timeline kept for the trace. Also
- * owns the hooks that must collect those events before a context goes away. */
+ * the launches still in flight, and the timeline kept for the trace; and
+ * giving them all back before a context goes away (the hooks of
+ * src/hooks/context_hooks.c ask). */
 #include "base/kernel_timing.h"
 
-#include "src/hooks/hook_table.h"
 #include "base/kernel_stats.h"
 #include "base/log.h"
 #include "base/monotonic_clock.h"
-#include "src/host_functions.h"
+#include "base/callback_thread.h"
 #include "base/real_driver.h"
 #include "base/config.h"
 
@@ -259,9 +259,7 @@ void mgpu_timing_flush_all(void)
     pthread_mutex_unlock(&timing_lock);
 }
 
-/* Before a context may be destroyed: collect everything in flight and give
- * every pooled event back, while all contexts are still alive. */
-static void release_all_events(void)
+void mgpu_timing_release_events(void)
 {
     /* On the driver's callback thread (the CUDA runtime's exit handlers
      * release contexts there when the program exits in a host function),
@@ -292,35 +290,3 @@ const struct mgpu_trace_span *mgpu_timing_spans(size_t *count, size_t *dropped)
     *dropped = spans_dropped;
     return spans;
 }
-
-MGPU_DECLARE_HOOK(cuCtxDestroy_v2, PFN_cuCtxDestroy_v4000);
-MGPU_DECLARE_HOOK(cuDevicePrimaryCtxRelease_v2, PFN_cuDevicePrimaryCtxRelease_v11000);
-MGPU_DECLARE_HOOK(cuDevicePrimaryCtxReset_v2, PFN_cuDevicePrimaryCtxReset_v11000);
-
-static CUresult CUDAAPI hook_cuCtxDestroy_v2(CUcontext ctx)
-{
-    MGPU_HOOK_ENTRY(cuCtxDestroy_v2);
-    release_all_events();
-    return real_cuCtxDestroy_v2(ctx);
-}
-
-static CUresult CUDAAPI hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-    MGPU_HOOK_ENTRY(cuDevicePrimaryCtxRelease_v2);
-    release_all_events();
-    return real_cuDevicePrimaryCtxRelease_v2(dev);
-}
-
-static CUresult CUDAAPI hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
-{
-    MGPU_HOOK_ENTRY(cuDevicePrimaryCtxReset_v2);
-    release_all_events();
-    return real_cuDevicePrimaryCtxReset_v2(dev);
-}
-
-const struct mgpu_hook mgpu_context_hooks[] = {
-    MGPU_HOOK(cuCtxDestroy_v2),
-    MGPU_HOOK(cuDevicePrimaryCtxRelease_v2),
-    MGPU_HOOK(cuDevicePrimaryCtxReset_v2),
-    MGPU_HOOK_END,
-};

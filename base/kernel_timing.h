@@ -41,6 +41,10 @@ void mgpu_timing_end(struct mgpu_launch_timer *t, CUstream stream, CUresult laun
 /* Waits for every timed launch and adds its time to the kernel's record. */
 void mgpu_timing_flush_all(void);
 
+/* Before a context may be destroyed: collects everything in flight and
+ * gives every pooled event back, while all contexts are still alive. */
+void mgpu_timing_release_events(void);
+
 /* One timed launch on the timeline, in microseconds of the host's monotonic
  * clock. */
 struct mgpu_trace_span {

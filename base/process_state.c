@@ -1,8 +1,7 @@
-/* Owns the process facts of process_state.h: the fork handler and the
- * hook that tells whether the driver was initialised (cuInit). */
+/* Owns the process facts of process_state.h: the fork handler, and
+ * whether the driver was initialised (cuInit's hook, in
+ * src/hooks/context_hooks.c, says). */
 #include "base/process_state.h"
-
-#include "src/hooks/hook_table.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -25,18 +24,7 @@ void mgpu_process_state_start(void)
     pthread_atfork(NULL, NULL, in_child);
 }
 
-MGPU_DECLARE_HOOK(cuInit, PFN_cuInit_v2000);
-
-static CUresult CUDAAPI hook_cuInit(unsigned flags)
+void mgpu_process_driver_initialised(void)
 {
-    MGPU_HOOK_ENTRY(cuInit);
-    CUresult r = real_cuInit(flags);
-    if (r == CUDA_SUCCESS)
-        atomic_store(&driver_initialised, true);
-    return r;
+    atomic_store(&driver_initialised, true);
 }
-
-const struct mgpu_hook mgpu_process_hooks[] = {
-    MGPU_HOOK(cuInit),
-    MGPU_HOOK_END,
-};

@@ -6,7 +6,7 @@
  * as the driver does, before it touches any of mgpu's state
  * (MGPU_HOOK_ENTRY), and the exit does nothing: the parent's memory is the
  * parent's. (The other fact, whether a thread runs one of the program's
- * host functions, is host_functions.h's.) */
+ * host functions, is callback_thread.h's.) */
 #ifndef MGPU_PROCESS_STATE_H
 #define MGPU_PROCESS_STATE_H
 
@@ -19,5 +19,8 @@ extern atomic_bool mgpu_forked_child;
 
 /* Registers the fork handler; once, when the runtime starts. */
 void mgpu_process_state_start(void);
+
+/* The program's cuInit succeeded. */
+void mgpu_process_driver_initialised(void);
 
 #endif

@@ -15,7 +15,7 @@
 #include "mirror/nccl_watch.h"
 #include "ptx/ptx_analysis.h"
 #include "base/real_driver.h"
-#include "mirror/replicas.h"
+#include "mirror/own_writes.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -180,7 +180,7 @@ static void warm_up(void)
             back();
         }
     }
-    mgpu_replicas_quiet_begin(); /* mgpu's own scratch, not the program's */
+    mgpu_own_writes_begin(); /* mgpu's own scratch, not the program's */
     for (int pass = 0; pass < 2 && ok; pass++) {
         ncclResult_t sent = nccl.group_start();
         for (int k = 0; k < nccl.ranks && sent == ncclSuccess; k++) {
@@ -192,7 +192,7 @@ static void warm_up(void)
         }
         ok = nccl.group_end() == ncclSuccess && sent == ncclSuccess;
     }
-    mgpu_replicas_quiet_end();
+    mgpu_own_writes_end();
     for (int k = 0; k < nccl.ranks; k++) {
         if (scratch[k] == 0 || !with_context(nccl.primary[k]))
             continue;
@@ -223,9 +223,9 @@ bool mgpu_nccl_ready(CUcontext home)
          * timed by the cost models would pay for them (warm_up). The
          * program's own setting stands. */
         setenv("NCCL_RUNTIME_CONNECT", "0", 0);
-        mgpu_replicas_quiet_begin();
+        mgpu_own_writes_begin();
         ncclResult_t made = nccl.comm_init_all(nccl.comms, nccl.ranks, nccl.device_of_rank);
-        mgpu_replicas_quiet_end();
+        mgpu_own_writes_end();
         mgpu_drv.cuCtxSetCurrent(current);
         if (made != ncclSuccess) {
             snprintf(why, sizeof why, "ncclCommInitAll: %s", nccl.error_string(made));
@@ -311,7 +311,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
         return r;
     CUcontext current = NULL;
     mgpu_drv.cuCtxGetCurrent(&current);
-    mgpu_replicas_quiet_begin(); /* NCCL's own launches and copies fill the copies */
+    mgpu_own_writes_begin(); /* NCCL's own launches and copies fill the copies */
     ncclResult_t sent = nccl.group_start();
     for (size_t i = 0; i < nruns && sent == ncclSuccess; i++) {
         int root = nccl.rank_of_entry[runs[i].gpu];
@@ -321,7 +321,7 @@ CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr 
                                   runs[i].bytes, ncclUint8, root, nccl.comms[k], nccl.streams[k]);
     }
     ncclResult_t ended = nccl.group_end();
-    mgpu_replicas_quiet_end();
+    mgpu_own_writes_end();
     mgpu_drv.cuCtxSetCurrent(current);
     r = join_into(stream, r, timers);
     if (sent != ncclSuccess || ended != ncclSuccess) {
@@ -388,7 +388,7 @@ CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, s
         return r;
     CUcontext current = NULL;
     mgpu_drv.cuCtxGetCurrent(&current);
-    mgpu_replicas_quiet_begin(); /* the buffer's new contents are told by the launch */
+    mgpu_own_writes_begin(); /* the buffer's new contents are told by the launch */
     ncclResult_t sent = nccl.group_start();
     for (int k = 0; k < nccl.ranks && sent == ncclSuccess; k++) {
         const void *send = (const void *)(uintptr_t)(k == 0 ? buffer : send_of_rank[k]);
@@ -396,7 +396,7 @@ CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, s
         sent = nccl.reduce(send, receive, count, type, op, 0, nccl.comms[k], nccl.streams[k]);
     }
     ncclResult_t ended = nccl.group_end();
-    mgpu_replicas_quiet_end();
+    mgpu_own_writes_end();
     mgpu_drv.cuCtxSetCurrent(current);
     r = join_into(stream, r, timers);
     if (sent != ncclSuccess || ended != ncclSuccess) {

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "mirror/nccl_collectives.h"
 #include "mirror/nccl_watch.h"
+#include "mirror/own_writes.h"
 #include "ptx/ptx_analysis.h"
 #include "base/real_driver.h"
 #include "mirror/replica_table.h"
@@ -532,21 +533,9 @@ void mgpu_replicas_written_anywhere(void)
     pthread_mutex_unlock(&lock);
 }
 
-static _Thread_local int quiet;
-
-void mgpu_replicas_quiet_begin(void)
-{
-    quiet++;
-}
-
-void mgpu_replicas_quiet_end(void)
-{
-    quiet--;
-}
-
 void mgpu_replicas_foreign_write(void)
 {
-    if (quiet == 0)
+    if (!mgpu_own_writes_active())
         mgpu_replicas_written_anywhere();
 }
 

@@ -81,10 +81,8 @@ void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async);
 /* Writes by a library whose driver calls bypass mgpu's hooks (libnccl,
  * MGPU_PASSTHROUGH): they may change anything, except while mgpu itself
  * is inside the library's call (its own NCCL refresh, between
- * mgpu_replicas_quiet_begin and _end on that thread). */
+ * mgpu_own_writes_begin and _end on that thread, own_writes.h). */
 void mgpu_replicas_foreign_write(void);
-void mgpu_replicas_quiet_begin(void);
-void mgpu_replicas_quiet_end(void);
 
 /* At exit, after every GPU's work is done: every copy freed. */
 void mgpu_replicas_release_all(void);

@@ -9,7 +9,7 @@
 #include "modules/module_copies.h"
 #include "base/monotonic_clock.h"
 #include "base/pointer_hash.h"
-#include "src/host_functions.h"
+#include "base/callback_thread.h"
 #include "mirror/private_reductions.h"
 #include "probes/probe_runtime.h"
 #include "modules/program_image.h"

@@ -63,39 +63,4 @@ void mgpu_probes_finish(void);
 /* Kernels probes may attach to. */
 #define MGPU_PROBE_MAX_KERNELS 256
 
-/* What the tables and the JSON Lines writer read (probe_tables.h). */
-struct mgpu_probe_kernel {
-    char *name;   /* mangled */
-    char *pretty; /* demangled */
-    uint64_t probes; /* bit i: the set's probe i is called in it (the first 64) */
-    unsigned sample_blocks; /* its block-sampled probes run in one block in this; 1: none */
-    /* the fewest and most threads of its launches' blocks; 0, 0: none launched */
-    unsigned block_threads_min, block_threads_max;
-};
-
-struct mgpu_probe_results {
-    const struct ptx_probe_set *set;
-    int ngpus;
-    const int *gpu_devices;           /* the device each GPU stands on */
-    uint64_t *maps[MGPU_MAX_GPUS];    /* each GPU's maps back to back; NULL: never loaded */
-    const uint64_t *map_offset;       /* per map, in 64-bit words */
-    const struct mgpu_probe_kernel *kernels;
-    unsigned nkernels;
-    const uint64_t *launch_host_ns;   /* per sequence number */
-    const int32_t *launch_kernel;     /* per sequence number; -1 for a kernel not probed */
-    uint64_t launches;                /* sequence numbers given */
-    uint64_t launches_kept;           /* of them, with host time and kernel */
-    uint64_t run_start_ns;            /* mgpu_run_ns()'s zero on the host clock */
-    const char (*unprobed)[200]; /* one line per module that runs unprobed */
-    size_t nunprobed;
-    int64_t clock_error_ns[MGPU_MAX_GPUS];
-    double cycles_per_ns[MGPU_MAX_GPUS];
-    uint64_t timer_step_ns[MGPU_MAX_GPUS];
-};
-
-/* Map `name` of GPU `gpu`: its words and their number (an array's
- * elements; a ring's header and records), or NULL. */
-const uint64_t *mgpu_probe_results_map(const struct mgpu_probe_results *r, const char *name,
-                                       int gpu, uint64_t *words);
-
 #endif

@@ -7,7 +7,6 @@
 #include "base/log.h"
 #include "base/real_driver.h"
 #include "base/config.h"
-#include "sched/slice_errors.h"
 
 #include <string.h>
 
@@ -223,7 +222,7 @@ static void release_fork_of_failed_home(struct mgpu_slice_streams *s)
     s->flags[0] = s->fork_sequence;
 }
 
-bool mgpu_slice_streams_watch(void)
+bool mgpu_slice_streams_watch(void (*failed)(int gpu, CUresult error))
 {
     bool awaited = false;
     pthread_mutex_lock(&mgpu_slice_streams_lock);
@@ -240,7 +239,7 @@ bool mgpu_slice_streams_watch(void)
                 continue;
             }
             if (r != CUDA_SUCCESS)
-                mgpu_slice_errors_found(g, r);
+                failed(g, r);
             /* Idle or failed, the stream will write nothing more: its flag
              * gets the value it has (idle: no worker is queueing, the lock
              * is held) or will never get (failed), and the program's

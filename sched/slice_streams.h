@@ -63,10 +63,11 @@ struct mgpu_slice_streams *mgpu_slice_streams_for(CUstream program, CUcontext ho
 CUresult mgpu_slice_streams_query(int gpu);
 
 /* For the slice watch: asks every slice stream that has slices not yet
- * seen done. A failed one's error goes to mgpu_slice_errors_found, and
+ * seen done. A failed one's error goes to `failed` (the watch gives
+ * mgpu_slice_errors_found), and
  * with flags, the flags that a faulted context will never write (its
  * join flag; the fork flag of a failed home context) are written for it.
  * Says whether slices are still outstanding. Takes the lock itself. */
-bool mgpu_slice_streams_watch(void);
+bool mgpu_slice_streams_watch(void (*failed)(int gpu, CUresult error));
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/real_driver.h"
+#include "sched/slice_errors.h"
 #include "sched/slice_streams.h"
 
 #include <pthread.h>
@@ -45,12 +46,12 @@ static void *watch(void *unused)
         pthread_mutex_unlock(&sleep_lock);
         if (stop)
             return NULL;
-        if (mgpu_slice_streams_watch()) {
+        if (mgpu_slice_streams_watch(mgpu_slice_errors_found)) {
             nanosleep(&interval, NULL);
             continue;
         }
         atomic_store(&asleep, true);
-        if (mgpu_slice_streams_watch()) {
+        if (mgpu_slice_streams_watch(mgpu_slice_errors_found)) {
             atomic_store(&asleep, false);
             continue;
         }

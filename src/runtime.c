@@ -12,7 +12,7 @@
 #include "base/kernel_timing.h"
 #include "base/log.h"
 #include "memory/memory_pool.h"
-#include "src/host_functions.h"
+#include "base/callback_thread.h"
 #include "sched/placement_follow.h"
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-bool mgpu_stats_enabled;
 
 static const struct mgpu_hook *const all_tables[] = {
     mgpu_procaddress_hooks, mgpu_virtual_device_hooks,
@@ -13,7 +12,7 @@ static const struct mgpu_hook *const all_tables[] = {
     mgpu_context_hooks,     mgpu_module_hooks,
     mgpu_link_hooks,        mgpu_copy_hooks,
     mgpu_pointer_hooks,     mgpu_sync_hooks,
-    mgpu_process_hooks,     mgpu_host_function_hooks,
+    mgpu_host_function_hooks,
     mgpu_write_hooks,       mgpu_ipc_hooks,
 };
 #define TABLE_COUNT (sizeof all_tables / sizeof all_tables[0])

@@ -5,6 +5,7 @@
 #ifndef MGPU_HOOK_TABLE_H
 #define MGPU_HOOK_TABLE_H
 
+#include "base/kernel_stats.h"
 #include "base/process_state.h"
 
 #include <cuda.h>
@@ -47,7 +48,6 @@ static inline CUstream mgpu_per_thread_stream(CUstream s)
  * by the parent's threads, workers that do not exist) is touched
  * (process_state.h). Otherwise it counts the call, which costs an atomic
  * add and so happens only for the report. */
-extern bool mgpu_stats_enabled;
 #define MGPU_HOOK_ENTRY(sym)                                                                       \
     do {                                                                                           \
         if (atomic_load_explicit(&mgpu_forked_child, memory_order_relaxed))                        \
@@ -67,7 +67,6 @@ extern const struct mgpu_hook mgpu_link_hooks[];
 extern const struct mgpu_hook mgpu_copy_hooks[];
 extern const struct mgpu_hook mgpu_pointer_hooks[];
 extern const struct mgpu_hook mgpu_sync_hooks[];
-extern const struct mgpu_hook mgpu_process_hooks[];
 extern const struct mgpu_hook mgpu_host_function_hooks[];
 extern const struct mgpu_hook mgpu_write_hooks[];
 extern const struct mgpu_hook mgpu_ipc_hooks[];

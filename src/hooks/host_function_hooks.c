@@ -1,8 +1,9 @@
-/* Owns the wrapping of the program's host functions (host_functions.h):
- * the hooks of the calls that queue them on a stream or put them in a
- * graph's host node, the records the wrappers run from, and the mark of
- * the driver's callback thread. */
-#include "src/host_functions.h"
+/* Owns the wrapping of the program's host functions: the hooks of the
+ * calls that queue them on a stream or put them in a graph's host node,
+ * and the records the wrappers run from; the wrappers mark the driver's
+ * callback thread while the program's function runs
+ * (base/callback_thread.h). */
+#include "base/callback_thread.h"
 
 #include "src/hooks/hook_table.h"
 #include "base/pointer_hash.h"
@@ -13,13 +14,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-static _Thread_local int callbacks_running; /* nested: a callback may run another's code */
-
-bool mgpu_on_callback_thread(void)
-{
-    return callbacks_running > 0;
-}
 
 MGPU_DECLARE_HOOK(cuLaunchHostFunc, PFN_cuLaunchHostFunc_v10000);
 MGPU_DECLARE_HOOK(cuLaunchHostFunc_ptsz, PFN_cuLaunchHostFunc_v10000_ptsz);
@@ -49,9 +43,9 @@ static void CUDA_CB run_host_fn(void *arg)
     struct host_call call = *(struct host_call *)arg;
     if (!call.kept)
         free(arg);
-    callbacks_running++;
+    mgpu_callback_enter();
     call.fn(call.data);
-    callbacks_running--;
+    mgpu_callback_leave();
 }
 
 static void CUDA_CB run_stream_callback(CUstream stream, CUresult status, void *arg)
@@ -59,9 +53,9 @@ static void CUDA_CB run_stream_callback(CUstream stream, CUresult status, void *
     struct host_call call = *(struct host_call *)arg;
     if (!call.kept)
         free(arg);
-    callbacks_running++;
+    mgpu_callback_enter();
     call.callback(stream, status, call.data);
-    callbacks_running--;
+    mgpu_callback_leave();
 }
 
 /* Records of functions that may run any number of times: graph host nodes
