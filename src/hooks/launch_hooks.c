@@ -1,32 +1,12 @@
-/* Owns the kernel launch hooks: a kernel whose module has per-GPU copies
- * (program_modules.c) is split over the GPUs when it can be and the cost
- * model wants it (sched/), or runs whole: on the GPU that holds most of
- * its data when a split is impossible (cooperative, cluster, rejected by
- * the analysis), else from the home GPU's copy; any other runs as the
- * program launched it. With statistics on, each launch is
- * counted, given the reason it was not split, and timed with events on its
- * own stream. */
+/* Owns the kernel launch hooks: each describes the program's launch
+ * (struct mgpu_launch) and hands it to the launch pipeline
+ * (sched/launch.c), with the driver's own entry point to launch it whole. */
+#include "sched/launch.h"
 #include "src/hooks/hook_table.h"
-#include "base/kernel_stats.h"
-#include "base/kernel_timing.h"
-#include "base/log.h"
-#include "sched/mirror_reads.h"
-#include "modules/program_modules.h"
-#include "probes/probe_runtime.h"
-#include "base/real_driver.h"
-#include "mirror/replicas.h"
 #include "src/runtime.h"
-#include "sched/slice_plan.h"
-#include "sched/split_launch.h"
-#include "mirror/mirror_policy.h"
-#include "sched/placement_follow.h"
-#include "sched/split_policy.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <string.h>
 
 MGPU_DECLARE_HOOK(cuLaunchKernel, PFN_cuLaunchKernel_v4000);
 MGPU_DECLARE_HOOK(cuLaunchKernel_ptsz, PFN_cuLaunchKernel_v7000_ptsz);
@@ -35,325 +15,74 @@ MGPU_DECLARE_HOOK(cuLaunchKernelEx_ptsz, PFN_cuLaunchKernelEx_v11060_ptsz);
 MGPU_DECLARE_HOOK(cuLaunchCooperativeKernel, PFN_cuLaunchCooperativeKernel_v9000);
 MGPU_DECLARE_HOOK(cuLaunchCooperativeKernel_ptsz, PFN_cuLaunchCooperativeKernel_v9000_ptsz);
 
-struct launch_shape {
-    const void *kernel;
-    unsigned grid[3], block[3];
-    CUstream stream; /* as the non-_ptsz functions take it */
-    bool cooperative;
-    bool cluster;
-    enum mgpu_unsplit_reason why; /* from the module copies */
-};
-
-static enum mgpu_unsplit_reason why_not_split(const struct launch_shape *s, bool capturing)
+/* The stream the program passed: the _ptsz entry points take NULL as the
+ * per-thread default stream, which the pipeline is told as such. */
+static CUstream as_passed(const struct mgpu_launch *l)
 {
-    if (s->cooperative)
-        return MGPU_UNSPLIT_COOPERATIVE;
-    if (s->cluster)
-        return MGPU_UNSPLIT_CLUSTER;
-    if (capturing)
-        return MGPU_UNSPLIT_CAPTURE;
-    return s->why;
+    return l->stream == CU_STREAM_PER_THREAD ? NULL : l->stream;
 }
 
-/* A stream being captured (or one the driver cannot tell about) gets
- * nothing split and nothing timed. */
-static bool capturing(CUstream stream)
+/* The driver's launch of each hook, with the function, parameters and
+ * extra the pipeline chose. */
+static CUresult whole_kernel(const struct mgpu_launch *l, CUfunction fn, void **prm, void **ext)
 {
-    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    return mgpu_drv.cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
-           capture != CU_STREAM_CAPTURE_STATUS_NONE;
+    return real_cuLaunchKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                               l->block[2], l->shared_bytes, l->stream, prm, ext);
 }
 
-struct launch_record {
-    int kernel;
-    bool capturing;
-    struct mgpu_launch_timer timer;
-};
-
-static void before_launch(const struct launch_shape *s, struct launch_record *rec)
+static CUresult whole_kernel_ptsz(const struct mgpu_launch *l, CUfunction fn, void **prm,
+                                  void **ext)
 {
-    mgpu_runtime_program_running();
-    rec->capturing = capturing(s->stream);
-    rec->kernel = mgpu_kernel_stats_find(s->kernel);
-    rec->timer.active = false;
-    if (!rec->capturing)
-        mgpu_timing_begin(&rec->timer, rec->kernel, s->stream);
+    return real_cuLaunchKernel_ptsz(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                    l->block[1], l->block[2], l->shared_bytes, as_passed(l), prm,
+                                    ext);
 }
 
-static void after_launch(const struct launch_shape *s, struct launch_record *rec, CUresult r)
+static CUresult whole_cooperative(const struct mgpu_launch *l, CUfunction fn, void **prm,
+                                  void **ext)
 {
-    mgpu_timing_end(&rec->timer, s->stream, r);
-    if (r == CUDA_SUCCESS)
-        mgpu_kernel_stats_count_launch(rec->kernel, s->grid, s->block,
-                                       why_not_split(s, rec->capturing));
+    (void)ext;
+    return real_cuLaunchCooperativeKernel(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                          l->block[1], l->block[2], l->shared_bytes, l->stream,
+                                          prm);
 }
 
-/* Why a launch from the module copies is not split, or, with
- * MGPU_UNSPLIT_NONE, the slices it is split into. */
-static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
-                                           const struct mgpu_copy_launch *copy,
-                                           const CUlaunchConfig *config,
-                                           struct mgpu_grid_slice *slices, int *nslices)
+static CUresult whole_cooperative_ptsz(const struct mgpu_launch *l, CUfunction fn, void **prm,
+                                       void **ext)
 {
-    /* Probes make copies with MGPU_SPLIT=never and with one GPU. */
-    if (mgpu_cfg.split == MGPU_SPLIT_NEVER)
-        return MGPU_UNSPLIT_SPLIT_OFF;
-    if (copy->kernel.ngpus < 2)
-        return MGPU_UNSPLIT_ONE_GPU;
-    if (s->cooperative)
-        return MGPU_UNSPLIT_COOPERATIVE;
-    if (s->cluster)
-        return MGPU_UNSPLIT_CLUSTER;
-    if (copy->kernel.unsplittable != 0)
-        return MGPU_UNSPLIT_ANALYSIS;
-    if (config != NULL && !mgpu_split_attributes_allow(config, false))
-        return MGPU_UNSPLIT_ATTRIBUTE;
-    if (capturing(s->stream))
-        return MGPU_UNSPLIT_CAPTURE;
-    *nslices = mgpu_slice_plan(&copy->kernel, s->grid, s->block[0] * s->block[1] * s->block[2],
-                               copy->params, copy->buffer, slices);
-    return *nslices > 1 ? MGPU_UNSPLIT_NONE : MGPU_UNSPLIT_SMALL;
+    (void)ext;
+    return real_cuLaunchCooperativeKernel_ptsz(fn, l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                               l->block[1], l->block[2], l->shared_bytes,
+                                               as_passed(l), prm);
 }
 
-/* With MGPU_VERBOSE=2, the first split launches' slices. */
-static void describe_slices(const struct launch_shape *shape, const struct mgpu_grid_slice *slices,
-                            int nslices)
+static CUresult whole_ex(const struct mgpu_launch *l, CUfunction fn, void **prm, void **ext)
 {
-    static atomic_int described;
-    if (atomic_fetch_add(&described, 1) >= 32)
-        return;
-    char text[512];
-    size_t used = 0;
-    int dim = mgpu_grid_split_dim(shape->grid);
-    for (int i = 0; i < nslices && used < sizeof text && dim >= 0; i++) {
-        const struct mgpu_grid_slice *sl = &slices[i];
-        /* A grid-stride loop cut by iterations: its range, and the blocks
-         * that walk it. */
-        if (sl->iterations)
-            used += (size_t)snprintf(
-                text + used, sizeof text - used, "%sGPU %d: iterations %llu..%llu (%u blocks)",
-                i ? ", " : "", sl->gpu, sl->iteration_begin, sl->iteration_end - 1, sl->dims[dim]);
-        else
-            used +=
-                (size_t)snprintf(text + used, sizeof text - used, "%sGPU %d: %u..%u", i ? ", " : "",
-                                 sl->gpu, sl->first[dim], sl->first[dim] + sl->dims[dim] - 1);
-    }
-    mgpu_debug("split launch of %u x %u x %u blocks along %c: %s", shape->grid[0], shape->grid[1],
-               shape->grid[2], "xyz"[dim < 0 ? 0 : dim], text);
+    return real_cuLaunchKernelEx(l->config, fn, prm, ext);
 }
 
-/* For a launch that cannot be split for `why`: one slice, the whole grid,
- * on the GPU that holds most of its data, when that is not the home GPU
- * and the launch may leave the program's stream. Returns that GPU, or 0. */
-static int plan_move(const struct launch_shape *s, const struct mgpu_copy_launch *copy,
-                     const CUlaunchConfig *config, enum mgpu_unsplit_reason why,
-                     struct mgpu_grid_slice *slice)
+static CUresult whole_ex_ptsz(const struct mgpu_launch *l, CUfunction fn, void **prm, void **ext)
 {
-    if (why != MGPU_UNSPLIT_COOPERATIVE && why != MGPU_UNSPLIT_CLUSTER &&
-        why != MGPU_UNSPLIT_ANALYSIS)
-        return 0;
-    if (config != NULL ? !mgpu_split_attributes_allow(config, true)
-                       : s->cooperative &&
-                             (copy->params == NULL || mgpu_drv.cuLaunchCooperativeKernel == NULL))
-        return 0;
-    if (capturing(s->stream))
-        return 0;
-    int gpu = mgpu_slice_plan_data_owner(&copy->kernel, copy->params, copy->buffer);
-    if (gpu <= 0)
-        return 0;
-    *slice = (struct mgpu_grid_slice){.gpu = gpu};
-    memcpy(slice->dims, s->grid, sizeof slice->dims);
-    return gpu;
+    return real_cuLaunchKernelEx_ptsz(l->config, fn, prm, ext);
 }
 
-static void count_split(int kernel, const struct launch_shape *shape,
-                        const struct mgpu_grid_slice *slices, int nslices)
+/* What every hook does first: the report's exit work is registered at
+ * the program's first launch. */
+static void starting(void)
 {
-    int gpus[MGPU_MAX_GPUS];
-    for (int i = 0; i < nslices; i++)
-        gpus[i] = slices[i].gpu;
-    mgpu_kernel_stats_count_split(kernel, shape->grid, shape->block, nslices, gpus);
-}
-
-/* Launches a kernel of a module with copies split over the GPUs, or whole
- * on the GPU that holds most of its data when it cannot be split, when
- * the cost model wants it. Returns false, with shape->why set, to have the
- * caller launch it whole in the program's stream, timed with *probe when
- * the cost model asks for that. */
-static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_launch *copy,
-                         unsigned shared, const CUlaunchConfig *config,
-                         struct mgpu_split_probe *probe, CUresult *result, int *ran_whole_on)
-{
-    struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
-    int nslices = 0;
-    enum mgpu_unsplit_reason why = plan_split(shape, copy, config, slices, &nslices);
-    int moved_to = why == MGPU_UNSPLIT_NONE ? 0 : plan_move(shape, copy, config, why, &slices[0]);
-    if (moved_to > 0)
-        nslices = 1;
-    bool go = why == MGPU_UNSPLIT_NONE || moved_to > 0;
-    /* Not worth it: a split runs whole; a move stays home, for its reason. */
-    enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
-    struct mgpu_split_estimate estimate = {.kernel = &copy->kernel,
-                                           .params = copy->params,
-                                           .buffer = copy->buffer,
-                                           .grid = shape->grid,
-                                           .slices = slices,
-                                           .nslices = nslices,
-                                           .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
-    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
-                                        moved_to > 0 ? NULL : &estimate, probe))
-        go = false;
-    /* A split that pays only with its buffers spread: spread, and cut
-     * again where their owners now change. */
-    if (go && probe->spread_first &&
-        mgpu_follow_spread_for_split(&copy->kernel, copy->params, copy->buffer) > 0 &&
-        plan_split(shape, copy, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
-        mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
-        probe->shape = NULL;
-        go = false;
-    }
-    /* The workers, and the slice streams, events and flags of this stream,
-     * made before the launch's timing starts (their first making costs
-     * milliseconds): a split time must be the launch's alone. */
-    if (go && (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
-               mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS)) {
-        mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
-        probe->shape = NULL;
-        go = false;
-    }
-    if (!go) {
-        shape->why = declined;
-        return false;
-    }
-    /* Whether it mirrors, and NCCL's communicator when it does, also before
-     * the timings start: made at the first mirrored launch, it takes about
-     * 0.6 s (4 x H200), which would make that launch's split look slower
-     * than whole. Under always the plan looks the buffers up itself; only
-     * auto times a shape, and only one with something to mirror. */
-    struct mgpu_mirror_probe mirror_probe = {NULL};
-    bool mirrored =
-        (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-         mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
-        mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, probe->privatise,
-                                  nslices > 0 && slices[0].iterations, &mirror_probe);
-    if (mirrored)
-        mgpu_replicas_prepare(copy->kernel.contexts[0]);
-    struct mgpu_split_request req = {
-        .kernel = &copy->kernel,
-        .slices = slices,
-        .nslices = nslices,
-        .grid = {shape->grid[0], shape->grid[1], shape->grid[2]},
-        .block = {shape->block[0], shape->block[1], shape->block[2]},
-        .shared_bytes = shared,
-        .stream = shape->stream,
-        .params = copy->params,
-        .buffer = copy->buffer,
-        .buffer_size = copy->buffer_size,
-        .config = config,
-        .cooperative = shape->cooperative,
-        .trace_kernel = -1,
-        .launch_sequence = copy->grid.launch_sequence,
-        .probe_block_threshold = copy->grid.probe_block_threshold,
-    };
-    if (mgpu_cfg.verbose >= 2)
-        describe_slices(shape, slices, nslices);
-    struct launch_record record;
     if (mgpu_stats_enabled)
-        before_launch(shape, &record);
-    /* With a trace, each slice is timed on its GPU's track too. */
-    req.trace_kernel = mgpu_stats_enabled && mgpu_cfg.trace_path[0] ? record.kernel : -1;
-    mgpu_split_probe_begin(probe, shape->stream);
-    struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
-    mgpu_mirror_probe_begin(&mirror_probe, shape->stream); /* before the refreshes */
-    if (mirrored)
-        mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
-                               shape->stream, probe->privatise, &mirror);
-    req.mirror = mirror.count > 0 ? &mirror : NULL;
-    if (mgpu_stats_enabled && mirror.count > 0) {
-        unsigned long long read = 0, privatised = 0;
-        for (int j = 0; j < mirror.count; j++)
-            if (mirror.param[j] < 64)
-                *(mirror.privatised[j] ? &privatised : &read) |= 1ull << mirror.param[j];
-        mgpu_kernel_stats_mirrored(record.kernel, read, privatised);
-    }
-    /* Replicas made and pages moved for this launch, on the probes' map. */
-    mgpu_probes_before_slices();
-    *result = mgpu_split_launch(&req);
-    *ran_whole_on = moved_to > 0 ? moved_to : -1;
-    mgpu_mirror_probe_end(&mirror_probe, shape->stream, *result);
-    mgpu_split_probe_end(probe, shape->stream, *result);
-    if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
-        /* A GPU with fewer multiprocessors than the home one: run it home. */
-        if (mgpu_stats_enabled)
-            mgpu_timing_end(&record.timer, shape->stream, *result);
-        probe->shape = NULL;
-        *ran_whole_on = 0;
-        shape->why = why;
-        return false;
-    }
-    if (mgpu_stats_enabled) {
-        mgpu_timing_end(&record.timer, shape->stream, *result);
-        if (*result == CUDA_SUCCESS && moved_to > 0)
-            mgpu_kernel_stats_count_moved(record.kernel, shape->grid, shape->block, why, moved_to);
-        else if (*result == CUDA_SUCCESS)
-            count_split(record.kernel, shape, slices, nslices);
-    }
-    return true;
+        mgpu_runtime_program_running();
 }
-
-#define LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s)                                                 \
-    {                                                                                              \
-        .kernel = (f), .grid = {(gx), (gy), (gz)}, .block = {(bx), (by), (bz)}, .stream = (s)      \
-    }
-
-/* Launches `call`, in which `fn`, `prm` and `ext` stand for the function,
- * parameters and extra of the launch: the module copy's where it has one,
- * else the program's `f`, `params` and `extra`. */
-#define OBSERVED_LAUNCH(shape, f_, params_, extra_, shared_, config_, call)                        \
-    do {                                                                                           \
-        struct mgpu_copy_launch copy;                                                              \
-        bool from_copy =                                                                           \
-            mgpu_copy_launch_prepare((f_), (shape).stream, (shape).grid, (shape).block, (params_), \
-                                     (extra_), &copy, &(shape).why);                               \
-        CUfunction fn = from_copy ? copy.fn : (f_);                                                \
-        void **prm = from_copy ? copy.params : (params_);                                          \
-        void **ext = from_copy ? copy.extra : (extra_);                                            \
-        CUresult launch_result;                                                                    \
-        struct mgpu_split_probe probe = {NULL, false, false, false};                               \
-        int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */               \
-        if (from_copy && split_launch(&(shape), &copy, (shared_), (config_), &probe,               \
-                                      &launch_result, &ran_whole_on)) {                            \
-        } else if (!mgpu_stats_enabled && probe.shape == NULL) {                                   \
-            launch_result = call;                                                                  \
-        } else {                                                                                   \
-            struct launch_record record;                                                           \
-            if (mgpu_stats_enabled)                                                                \
-                before_launch(&(shape), &record);                                                  \
-            mgpu_split_probe_begin(&probe, (shape).stream);                                        \
-            launch_result = call;                                                                  \
-            mgpu_split_probe_end(&probe, (shape).stream, launch_result);                           \
-            if (mgpu_stats_enabled)                                                                \
-                after_launch(&(shape), &record, launch_result);                                    \
-        }                                                                                          \
-        mgpu_mirror_launch_writes(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL, \
-                                  from_copy ? copy.buffer : NULL);                                 \
-        if (launch_result == CUDA_SUCCESS && mgpu_follow_on())                                     \
-            mgpu_follow_launch(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL,    \
-                               from_copy ? copy.buffer : NULL, ran_whole_on);                      \
-        if (from_copy)                                                                             \
-            mgpu_copy_launch_done(&copy, launch_result);                                           \
-        (void)ext;                                                                                 \
-        return launch_result;                                                                      \
-    } while (0)
 
 static CUresult CUDAAPI hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                             unsigned bx, unsigned by, unsigned bz, unsigned shared,
                                             CUstream s, void **params, void **extra)
 {
     MGPU_HOOK_ENTRY(cuLaunchKernel);
-    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
-    OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
-                    real_cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
+    starting();
+    struct mgpu_launch l = {f,     {gx, gy, gz}, {bx, by, bz}, shared, s,
+                            false, false,        params,       extra,  NULL};
+    return mgpu_launch(&l, whole_kernel);
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
@@ -362,9 +91,10 @@ static CUresult CUDAAPI hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsi
                                                  void **extra)
 {
     MGPU_HOOK_ENTRY(cuLaunchKernel_ptsz);
-    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, mgpu_per_thread_stream(s));
-    OBSERVED_LAUNCH(shape, f, params, extra, shared, NULL,
-                    real_cuLaunchKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm, ext));
+    starting();
+    struct mgpu_launch l = {f,     {gx, gy, gz}, {bx, by, bz}, shared, mgpu_per_thread_stream(s),
+                            false, false,        params,       extra,  NULL};
+    return mgpu_launch(&l, whole_kernel_ptsz);
 }
 
 static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy,
@@ -373,10 +103,10 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx
                                                        void **params)
 {
     MGPU_HOOK_ENTRY(cuLaunchCooperativeKernel);
-    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, s);
-    shape.cooperative = true;
-    OBSERVED_LAUNCH(shape, f, params, NULL, shared, NULL,
-                    real_cuLaunchCooperativeKernel(fn, gx, gy, gz, bx, by, bz, shared, s, prm));
+    starting();
+    struct mgpu_launch l = {f,    {gx, gy, gz}, {bx, by, bz}, shared, s,
+                            true, false,        params,       NULL,   NULL};
+    return mgpu_launch(&l, whole_cooperative);
 }
 
 static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
@@ -385,27 +115,34 @@ static CUresult CUDAAPI hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsign
                                                             CUstream s, void **params)
 {
     MGPU_HOOK_ENTRY(cuLaunchCooperativeKernel_ptsz);
-    struct launch_shape shape = LAUNCH_SHAPE(f, gx, gy, gz, bx, by, bz, mgpu_per_thread_stream(s));
-    shape.cooperative = true;
-    OBSERVED_LAUNCH(
-        shape, f, params, NULL, shared, NULL,
-        real_cuLaunchCooperativeKernel_ptsz(fn, gx, gy, gz, bx, by, bz, shared, s, prm));
+    starting();
+    struct mgpu_launch l = {f,    {gx, gy, gz}, {bx, by, bz}, shared, mgpu_per_thread_stream(s),
+                            true, false,        params,       NULL,   NULL};
+    return mgpu_launch(&l, whole_cooperative_ptsz);
 }
 
-static struct launch_shape shape_of_config(const CUlaunchConfig *c, CUfunction f, bool ptsz)
+/* cuLaunchKernelEx's launch: its shape, and its attributes that keep a
+ * launch whole. */
+static struct mgpu_launch launch_of_config(const CUlaunchConfig *c, CUfunction f, void **params,
+                                           void **extra, bool ptsz)
 {
-    struct launch_shape shape =
-        LAUNCH_SHAPE(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
-                     c->blockDimZ, ptsz ? mgpu_per_thread_stream(c->hStream) : c->hStream);
+    struct mgpu_launch l = {.function = f,
+                            .grid = {c->gridDimX, c->gridDimY, c->gridDimZ},
+                            .block = {c->blockDimX, c->blockDimY, c->blockDimZ},
+                            .shared_bytes = c->sharedMemBytes,
+                            .stream = ptsz ? mgpu_per_thread_stream(c->hStream) : c->hStream,
+                            .params = params,
+                            .extra = extra,
+                            .config = c};
     for (unsigned i = 0; c->attrs != NULL && i < c->numAttrs; i++) {
         const CUlaunchAttribute *a = &c->attrs[i];
         if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a->value.cooperative)
-            shape.cooperative = true;
+            l.cooperative = true;
         if (a->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
             a->value.clusterDim.x * a->value.clusterDim.y * a->value.clusterDim.z > 1)
-            shape.cluster = true;
+            l.cluster = true;
     }
-    return shape;
+    return l;
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
@@ -414,9 +151,9 @@ static CUresult CUDAAPI hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfu
     MGPU_HOOK_ENTRY(cuLaunchKernelEx);
     if (config == NULL)
         return real_cuLaunchKernelEx(config, f, params, extra);
-    struct launch_shape shape = shape_of_config(config, f, false);
-    OBSERVED_LAUNCH(shape, f, params, extra, config->sharedMemBytes, config,
-                    real_cuLaunchKernelEx(config, fn, prm, ext));
+    starting();
+    struct mgpu_launch l = launch_of_config(config, f, params, extra, false);
+    return mgpu_launch(&l, whole_ex);
 }
 
 static CUresult CUDAAPI hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
@@ -425,9 +162,9 @@ static CUresult CUDAAPI hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
     MGPU_HOOK_ENTRY(cuLaunchKernelEx_ptsz);
     if (config == NULL)
         return real_cuLaunchKernelEx_ptsz(config, f, params, extra);
-    struct launch_shape shape = shape_of_config(config, f, true);
-    OBSERVED_LAUNCH(shape, f, params, extra, config->sharedMemBytes, config,
-                    real_cuLaunchKernelEx_ptsz(config, fn, prm, ext));
+    starting();
+    struct mgpu_launch l = launch_of_config(config, f, params, extra, true);
+    return mgpu_launch(&l, whole_ex_ptsz);
 }
 
 const struct mgpu_hook mgpu_launch_hooks[] = {
