@@ -46,7 +46,7 @@ static void collect(struct shape *s)
 
 /* Under policy_lock, for a shape launched before: whether this launch
  * mirrors, and whether it is timed: without once, then with. */
-static bool decide(struct shape *s, struct mgpu_mirror_probe *probe)
+static bool decide(struct shape *s, struct mgpu_mirror_trial *trial)
 {
     if (decided(s))
         return faster_mirrored(s);
@@ -55,14 +55,14 @@ static bool decide(struct shape *s, struct mgpu_mirror_probe *probe)
     bool mirrored = s->t.samples[0] >= 1;
     if (!mgpu_shape_timings_arm(&s->t, mirrored))
         return false;
-    probe->shape = s;
+    trial->shape = s;
     return mirrored;
 }
 
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               bool privatise, bool by_iterations, struct mgpu_mirror_probe *probe)
+                               bool privatise, bool by_iterations, struct mgpu_mirror_trial *trial)
 {
-    probe->shape = NULL;
+    trial->shape = NULL;
     if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO)
         return mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS;
     if (by_iterations && !privatise)
@@ -83,22 +83,22 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
         s->t.warmed = true;
     } else if (s != NULL) {
         collect(s);
-        mirrored = decide(s, probe);
+        mirrored = decide(s, trial);
     }
     pthread_mutex_unlock(&policy_lock);
     return mirrored;
 }
 
-void mgpu_mirror_probe_begin(struct mgpu_mirror_probe *probe, CUstream stream)
+void mgpu_mirror_trial_begin(struct mgpu_mirror_trial *trial, CUstream stream)
 {
-    struct shape *s = probe->shape;
+    struct shape *s = trial->shape;
     if (s != NULL && !mgpu_shape_timings_begin(&s->t, &policy_lock, stream))
-        probe->shape = NULL;
+        trial->shape = NULL;
 }
 
-void mgpu_mirror_probe_end(struct mgpu_mirror_probe *probe, CUstream stream, CUresult launched)
+void mgpu_mirror_trial_end(struct mgpu_mirror_trial *trial, CUstream stream, CUresult launched)
 {
-    struct shape *s = probe->shape;
+    struct shape *s = trial->shape;
     if (s != NULL)
         mgpu_shape_timings_end(&s->t, &policy_lock, stream, launched);
 }

@@ -39,19 +39,19 @@
 #define MGPU_MIRROR_GAIN 0.95
 #define MGPU_MIRROR_MIN_MICROSECONDS 50.0
 
-struct mgpu_mirror_probe {
+struct mgpu_mirror_trial {
     void *shape; /* NULL: not timed */
 };
 
 /* Whether this split launch of `kernel` with this grid and block mirrors;
  * `privatise`: the split policy wants its reductions privatised;
  * `by_iterations`: its slices cut a grid-stride loop by iterations. Fills
- * *probe; when probe->shape is set, call mgpu_mirror_probe_begin before
- * the launch's refreshes and mgpu_mirror_probe_end after it. */
+ * *trial; when trial->shape is set, call mgpu_mirror_trial_begin before
+ * the launch's refreshes and mgpu_mirror_trial_end after it. */
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               bool privatise, bool by_iterations, struct mgpu_mirror_probe *probe);
-void mgpu_mirror_probe_begin(struct mgpu_mirror_probe *probe, CUstream stream);
-void mgpu_mirror_probe_end(struct mgpu_mirror_probe *probe, CUstream stream, CUresult launched);
+                               bool privatise, bool by_iterations, struct mgpu_mirror_trial *trial);
+void mgpu_mirror_trial_begin(struct mgpu_mirror_trial *trial, CUstream stream);
+void mgpu_mirror_trial_end(struct mgpu_mirror_trial *trial, CUstream stream, CUresult launched);
 
 /* For the report: shapes timed both ways, and of those, mirrored; shapes
  * whose splits privatised untimed, for the split policy. */

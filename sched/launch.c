@@ -167,11 +167,11 @@ static void count_split(int kernel, const struct launch_shape *shape,
 /* Launches a kernel of a module with copies split over the GPUs, or whole
  * on the GPU that holds most of its data when it cannot be split, when
  * the cost model wants it. Returns false, with shape->why set, to have the
- * caller launch it whole in the program's stream, timed with *probe when
+ * caller launch it whole in the program's stream, timed with *trial when
  * the cost model asks for that. */
 static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_launch *copy,
                          unsigned shared, const CUlaunchConfig *config,
-                         struct mgpu_split_probe *probe, CUresult *result, int *ran_whole_on)
+                         struct mgpu_split_trial *trial, CUresult *result, int *ran_whole_on)
 {
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
     int nslices = 0;
@@ -190,15 +190,15 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
                                            .nslices = nslices,
                                            .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
-                                        moved_to > 0 ? NULL : &estimate, probe))
+                                        moved_to > 0 ? NULL : &estimate, trial))
         go = false;
     /* A split that pays only with its buffers spread: spread, and cut
      * again where their owners now change. */
-    if (go && probe->spread_first &&
+    if (go && trial->spread_first &&
         mgpu_follow_spread_for_split(&copy->kernel, copy->params, copy->buffer) > 0 &&
         plan_split(shape, copy, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
-        mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
-        probe->shape = NULL;
+        mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
+        trial->shape = NULL;
         go = false;
     }
     /* The workers, and the slice streams, events and flags of this stream,
@@ -206,8 +206,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
      * milliseconds): a split time must be the launch's alone. */
     if (go && (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
                mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS)) {
-        mgpu_split_probe_end(probe, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
-        probe->shape = NULL;
+        mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
+        trial->shape = NULL;
         go = false;
     }
     if (!go) {
@@ -219,12 +219,12 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
      * 0.6 s (4 x H200), which would make that launch's split look slower
      * than whole. Under always the plan looks the buffers up itself; only
      * auto times a shape, and only one with something to mirror. */
-    struct mgpu_mirror_probe mirror_probe = {NULL};
+    struct mgpu_mirror_trial mirror_trial = {NULL};
     bool mirrored =
         (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
          mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
-        mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, probe->privatise,
-                                  nslices > 0 && slices[0].iterations, &mirror_probe);
+        mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
+                                  nslices > 0 && slices[0].iterations, &mirror_trial);
     if (mirrored)
         mgpu_replicas_prepare(copy->kernel.contexts[0]);
     struct mgpu_split_request req = {
@@ -251,12 +251,12 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
         before_launch(shape, &record);
     /* With a trace, each slice is timed on its GPU's track too. */
     req.trace_kernel = mgpu_stats_enabled && mgpu_cfg.trace_path[0] ? record.kernel : -1;
-    mgpu_split_probe_begin(probe, shape->stream);
+    mgpu_split_trial_begin(trial, shape->stream);
     struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
-    mgpu_mirror_probe_begin(&mirror_probe, shape->stream); /* before the refreshes */
+    mgpu_mirror_trial_begin(&mirror_trial, shape->stream); /* before the refreshes */
     if (mirrored)
         mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
-                               shape->stream, probe->privatise, &mirror);
+                               shape->stream, trial->privatise, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
     if (mgpu_stats_enabled && mirror.count > 0) {
         unsigned long long read = 0, privatised = 0;
@@ -269,13 +269,13 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     mgpu_probes_before_slices();
     *result = mgpu_split_launch(&req);
     *ran_whole_on = moved_to > 0 ? moved_to : -1;
-    mgpu_mirror_probe_end(&mirror_probe, shape->stream, *result);
-    mgpu_split_probe_end(probe, shape->stream, *result);
+    mgpu_mirror_trial_end(&mirror_trial, shape->stream, *result);
+    mgpu_split_trial_end(trial, shape->stream, *result);
     if (moved_to > 0 && *result == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
         /* A GPU with fewer multiprocessors than the home one: run it home. */
         if (mgpu_stats_enabled)
             mgpu_timing_end(&record.timer, shape->stream, *result);
-        probe->shape = NULL;
+        trial->shape = NULL;
         *ran_whole_on = 0;
         shape->why = why;
         return false;
@@ -305,19 +305,19 @@ CUresult mgpu_launch(const struct mgpu_launch *l, mgpu_launch_whole_fn whole)
     void **prm = from_copy ? copy.params : l->params;
     void **ext = from_copy ? copy.extra : l->extra;
     CUresult launch_result;
-    struct mgpu_split_probe probe = {NULL, false, false, false};
+    struct mgpu_split_trial trial = {NULL, false, false, false};
     int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */
-    if (from_copy && split_launch(&shape, &copy, l->shared_bytes, l->config, &probe, &launch_result,
+    if (from_copy && split_launch(&shape, &copy, l->shared_bytes, l->config, &trial, &launch_result,
                                   &ran_whole_on)) {
-    } else if (!mgpu_stats_enabled && probe.shape == NULL) {
+    } else if (!mgpu_stats_enabled && trial.shape == NULL) {
         launch_result = whole(l, fn, prm, ext);
     } else {
         struct launch_record record;
         if (mgpu_stats_enabled)
             before_launch(&shape, &record);
-        mgpu_split_probe_begin(&probe, shape.stream);
+        mgpu_split_trial_begin(&trial, shape.stream);
         launch_result = whole(l, fn, prm, ext);
-        mgpu_split_probe_end(&probe, shape.stream, launch_result);
+        mgpu_split_trial_end(&trial, shape.stream, launch_result);
         if (mgpu_stats_enabled)
             after_launch(&shape, &record, launch_result);
     }

@@ -213,7 +213,7 @@ static bool split_may_pay(struct shape *s, double whole_us,
 /* Under policy_lock, for a shape launched before: the way this launch
  * goes, and whether it is to be timed. */
 static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate *estimate,
-                   struct mgpu_split_probe *probe)
+                   struct mgpu_split_trial *trial)
 {
     double whole = s->t.best_us[0], sliced = s->t.best_us[1];
     if (whole < MGPU_SPLIT_MIN_MICROSECONDS)
@@ -236,18 +236,18 @@ static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate
     }
     if (!mgpu_shape_timings_arm(&s->t, split))
         return prior;
-    probe->shape = s;
+    trial->shape = s;
     return split;
 }
 
 bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
                               const struct mgpu_split_estimate *estimate,
-                              struct mgpu_split_probe *probe)
+                              struct mgpu_split_trial *trial)
 {
-    probe->shape = NULL;
-    probe->split = true;
-    probe->privatise = false;
-    probe->spread_first = false;
+    trial->shape = NULL;
+    trial->split = true;
+    trial->privatise = false;
+    trial->spread_first = false;
     if (mgpu_cfg.split == MGPU_SPLIT_ALWAYS)
         return true;
     pthread_mutex_lock(&policy_lock);
@@ -285,28 +285,28 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
             mgpu_shape_timings_collect(&s->t);
         }
         note_short(kernel, s, threads);
-        split = decide(s, prior, estimate, probe);
-        probe->privatise = split && s->privatise;
-        probe->spread_first = split && s->spread_first;
+        split = decide(s, prior, estimate, trial);
+        trial->privatise = split && s->privatise;
+        trial->spread_first = split && s->spread_first;
         if (split)
             s->spread_first = false;
         s->launches++;
     }
     pthread_mutex_unlock(&policy_lock);
-    probe->split = split;
+    trial->split = split;
     return split;
 }
 
-void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream)
+void mgpu_split_trial_begin(struct mgpu_split_trial *trial, CUstream stream)
 {
-    struct shape *s = probe->shape;
+    struct shape *s = trial->shape;
     if (s != NULL && !mgpu_shape_timings_begin(&s->t, &policy_lock, stream))
-        probe->shape = NULL;
+        trial->shape = NULL;
 }
 
-void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched)
+void mgpu_split_trial_end(struct mgpu_split_trial *trial, CUstream stream, CUresult launched)
 {
-    struct shape *s = probe->shape;
+    struct shape *s = trial->shape;
     if (s != NULL)
         mgpu_shape_timings_end(&s->t, &policy_lock, stream, launched);
 }

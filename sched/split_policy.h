@@ -21,14 +21,14 @@
  * unless the kernel has a grid-stride loop. Under MGPU_MIRROR=auto, a split
  * that the estimate holds back only for atomics it could privatise is
  * tried privatised, two tries deciding, and privatises whenever it splits
- * (probe->privatise; mirror_policy.h).
+ * (trial->privatise; mirror_policy.h).
  *
  * Decided with placement (issue 19, item 2): a split that the estimate
  * holds back only because its buffers lie on one GPU is estimated again
  * as it would run with them spread (split_estimate.h, `spread`); when
  * that, with the copies the spread takes shared over the launches of the
  * shape so far, beats the whole launch, the buffers are spread before its
- * first try (probe->spread_first; placement_follow.h), and measured times
+ * first try (trial->spread_first; placement_follow.h), and measured times
  * decide from there. Asked once per shape; the moves stay bounded by
  * placement's. */
 #ifndef MGPU_SPLIT_POLICY_H
@@ -54,7 +54,7 @@
 #define MGPU_SPLIT_PRIOR_THREADS (1u << 24)
 
 /* The timing of one launch the policy asked for. */
-struct mgpu_split_probe {
+struct mgpu_split_trial {
     void *shape; /* NULL: not timed */
     bool split;
     /* the split is to privatise its reductions (MGPU_MIRROR=auto; see
@@ -67,13 +67,13 @@ struct mgpu_split_probe {
 
 /* Whether to split this launch of `kernel` with this grid and block on
  * `stream` (a stream of the current context). `estimate` (NULL: none) is
- * asked before a shape's first split try (split_estimate.h). Fills *probe;
- * when probe->shape is set, call mgpu_split_probe_begin before the launch
- * and mgpu_split_probe_end after it. */
+ * asked before a shape's first split try (split_estimate.h). Fills *trial;
+ * when trial->shape is set, call mgpu_split_trial_begin before the launch
+ * and mgpu_split_trial_end after it. */
 bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
                               const struct mgpu_split_estimate *estimate,
-                              struct mgpu_split_probe *probe);
-void mgpu_split_probe_begin(struct mgpu_split_probe *probe, CUstream stream);
-void mgpu_split_probe_end(struct mgpu_split_probe *probe, CUstream stream, CUresult launched);
+                              struct mgpu_split_trial *trial);
+void mgpu_split_trial_begin(struct mgpu_split_trial *trial, CUstream stream);
+void mgpu_split_trial_end(struct mgpu_split_trial *trial, CUstream stream, CUresult launched);
 
 #endif

@@ -20,12 +20,12 @@ static bool launch_cut(const void *k, unsigned blocks, double us, bool privatise
                        bool by_iterations, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
-    struct mgpu_mirror_probe probe;
-    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, &probe);
-    *timed = probe.shape != NULL;
+    struct mgpu_mirror_trial trial;
+    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, &trial);
+    *timed = trial.shape != NULL;
     stub_elapsed_ms = (float)(us / 1000.0);
-    mgpu_mirror_probe_begin(&probe, NULL);
-    mgpu_mirror_probe_end(&probe, NULL, CUDA_SUCCESS);
+    mgpu_mirror_trial_begin(&trial, NULL);
+    mgpu_mirror_trial_end(&trial, NULL, CUDA_SUCCESS);
     return mirrored;
 }
 

@@ -56,8 +56,8 @@ double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *cons
     return spread_copy_seconds;
 }
 
-static bool last_privatise;    /* the last launch's probe.privatise */
-static bool last_spread_first; /* and its probe.spread_first */
+static bool last_privatise;    /* the last launch's trial.privatise */
+static bool last_spread_first; /* and its trial.spread_first */
 
 static bool mirrors_on = true;
 
@@ -83,14 +83,14 @@ static bool launch_of(const void *k, const struct mgpu_kernel_copies *copies, un
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     static struct mgpu_kernel_copies unknown_kernel;
     struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel};
-    struct mgpu_split_probe probe;
-    bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &probe);
-    *timed = probe.shape != NULL;
-    last_privatise = probe.privatise;
-    last_spread_first = probe.spread_first;
+    struct mgpu_split_trial trial;
+    bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &trial);
+    *timed = trial.shape != NULL;
+    last_privatise = trial.privatise;
+    last_spread_first = trial.spread_first;
     stub_elapsed_ms = (float)((split ? split_us : whole_us) / 1000.0);
-    mgpu_split_probe_begin(&probe, NULL);
-    mgpu_split_probe_end(&probe, NULL, CUDA_SUCCESS);
+    mgpu_split_trial_begin(&trial, NULL);
+    mgpu_split_trial_end(&trial, NULL, CUDA_SUCCESS);
     return split;
 }
 
