@@ -54,8 +54,8 @@ struct gemm_job {
      * a cut by columns, B by rows) from its mirror; 0: from the pool */
     CUdeviceptr shared_copy[MGPU_MAX_GPUS];
     bool shared_is_a;
-    /* Without mirrors: the shared operand (from its first element to the
-     * end of its pool buffer, staged_bytes) copied into memory of the
+    /* Without mirrors: the shared operand (from its first element to past
+     * its last, staged_bytes) copied into memory of the
      * part's GPU in the part's stream before its GEMM, for the parts whose
      * device does not hold all of it; freed after, in the same stream. */
     bool staged[MGPU_MAX_GPUS];
@@ -171,11 +171,34 @@ static void part_call(const struct gemm_job *job, int p, struct mgpu_gemm_call *
         sub->b = advance((const void *)copy, ps.b_offset, call->b_bytes);
 }
 
+/* The bytes from C's first element to past its last (D's for
+ * cublasLtMatmul). */
+static size_t c_span(const struct mgpu_gemm_call *call)
+{
+    long long last = (call->n - 1) * call->ldc + call->m;
+    if (call->form == MGPU_GEMM_STRIDED)
+        last += (call->batch - 1) * call->stride_c;
+    return (size_t)last * call->c_bytes;
+}
+
+/* Elements from the first of a stored matrix (rows x cols, leading
+ * dimension ld) to past its last, over `batch` of them `stride` apart. */
+static long long span_elements(long long rows, long long cols, long long ld, long long batch,
+                               long long stride)
+{
+    if (rows <= 0 || cols <= 0 || batch <= 0)
+        return 0;
+    return (batch - 1) * stride + (cols - 1) * ld + rows;
+}
+
 /* The operand every part reads whole (A when C is cut by columns, B by
- * rows), into *operand and its pool buffer into *shared; false when no
- * part may read a copy of it: for batches (each part reads its own
- * matrices), when C lies in the same buffer, outside the pool, or in a
- * buffer another process maps (it may write it unseen). */
+ * rows): *operand, and in *shared its range, from its first element to
+ * past its last (within its pool buffer, whose id it keeps). A framework's
+ * allocator keeps several tensors in one allocation, so the range, not the
+ * buffer, is what parts copy or read from mirrors. False when no part may
+ * read a copy of it: for batches (each part reads its own matrices), when
+ * C overlaps the range, outside the pool, or in a buffer another process
+ * maps (it may write it unseen). */
 static bool shared_operand(struct gemm_job *job, CUdeviceptr *operand,
                            struct mgpu_pool_block *shared)
 {
@@ -184,11 +207,24 @@ static bool shared_operand(struct gemm_job *job, CUdeviceptr *operand,
         (job->plan.cut != MGPU_GEMM_BY_COLUMNS && job->plan.cut != MGPU_GEMM_BY_ROWS))
         return false;
     job->shared_is_a = job->plan.cut == MGPU_GEMM_BY_COLUMNS;
+    long long batch = call->form == MGPU_GEMM_STRIDED ? call->batch : 1;
+    long long elements = job->shared_is_a ? span_elements(call->transa == 0 ? call->m : call->k,
+                                                          call->transa == 0 ? call->k : call->m,
+                                                          call->lda, batch, call->stride_a)
+                                          : span_elements(call->transb == 0 ? call->k : call->n,
+                                                          call->transb == 0 ? call->n : call->k,
+                                                          call->ldb, batch, call->stride_b);
     *operand = (CUdeviceptr)(job->shared_is_a ? call->a : call->b);
-    struct mgpu_pool_block written;
-    return mgpu_pool_find(*operand, shared) && !shared->shared &&
-           !(mgpu_pool_find((CUdeviceptr)output_of(call), &written) &&
-             written.start == shared->start);
+    if (elements <= 0 || !mgpu_pool_find(*operand, shared) || shared->shared)
+        return false;
+    CUdeviceptr end =
+        *operand + (CUdeviceptr)elements * (job->shared_is_a ? call->a_bytes : call->b_bytes);
+    if (end > shared->start + shared->bytes || end < *operand)
+        end = shared->start + shared->bytes;
+    shared->start = *operand;
+    shared->bytes = (size_t)(end - *operand);
+    CUdeviceptr c = (CUdeviceptr)output_of(call);
+    return !(c < end && *operand < c + c_span(call));
 }
 
 /* With mirrors on, the shared operand from each part's GPU's replica of
@@ -237,7 +273,7 @@ static bool plan_staged_reads(struct gemm_job *job)
     if (mgpu_drv.cuMemAllocAsync == NULL || mgpu_drv.cuMemFreeAsync == NULL ||
         !shared_operand(job, &operand, &shared))
         return false;
-    job->staged_bytes = shared.start + shared.bytes - operand;
+    job->staged_bytes = shared.bytes; /* the operand's range, from its first element */
     size_t held[MGPU_MAX_GPUS];
     int holders = mgpu_pool_bytes_by_gpu(operand, job->staged_bytes, held);
     bool any = false;
@@ -296,15 +332,6 @@ static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
         mgpu_timing_end(&timer, stream, r);
     job->status[p] = st;
     return r;
-}
-
-/* The bytes from C's first element to past its last. */
-static size_t c_span(const struct mgpu_gemm_call *call)
-{
-    long long last = (call->n - 1) * call->ldc + call->m;
-    if (call->form == MGPU_GEMM_STRIDED)
-        last += (call->batch - 1) * call->stride_c;
-    return (size_t)last * call->c_bytes;
 }
 
 /* Whether every part can read the scalars (in device pointer mode) and

@@ -46,6 +46,13 @@ struct mgpu_replica *mgpu_replica_table_find(const struct mgpu_replica_table *t,
     return i < t->count && t->by_start[i]->start == start ? t->by_start[i] : NULL;
 }
 
+struct mgpu_replica *mgpu_replica_table_first_in(const struct mgpu_replica_table *t, uint64_t start,
+                                                 size_t bytes)
+{
+    size_t i = first_ending_after(t, start);
+    return i < t->count && t->by_start[i]->start < start + bytes ? t->by_start[i] : NULL;
+}
+
 struct mgpu_replica *mgpu_replica_table_add(struct mgpu_replica_table *t, uint64_t start,
                                             size_t bytes)
 {

@@ -8,9 +8,11 @@
  * repeated GPUs an entry. A replica is a cache, never the truth: every way
  * the program can change a buffer marks its copies stale (mirror/README.md,
  * "Coherence"), and a stale copy is refreshed before the next read that
- * would use it. Buffers never overlap (they are the program's allocations),
- * so the table is kept sorted by start and a written range finds its
- * buffers by binary search.
+ * would use it. A replica covers one of the program's allocations, or one
+ * range of one (the operand a split GEMM reads, where a framework's
+ * allocator keeps several tensors in one allocation). Replicas never
+ * overlap (one that would is not made), so the table is kept sorted by
+ * start and a written range finds its replicas by binary search.
  *
  * Not thread-safe: the caller holds its lock. */
 #ifndef MGPU_REPLICA_TABLE_H
@@ -53,6 +55,10 @@ void mgpu_replica_table_destroy(struct mgpu_replica_table *t);
 
 /* The replica of the buffer that starts at `start`, or NULL. */
 struct mgpu_replica *mgpu_replica_table_find(const struct mgpu_replica_table *t, uint64_t start);
+
+/* The first replica that overlaps [start, start + bytes), or NULL. */
+struct mgpu_replica *mgpu_replica_table_first_in(const struct mgpu_replica_table *t,
+                                                 uint64_t start, size_t bytes);
 
 /* A new replica of [start, start + bytes), with no copy yet. Returns it, or
  * NULL when memory runs out or the range overlaps a buffer already there

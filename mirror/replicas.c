@@ -31,7 +31,7 @@ struct replica_extra {
     bool refreshed_now;                      /* in the launch being prepared */
     bool waited_now;
     bool privatised_now;
-    unsigned reduction; /* of the last launch that privatised it; 0: none yet */
+    unsigned reduction;          /* of the last launch that privatised it; 0: none yet */
     bool by_nccl[MGPU_MAX_GPUS]; /* copies left for NCCL in this launch (first entry per device) */
 };
 
@@ -286,8 +286,7 @@ static struct mgpu_replica *replica_of(CUdeviceptr start, size_t bytes, unsigned
         release(r, stream, false);
         return NULL;
     }
-    mgpu_debug("mirror: a replica of the %zu-byte buffer at 0x%llx", bytes,
-               (unsigned long long)start);
+    mgpu_debug("mirror: a replica of the %zu bytes at 0x%llx", bytes, (unsigned long long)start);
     return r;
 }
 
@@ -539,14 +538,16 @@ void mgpu_replicas_foreign_write(void)
         mgpu_replicas_written_anywhere();
 }
 
-void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async)
+void mgpu_replicas_freed(CUdeviceptr start, size_t bytes, CUstream stream, bool async)
 {
     if (!mgpu_replicas_exist())
         return;
     pthread_mutex_lock(&lock);
-    struct mgpu_replica *r = mgpu_replica_table_remove(&table, start);
-    if (r != NULL)
+    struct mgpu_replica *r;
+    while ((r = mgpu_replica_table_first_in(&table, start, bytes > 0 ? bytes : 1)) != NULL) {
+        mgpu_replica_table_remove(&table, r->start);
         release(r, stream, async);
+    }
     if (npending > 0)
         reclaim_pending();
     pthread_mutex_unlock(&lock);

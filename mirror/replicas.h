@@ -51,7 +51,8 @@ void mgpu_replicas_prepare(CUcontext home);
 
 /* One launch's reads, between begin and end (which hold the replicas'
  * lock): GPU `gpu`'s (context `ctx`) address for `pointer`, a pointer into
- * the pool buffer that starts at `start` (`bytes` long, pool id `id`), read
+ * [start, start + bytes): a pool buffer, or a range of one (pool id `id`
+ * either way), read
  * by the launch in `stream` (of the home context `home`): its fresh copy,
  * made and refreshed as needed, plus the pointer's offset; 0 when it gets
  * none (out of budget or memory: it reads the buffer itself). */
@@ -72,11 +73,12 @@ CUdeviceptr mgpu_replicas_private(CUdeviceptr start, size_t bytes, unsigned long
                                   bool from_contents, unsigned reduction);
 
 /* Coherence: the program may have written [dst, dst + bytes); or somewhere
- * mgpu cannot tell; or freed the buffer that starts at `start` (in stream
- * order on `stream`, or at once with stream NULL and the GPUs idle). */
+ * mgpu cannot tell; or freed the buffer [start, start + bytes), whose
+ * replicas, of the whole or of ranges of it, go (in stream order on
+ * `stream`, or at once with stream NULL and the GPUs idle). */
 void mgpu_replicas_written(CUdeviceptr dst, size_t bytes);
 void mgpu_replicas_written_anywhere(void);
-void mgpu_replicas_freed(CUdeviceptr start, CUstream stream, bool async);
+void mgpu_replicas_freed(CUdeviceptr start, size_t bytes, CUstream stream, bool async);
 
 /* Writes by a library whose driver calls bypass mgpu's hooks (libnccl,
  * MGPU_PASSTHROUGH): they may change anything, except while mgpu itself

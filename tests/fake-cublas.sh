@@ -18,7 +18,7 @@ use_fake_driver
 export FAKE_CUDA_GPUS=4
 export MGPU_DEVICE_COUNT=one
 client=tests/fake/fake_cublas_gemms
-cases=31
+cases=32
 
 # run NAME PROGRAM ARGS...: PROGRAM --exact under mgpu-run ARGS --report,
 # correct; its output in $work/NAME.out and .err, the fake's log in
@@ -77,7 +77,12 @@ expect_match "$work/events.err" "cublasSgemm_v2: 16 calls, 15 split"
 # Mirrors are on by default (MGPU_MIRROR=auto): the shared operand is read
 # from each GPU's copy.
 expect_match "$work/events.err" "parts per GPU: .*; 15 calls read A or B from mirrors"
-pass "-n 4 with events for fork and join, and mirrors by default"
+# A, B and C in one allocation (a framework's allocator): the mirror is of
+# A's range, not of the buffer C lies in, so all four Dgemms read mirrors,
+# and the one after A was rewritten reads the new A (the client checks C).
+expect_match "$work/events.err" "cublasDgemm_v2: 4 calls, 4 split"
+expect_match "$work/events.err" "parts per GPU: 0:4 1:4 2:4 3:4; 4 calls read A or B from mirrors"
+pass "-n 4 with events for fork and join, and mirrors by default, also of an operand's range in a buffer C shares"
 
 MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always run mirrors "$client" -n 4
 expect_in "$work/mirrors.err" "mirrors:"

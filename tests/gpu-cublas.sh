@@ -18,7 +18,7 @@
 require_gpu
 prog=tests/blas/cublas_gemms
 [ -x "$prog" ] || { echo "no $prog: configure found no shared cuBLAS"; exit 77; }
-cases=31
+cases=32
 
 timeout 120 $prog > "$work/plain" 2>&1 || { cat "$work/plain" >&2; fail "without mgpu"; }
 expect_in "$work/plain" "cublas_gemms: $cases cases correct"

@@ -173,13 +173,22 @@ static CUresult CUDAAPI hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, siz
                        bytes);
 }
 
+/* The bytes of the pool buffer that starts at dptr, whose replicas go with
+ * it; 0 when no buffer starts there (a bad free, which the pool answers). */
+static size_t buffer_bytes(CUdeviceptr dptr)
+{
+    struct mgpu_pool_block b;
+    return mgpu_pool_find(dptr, &b) && b.start == dptr ? b.bytes : 0;
+}
+
 static CUresult CUDAAPI hook_cuMemFree_v2(CUdeviceptr dptr)
 {
     MGPU_HOOK_ENTRY(cuMemFree_v2);
     if (mgpu_pool_holds(dptr)) {
+        size_t bytes = buffer_bytes(dptr);
         CUresult r = mgpu_pool_free(dptr, unknown_free_result());
         if (r == CUDA_SUCCESS)
-            mgpu_replicas_freed(dptr, NULL, false);
+            mgpu_replicas_freed(dptr, bytes, NULL, false);
         return noted_free(r, dptr);
     }
     return noted_free(real_cuMemFree_v2(dptr), dptr);
@@ -189,7 +198,7 @@ static CUresult CUDAAPI hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
 {
     MGPU_HOOK_ENTRY(cuMemFreeAsync);
     if (mgpu_pool_holds(dptr)) {
-        mgpu_replicas_freed(dptr, s, true);
+        mgpu_replicas_freed(dptr, buffer_bytes(dptr), s, true);
         return noted_free(mgpu_pool_free_async(dptr, s, unknown_free_result()), dptr);
     }
     return noted_free(real_cuMemFreeAsync(dptr, s), dptr);
@@ -199,7 +208,7 @@ static CUresult CUDAAPI hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
 {
     MGPU_HOOK_ENTRY(cuMemFreeAsync_ptsz);
     if (mgpu_pool_holds(dptr)) {
-        mgpu_replicas_freed(dptr, mgpu_per_thread_stream(s), true);
+        mgpu_replicas_freed(dptr, buffer_bytes(dptr), mgpu_per_thread_stream(s), true);
         return noted_free(
             mgpu_pool_free_async(dptr, mgpu_per_thread_stream(s), unknown_free_result()), dptr);
     }

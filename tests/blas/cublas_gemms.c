@@ -6,7 +6,8 @@
  * pointers, scalars in device memory, the TF32 math mode, a C with fewer
  * columns than GPUs, a small GEMM, both on the default stream and on a
  * stream set on the handle; and a C that lies inside a buffer a kernel
- * reads before and after the GEMM (a mirror of it must not go stale).
+ * reads before and after the GEMM (a mirror of it must not go stale); and A,
+ * B and C in one allocation, A rewritten between two GEMMs.
  * Every element of each C buffer is compared, its padding rows, the gaps
  * between batched matrices and guards on both sides included, so that a
  * part written out of place is found.
@@ -327,21 +328,20 @@ static bool a_rewritten_between_gemms(void)
     bool ok = check_blas("cublasSetPointerMode",
                          cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST)) &&
               check_blas("cublasSetMathMode", cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH)) &&
-              check_blas("cublasSgemm", cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N,
-                                                    &alpha, (float *)da, N, (float *)db, N, &beta,
-                                                    (float *)dc, N)) &&
-              check_cu("cuMemcpyHtoDAsync",
-                       cuMemcpyHtoDAsync(da, a, N * N * sizeof *a, stream)) &&
-              check_blas("cublasSgemm", cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N,
-                                                    &alpha, (float *)da, N, (float *)db, N, &beta,
-                                                    (float *)dc, N)) &&
+              check_blas("cublasSgemm",
+                         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &alpha, (float *)da,
+                                     N, (float *)db, N, &beta, (float *)dc, N)) &&
+              check_cu("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(da, a, N * N * sizeof *a, stream)) &&
+              check_blas("cublasSgemm",
+                         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &alpha, (float *)da,
+                                     N, (float *)db, N, &beta, (float *)dc, N)) &&
               check_cu("cuStreamSynchronize", cuStreamSynchronize(stream)) &&
               check_cu("cuMemcpyDtoH", cuMemcpyDtoH(c, dc, N * N * sizeof *c));
     reference_gemm(ELEM_R32, ELEM_R32, ELEM_R32, 0, 0, N, N, N, 1.0, a, N, b, N, 0.0, want, N);
     for (int i = 0; ok && i < N * N; i++)
         if (fabsf(c[i] - want[i]) > (exact ? 0.0f : 1e-5f * (2 * N + 1))) {
-            printf("FAIL: A rewritten between two GEMMs: C[%d] is %g, not %g (the old A read)\n",
-                   i, c[i], want[i]);
+            printf("FAIL: A rewritten between two GEMMs: C[%d] is %g, not %g (the old A read)\n", i,
+                   c[i], want[i]);
             ok = false;
         }
     if (ok)
@@ -349,6 +349,55 @@ static bool a_rewritten_between_gemms(void)
     cuMemFree(da);
     cuMemFree(db);
     cuMemFree(dc);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+    return ok;
+}
+
+/* A, B and C in one allocation, as a framework's caching allocator lays
+ * tensors in one segment: a GEMM, A rewritten by a copy, the same GEMM
+ * again. The parts may read A from mirrors of its range (C lies beside
+ * it, not on it), and the second GEMM must read the new A. */
+static bool operands_in_one_allocation(void)
+{
+    enum { M = 80, N = 48, K = 24 };
+    size_t a_count = M * K, b_count = K * N, c_count = M * N;
+    double *a = malloc(a_count * sizeof *a), *b = malloc(b_count * sizeof *b);
+    double *c = malloc(c_count * sizeof *c), *want = malloc(c_count * sizeof *want);
+    reference_fill(ELEM_R64, a, (long long)a_count, 21);
+    reference_fill(ELEM_R64, b, (long long)b_count, 22);
+    CUdeviceptr whole = 0;
+    if (!check_cu("cuMemAlloc", cuMemAlloc(&whole, (a_count + b_count + c_count) * sizeof *a)))
+        return false;
+    CUdeviceptr da = whole, db = whole + a_count * sizeof *a,
+                dc = whole + (a_count + b_count) * sizeof *a;
+    const double alpha = 1.0, beta = 0.0;
+    bool ok = check_cu("cuMemcpyHtoD", cuMemcpyHtoD(da, a, a_count * sizeof *a)) &&
+              check_cu("cuMemcpyHtoD", cuMemcpyHtoD(db, b, b_count * sizeof *b)) &&
+              check_blas("cublasSetPointerMode",
+                         cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST)) &&
+              check_blas("cublasDgemm",
+                         cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha,
+                                     (double *)da, M, (double *)db, K, &beta, (double *)dc, M));
+    reference_fill(ELEM_R64, a, (long long)a_count, 23);
+    ok = ok &&
+         check_cu("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(da, a, a_count * sizeof *a, stream)) &&
+         check_blas("cublasDgemm",
+                    cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, (double *)da, M,
+                                (double *)db, K, &beta, (double *)dc, M)) &&
+         check_cu("cuStreamSynchronize", cuStreamSynchronize(stream)) &&
+         check_cu("cuMemcpyDtoH", cuMemcpyDtoH(c, dc, c_count * sizeof *c));
+    reference_gemm(ELEM_R64, ELEM_R64, ELEM_R64, 0, 0, M, N, K, 1.0, a, M, b, K, 0.0, want, M);
+    for (size_t i = 0; ok && i < c_count; i++)
+        if (fabs(c[i] - want[i]) > (exact ? 0.0 : 1e-12 * (2 * K + 1))) {
+            printf("FAIL: A, B and C in one allocation: C[%zu] is %g, not %g\n", i, c[i], want[i]);
+            ok = false;
+        }
+    if (ok)
+        printf("ok: A, B and C in one allocation, A rewritten between two GEMMs\n");
+    cuMemFree(whole);
     free(a);
     free(b);
     free(c);
@@ -424,10 +473,11 @@ int main(int argc, char **argv)
         if (!run_case(&cases[i]))
             return 1;
     }
-    if (!c_inside_a_buffer_read_later() || !a_rewritten_between_gemms())
+    if (!c_inside_a_buffer_read_later() || !a_rewritten_between_gemms() ||
+        !operands_in_one_allocation())
         return 1;
     cublasDestroy(handle);
     cuStreamDestroy(stream);
-    printf("cublas_gemms: %d cases correct\n", count + 2);
+    printf("cublas_gemms: %d cases correct\n", count + 3);
     return 0;
 }

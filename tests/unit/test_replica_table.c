@@ -42,6 +42,14 @@ static void test_lookup_and_overlap(void)
     CHECK(mgpu_replica_table_add(&t, UINT64_MAX - 4, 16) == NULL); /* wraps */
     CHECK(mgpu_replica_table_add(&t, 0x11000, 0xf000) != NULL);    /* fills the gap exactly */
     CHECK(t.count == 4);
+    /* The first replica overlapping a range: a freed buffer's, whole or of
+     * ranges of it. */
+    CHECK(mgpu_replica_table_first_in(&t, 0x20000, 0x10000) == b);
+    CHECK(mgpu_replica_table_first_in(&t, 0x2f000, 0x8000) == b);
+    CHECK(mgpu_replica_table_first_in(&t, 0x30000, 0x10) == c);
+    CHECK(mgpu_replica_table_first_in(&t, 0x31000, 0x1000) == NULL);
+    CHECK(mgpu_replica_table_first_in(&t, 0x0, 0x10000) == NULL); /* touches a, no overlap */
+    CHECK(mgpu_replica_table_first_in(&t, 0x0, 0x10001) == a);
     mgpu_replica_table_destroy(&t);
 }
 
