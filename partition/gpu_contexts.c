@@ -69,8 +69,7 @@ static int retain_others(char *err, size_t errlen)
         if (r == CUDA_SUCCESS)
             r = mgpu_drv.cuDevicePrimaryCtxRetain(&primary[d], dev);
         if (r != CUDA_SUCCESS) {
-            snprintf(err, errlen, "the primary context of device %d: %s", d,
-                     mgpu_cu_error_name(r));
+            snprintf(err, errlen, "the primary context of device %d: %s", d, mgpu_cu_error_name(r));
             for (int k = 1; k < MGPU_MAX_GPUS; k++) {
                 CUdevice other;
                 if (primary[k] != NULL && mgpu_drv.cuDeviceGet(&other, k) == CUDA_SUCCESS)
@@ -99,6 +98,39 @@ CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev)
     return r;
 }
 
+/* Peer access between two contexts: the pairs mgpu enabled for its split
+ * launches, and the pairs the program enabled itself, each as the driver
+ * alone would have answered it (mgpu_program_enable_peer). Under
+ * contexts_lock. */
+struct peer_pair {
+    CUcontext from, to;
+};
+#define MAX_PEER_PAIRS 512
+struct peer_pairs {
+    struct peer_pair pair[MAX_PEER_PAIRS];
+    int count;
+};
+static struct peer_pairs mgpu_peers, program_peers;
+
+static int find_pair(const struct peer_pairs *p, CUcontext from, CUcontext to)
+{
+    for (int i = 0; i < p->count; i++)
+        if (p->pair[i].from == from && p->pair[i].to == to)
+            return i;
+    return -1;
+}
+
+static void add_pair(struct peer_pairs *p, CUcontext from, CUcontext to)
+{
+    if (find_pair(p, from, to) < 0 && p->count < MAX_PEER_PAIRS)
+        p->pair[p->count++] = (struct peer_pair){from, to};
+}
+
+static void remove_pair(struct peer_pairs *p, int i)
+{
+    p->pair[i] = p->pair[--p->count];
+}
+
 /* Lets the kernels of context `from` reach the memory of context `to`. */
 static CUresult enable_peer(CUcontext from, CUcontext to)
 {
@@ -108,7 +140,54 @@ static CUresult enable_peer(CUcontext from, CUcontext to)
     r = mgpu_drv.cuCtxEnablePeerAccess(to, 0);
     CUcontext popped;
     mgpu_drv.cuCtxPopCurrent(&popped);
-    return r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ? CUDA_SUCCESS : r;
+    if (r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) /* the program's already: mgpu's too now */
+        r = CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        add_pair(&mgpu_peers, from, to);
+    return r;
+}
+
+CUresult mgpu_program_enable_peer(CUcontext peer, unsigned flags,
+                                  CUresult (*enable)(CUcontext, unsigned))
+{
+    CUcontext current = NULL;
+    if (mgpu_drv.cuCtxGetCurrent == NULL || mgpu_drv.cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
+        current == NULL)
+        return enable(peer, flags);
+    pthread_mutex_lock(&contexts_lock);
+    CUresult r;
+    if (find_pair(&program_peers, current, peer) >= 0) {
+        r = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    } else {
+        r = enable(peer, flags);
+        if (r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED &&
+            find_pair(&mgpu_peers, current, peer) >= 0)
+            r = CUDA_SUCCESS; /* enabled by mgpu, not yet by the program */
+        if (r == CUDA_SUCCESS)
+            add_pair(&program_peers, current, peer);
+    }
+    pthread_mutex_unlock(&contexts_lock);
+    return r;
+}
+
+CUresult mgpu_program_disable_peer(CUcontext peer, CUresult (*disable)(CUcontext))
+{
+    CUcontext current = NULL;
+    if (mgpu_drv.cuCtxGetCurrent == NULL || mgpu_drv.cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
+        current == NULL)
+        return disable(peer);
+    pthread_mutex_lock(&contexts_lock);
+    int mine = find_pair(&program_peers, current, peer);
+    bool mgpus = find_pair(&mgpu_peers, current, peer) >= 0;
+    CUresult r;
+    if (mgpus) /* mgpu's access stays; the program's view follows its calls */
+        r = mine >= 0 ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    else
+        r = disable(peer);
+    if (mine >= 0 && (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_NOT_ENABLED))
+        remove_pair(&program_peers, mine);
+    pthread_mutex_unlock(&contexts_lock);
+    return r;
 }
 
 /* Under contexts_lock: peer access both ways between every pair of

@@ -32,4 +32,12 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
 /* The device of context `ctx`, asked with it pushed current. */
 CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev);
 
+/* The program's cuCtxEnablePeerAccess and cuCtxDisablePeerAccess (through
+ * the driver's `enable` and `disable`), answered as the driver alone would
+ * answer them: access mgpu enabled for its split launches is neither
+ * reported to the program as already enabled nor switched off by it. */
+CUresult mgpu_program_enable_peer(CUcontext peer, unsigned flags,
+                                  CUresult (*enable)(CUcontext, unsigned));
+CUresult mgpu_program_disable_peer(CUcontext peer, CUresult (*disable)(CUcontext));
+
 #endif

@@ -14,6 +14,7 @@ static const struct mgpu_hook *const all_tables[] = {
     mgpu_pointer_hooks,     mgpu_sync_hooks,
     mgpu_host_function_hooks,
     mgpu_write_hooks,       mgpu_ipc_hooks,
+    mgpu_peer_hooks,
 };
 #define TABLE_COUNT (sizeof all_tables / sizeof all_tables[0])
 

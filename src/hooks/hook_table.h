@@ -70,6 +70,7 @@ extern const struct mgpu_hook mgpu_sync_hooks[];
 extern const struct mgpu_hook mgpu_host_function_hooks[];
 extern const struct mgpu_hook mgpu_write_hooks[];
 extern const struct mgpu_hook mgpu_ipc_hooks[];
+extern const struct mgpu_hook mgpu_peer_hooks[];
 
 /* Fills every hook's real pointer from the loaded driver. A hook whose
  * symbol the driver lacks stays unbound and is never handed out. */

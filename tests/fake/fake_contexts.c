@@ -272,6 +272,15 @@ FAKE_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+/* For the tests: the devices whose memory context ctx's kernels may reach,
+ * as bits; what the driver holds, whatever a program was told. */
+FAKE_EXPORT uint64_t fake_context_peer_bits(CUcontext ctx);
+uint64_t fake_context_peer_bits(CUcontext ctx)
+{
+    struct fake_context *c = fake_context_of(ctx);
+    return c != NULL ? atomic_load(&c->peers) : 0;
+}
+
 FAKE_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
 {
     FAKE_ENTER_INIT("cuCtxDisablePeerAccess", CUDA_ERROR_INVALID_VALUE);
