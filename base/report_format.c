@@ -300,7 +300,8 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
     }
 
     if (r->module_count > 0)
-        fprintf(out, "modules loaded: %zu\n", r->module_count);
+        fprintf(out, "modules loaded: %zu\n",
+                r->modules_loaded > r->module_count ? r->modules_loaded : r->module_count);
     for (size_t i = 0; i < r->module_count; i++)
         print_wrapped(out, r->module_lines[i], 2, 6);
 
@@ -344,8 +345,7 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                     r->mirror_buffers, r->mirror_copies, r->mirror_refreshes, total,
                     r->mirror_stale_marks);
             if (r->mirror_evictions > 0)
-                fprintf(out, ", %lu copies evicted to stay within the budget",
-                        r->mirror_evictions);
+                fprintf(out, ", %lu copies evicted to stay within the budget", r->mirror_evictions);
             fprintf(out, "\n");
             for (size_t i = 0; i < r->mirror_line_count; i++)
                 fprintf(out, "    %s\n", r->mirror_lines[i]);

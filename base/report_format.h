@@ -48,8 +48,9 @@ struct mgpu_report {
      * GPUs ran; slice_gpus is 0 when none was split. */
     const unsigned long *slices_per_gpu;
     int slice_gpus;
-    const char (*module_lines)[160]; /* one per module the program loaded */
-    size_t module_count;
+    const char (*module_lines)[160]; /* one per module the program loaded, as many as kept */
+    size_t module_count;             /* lines */
+    size_t modules_loaded;           /* modules, over the run */
     unsigned long allocations, frees;
     unsigned long long bytes_allocated, peak_bytes, live_bytes;
     /* The memory pool: placement, physical bytes per GPU, copies split. */

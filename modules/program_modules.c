@@ -87,8 +87,22 @@ struct handle_slot {
 static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct handle_slot *slots;
 static size_t slot_capacity, slot_used;
-static struct program_module **modules;
+static struct program_module **modules; /* the loaded ones, in load order */
 static size_t module_count, module_capacity;
+static int modules_loaded; /* ids: from 1, never reused */
+
+/* The report's lines of unloaded modules, kept in place of their records,
+ * which go with the module: a program that loads and unloads modules in a
+ * loop (JIT-compiled kernels) must not grow mgpu. The first
+ * REPORTED_UNLOADED, then a count. Under table_lock. */
+#define REPORTED_UNLOADED 63 /* and a line for the rest: the report shows 64 */
+struct unloaded_line {
+    int id;
+    char line[160];
+};
+static struct unloaded_line unloaded_lines[REPORTED_UNLOADED];
+static size_t unloaded_line_count;
+static unsigned long unloaded_more, unloaded_more_launches;
 
 /* Home-context address ranges of the __constant__ variables of modules
  * with copies: writes into them make the copies stale. */
@@ -123,7 +137,15 @@ static int put_slot(const void *handle, struct program_module *m, struct kernel_
         return 0;
     }
     if ((slot_used + 1) * 2 > slot_capacity) {
-        size_t cap = slot_capacity ? slot_capacity * 2 : 256;
+        /* Sized for the live handles: the removed ones (unloaded modules'
+         * keys) are dropped here, so that loading and unloading in a loop
+         * does not grow the table. */
+        size_t live = 0;
+        for (size_t i = 0; i < slot_capacity; i++)
+            live += slots[i].handle != NULL && slots[i].module != NULL;
+        size_t cap = 256;
+        while (cap < (live + 1) * 4)
+            cap *= 2;
         struct handle_slot *bigger = calloc(cap, sizeof *bigger);
         if (bigger == NULL)
             return -1;
@@ -219,7 +241,7 @@ void mgpu_program_module_loaded(void *handle, bool is_library, const void *image
     bool kept = module_count < module_capacity && put_slot(handle, m, NULL) == 0;
     if (kept) {
         modules[module_count++] = m;
-        m->id = (int)module_count;
+        m->id = ++modules_loaded;
     }
     pthread_rwlock_unlock(&table_lock);
     if (!kept) {
@@ -263,6 +285,65 @@ static void drop_constant_ranges(struct program_module *m)
     atomic_store(&constant_ranges_live, kept);
 }
 
+/* Module m's line in the report. */
+static void describe_module(struct program_module *m, char line[160])
+{
+    int state = atomic_load(&m->state);
+    unsigned long launches = atomic_load(&m->launches);
+    if (state == COPIES_READY)
+        snprintf(line, 160,
+                 "module %d (%s): copies on %d GPUs, built in %.2f s; %lu launch%s from them",
+                 m->id, m->loaded_by, m->copy_gpus, m->build_seconds, launches,
+                 launches == 1 ? "" : "es");
+    else if (state == COPIES_NONE)
+        snprintf(line, 160, "module %d (%s): runs as loaded: %.100s", m->id, m->loaded_by,
+                 m->why_none);
+    else
+        snprintf(line, 160, "module %d (%s): not used", m->id, m->loaded_by);
+}
+
+/* An unloaded module's record goes, its report line kept (unloaded_lines);
+ * no handle maps to it any more. */
+static void forget_module(struct program_module *m)
+{
+    pthread_rwlock_wrlock(&table_lock);
+    for (size_t i = 0; i < module_count; i++)
+        if (modules[i] == m) {
+            memmove(&modules[i], &modules[i + 1], (module_count - i - 1) * sizeof *modules);
+            module_count--;
+            break;
+        }
+    if (unloaded_line_count < REPORTED_UNLOADED) {
+        struct unloaded_line *u = &unloaded_lines[unloaded_line_count++];
+        u->id = m->id;
+        describe_module(m, u->line);
+        /* kept in id order for the report */
+        for (size_t i = unloaded_line_count - 1; i > 0 && unloaded_lines[i - 1].id > u->id; i--) {
+            struct unloaded_line t = unloaded_lines[i];
+            unloaded_lines[i] = unloaded_lines[i - 1];
+            unloaded_lines[i - 1] = t;
+            u = &unloaded_lines[i - 1];
+        }
+    } else {
+        unloaded_more++;
+        unloaded_more_launches += atomic_load(&m->launches);
+    }
+    pthread_rwlock_unlock(&table_lock);
+    while (m->kernels != NULL) {
+        struct kernel_entry *k = m->kernels;
+        m->kernels = k->next;
+        free(k->name);
+        free(k->param_offsets);
+        free(k->param_sizes);
+        free(k->param_use);
+        free(k->param_reduction);
+        free(k->param_scatter);
+        free(k);
+    }
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
 void mgpu_program_module_unloading(void *handle)
 {
     struct program_module *m;
@@ -292,6 +373,7 @@ void mgpu_program_module_unloading(void *handle)
         snprintf(m->why_none, sizeof m->why_none, "unloaded before any use");
     }
     pthread_mutex_unlock(&m->lock);
+    forget_module(m);
 }
 
 /* The module's entry for kernel `name`, made on first sight. */
@@ -830,25 +912,30 @@ void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result)
     l->params_heap = NULL;
 }
 
+size_t mgpu_program_modules_loaded(void)
+{
+    pthread_rwlock_rdlock(&table_lock);
+    size_t n = (size_t)modules_loaded;
+    pthread_rwlock_unlock(&table_lock);
+    return n;
+}
+
 size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
 {
     pthread_rwlock_rdlock(&table_lock);
-    size_t n = 0;
-    for (size_t i = 0; i < module_count && n < max; i++) {
-        struct program_module *m = modules[i];
-        int state = atomic_load(&m->state);
-        unsigned long launches = atomic_load(&m->launches);
-        if (state == COPIES_READY)
-            snprintf(lines[n++], 160,
-                     "module %d (%s): copies on %d GPUs, built in %.2f s; %lu launch%s from them",
-                     m->id, m->loaded_by, m->copy_gpus, m->build_seconds, launches,
-                     launches == 1 ? "" : "es");
-        else if (state == COPIES_NONE)
-            snprintf(lines[n++], 160, "module %d (%s): runs as loaded: %.100s", m->id, m->loaded_by,
-                     m->why_none);
+    /* Loaded and unloaded ones in the order of their ids. */
+    size_t n = 0, live = 0, gone = 0;
+    while (n < max && (live < module_count || gone < unloaded_line_count)) {
+        bool take_live = gone == unloaded_line_count ||
+                         (live < module_count && modules[live]->id < unloaded_lines[gone].id);
+        if (take_live)
+            describe_module(modules[live++], lines[n++]);
         else
-            snprintf(lines[n++], 160, "module %d (%s): not used", m->id, m->loaded_by);
+            memcpy(lines[n++], unloaded_lines[gone++].line, 160);
     }
+    if (unloaded_more > 0 && n < max)
+        snprintf(lines[n++], 160, "%lu more modules unloaded, %lu launches from their copies",
+                 unloaded_more, unloaded_more_launches);
     pthread_rwlock_unlock(&table_lock);
     return n;
 }

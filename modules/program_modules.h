@@ -106,6 +106,9 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
                               struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why);
 void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result);
 
+/* How many modules the program loaded over the run, unloaded ones too. */
+size_t mgpu_program_modules_loaded(void);
+
 /* For the report: one line per module loaded, at most `max`. */
 size_t mgpu_program_modules_describe(char (*lines)[160], size_t max);
 

@@ -119,6 +119,7 @@ void mgpu_report_print(void)
     static char module_lines[64][160];
     r.module_lines = (const char(*)[160])module_lines;
     r.module_count = mgpu_program_modules_describe(module_lines, 64);
+    r.modules_loaded = mgpu_program_modules_loaded();
 
     struct mgpu_memory_totals mem;
     mgpu_memory_totals_get(&mem);
@@ -135,7 +136,7 @@ void mgpu_report_print(void)
         pool_now[g] = pool.now[g];
         pool_peak[g] = pool.peak[g];
     }
-    r.pool_placement = !pool.active                                  ? NULL
+    r.pool_placement = !pool.active                                ? NULL
                        : mgpu_cfg.placement == MGPU_PLACEMENT_AUTO ? "auto"
                                                                    : pool.placement;
     r.pool_off_reason = pool.why_off;

@@ -32,6 +32,9 @@ static struct fake_handles modules = FAKE_HANDLES_INIT;
 static struct fake_handles functions = FAKE_HANDLES_INIT;
 
 /* Kernel handles that are pointers to these names. */
+/* Modules loaded over the run (tests/fake-module-churn.sh weighs the
+ * fake's own memory per module by it). */
+FAKE_EXPORT atomic_ulong fake_module_loads;
 FAKE_EXPORT const char fake_kernel_a[] = "_Z8kernel_aPfi";
 FAKE_EXPORT const char fake_kernel_b[] = "_Z8kernel_bPKfPfm";
 
@@ -377,6 +380,7 @@ static CUresult load(CUmodule *out, const void *image, unsigned noptions, CUjit_
     }
     write_log(noptions, options, values, "");
     fake_live(FAKE_MODULE, 1);
+    atomic_fetch_add(&fake_module_loads, 1);
     *out = (CUmodule)m;
     return CUDA_SUCCESS;
 }
