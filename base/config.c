@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,9 +113,12 @@ static int parse_small_int(const char *text, long lo, long hi, long *out)
 int mgpu_parse_gpu_count(const char *text, const char *what, int *out, char *err, size_t errlen)
 {
     long v;
-    if (parse_small_int(text, 1, MGPU_MAX_GPUS, &v) != 0)
+    if (parse_small_int(text, 1, LONG_MAX, &v) != 0)
         return fail(err, errlen, "%s%s is not a GPU count; give a whole number from 1 up, e.g. 2",
                     what, text ? text : "(empty)");
+    if (v > MGPU_MAX_GPUS)
+        return fail(err, errlen, "%s%s is more GPUs than mgpu supports; give at most %d", what,
+                    text, MGPU_MAX_GPUS);
     *out = (int)v;
     return 0;
 }
@@ -132,7 +136,8 @@ static int parse_gpu_item(const char *tok, long *gpu, long *times)
     *times = 1;
     if (parse_small_int(index, 0, 4095, gpu) != 0)
         return -1;
-    return x == NULL ? 0 : parse_small_int(x + 1, 1, MGPU_MAX_GPUS, times);
+    /* Any count: past MGPU_MAX_GPUS the caller says the limit. */
+    return x == NULL ? 0 : parse_small_int(x + 1, 1, LONG_MAX, times);
 }
 
 int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, int *len, char *err,
@@ -152,7 +157,7 @@ int mgpu_parse_gpu_list(const char *text, const char *what, int *out, int max, i
         long gpu, times;
         if (parse_gpu_item(tok, &gpu, &times) != 0)
             return fail(err, errlen, "%s%s is not a GPU list; %s", what, text, hint);
-        if (n + times > max)
+        if (times > max - n)
             return fail(err, errlen, "%s%s lists more GPUs than mgpu supports; list at most %d",
                         what, text, max);
         for (long t = 0; t < times; t++)
@@ -351,8 +356,10 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (v && *v) {
         long rank;
         if (parse_small_int(v, 0, (1L << 24) - 1, &rank) != 0)
-            return fail(err, errlen, "MGPU_RANK=%s is not a rank; mgpu-run sets it under MPI, "
-                        "unset it otherwise", v);
+            return fail(err, errlen,
+                        "MGPU_RANK=%s is not a rank; mgpu-run sets it under MPI, "
+                        "unset it otherwise",
+                        v);
         cfg->rank = (int)rank;
     }
 

@@ -257,10 +257,9 @@ static bool check_gpus(void)
     for (int a = 0; a < pool.naccess; a++)
         for (int b = 0; b < pool.naccess; b++) {
             int can = 0;
-            if (a != b &&
-                (mgpu_drv.cuDeviceCanAccessPeer(&can, pool.access_devices[a],
-                                                pool.access_devices[b]) != CUDA_SUCCESS ||
-                 !can))
+            if (a != b && (mgpu_drv.cuDeviceCanAccessPeer(&can, pool.access_devices[a],
+                                                          pool.access_devices[b]) != CUDA_SUCCESS ||
+                           !can))
                 return stay_off("device %d cannot reach device %d's memory (no peer access); "
                                 "allocations stay on GPU 0; choose GPUs that are linked "
                                 "with --gpus",
@@ -602,9 +601,16 @@ bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out)
     if (a != NULL && address >= a->start + a->bytes)
         a = NULL; /* past the end the program asked for: the driver knows no such pointer */
     if (a != NULL)
-        *out = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id, a->shared};
+        *out =
+            (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id, a->shared};
     pthread_mutex_unlock(&pool.lock);
     return a != NULL;
+}
+
+bool mgpu_pool_overruns(CUdeviceptr address, size_t bytes)
+{
+    struct mgpu_pool_block b;
+    return bytes > 0 && mgpu_pool_find(address, &b) && bytes > b.start + b.bytes - address;
 }
 
 size_t mgpu_pool_share(CUdeviceptr address, struct mgpu_pool_shared *out,
@@ -986,7 +992,8 @@ size_t mgpu_pool_large_buffers(struct mgpu_pool_block *out, size_t max)
     size_t count = pool.active ? pool.table.nlarge : 0;
     for (size_t i = 0; i < count && i < max; i++) {
         const struct mgpu_allocation *a = pool.table.large[i];
-        out[i] = (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id, a->shared};
+        out[i] =
+            (struct mgpu_pool_block){a->start, a->bytes, a->context, a->mempool, a->id, a->shared};
     }
     pthread_mutex_unlock(&pool.lock);
     return count;

@@ -19,11 +19,11 @@
 
 /* What the runtime decides for the pool before the program runs. */
 struct mgpu_pool_settings {
-    bool off;                     /* allocations go to the driver */
-    const char *why_off;          /* then, for the report ("MGPU_MEMORY=driver") */
+    bool off;            /* allocations go to the driver */
+    const char *why_off; /* then, for the report ("MGPU_MEMORY=driver") */
     enum mgpu_placement placement;
-    size_t spread_min;            /* smaller buffers start on the home GPU; 0: none */
-    void (*started)(void);        /* called once the pool holds memory to give back */
+    size_t spread_min;     /* smaller buffers start on the home GPU; 0: none */
+    void (*started)(void); /* called once the pool holds memory to give back */
 };
 void mgpu_pool_configure(const struct mgpu_pool_settings *settings);
 
@@ -66,6 +66,14 @@ struct mgpu_pool_block {
     bool shared;           /* mapped by another process (mgpu_pool_share) */
 };
 bool mgpu_pool_find(CUdeviceptr address, struct mgpu_pool_block *out);
+
+/* Whether [address, address + bytes) starts inside one of the program's
+ * allocations and runs past its end. The driver refuses a copy or set
+ * that leaves one of its own allocations (CUDA_ERROR_INVALID_VALUE); past
+ * the end of a pool allocation lies mapped memory (the next allocation,
+ * the rest of its granule) that the driver would write or read. False
+ * outside the pool without taking a lock. */
+bool mgpu_pool_overruns(CUdeviceptr address, size_t bytes);
 
 /* Splits [address, address + bytes) into runs of one owning GPU (offsets
  * relative to `address`). Returns the number of runs (more than `max` when

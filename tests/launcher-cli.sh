@@ -34,6 +34,49 @@ MGPU_NGPUS=8 one_line_error 2 "MGPU_NGPUS=8 asks for 8 GPUs but this machine has
 MGPU_LIBDIR=/nonexistent one_line_error 2 "reinstall mgpu" "$MGPU_RUN" true
 pass "bad requests give one line naming the fix"
 
+# Past MGPU_MAX_GPUS, the message names the limit (it said only "not a GPU
+# count" or "not a GPU list").
+one_line_error 2 "-n 65 is more GPUs than mgpu supports; give at most 64" "$MGPU_RUN" -n 65 true
+MGPU_NGPUS=65 one_line_error 2 "MGPU_NGPUS=65 is more GPUs than mgpu supports; give at most 64" \
+  "$MGPU_RUN" true
+one_line_error 2 "--gpus 0x65 lists more GPUs than mgpu supports; list at most 64" \
+  "$MGPU_RUN" --gpus 0x65 true
+one_line_error 2 "--gpus 0x33,1x32 lists more GPUs than mgpu supports; list at most 64" \
+  "$MGPU_RUN" --gpus 0x33,1x32 true
+expect_status 0 "$MGPU_RUN" --gpus 0x64 sh -c 'echo "$MGPU_ENTRIES"'
+[ "$(tr ',' '\n' < "$work/out" | wc -l)" -eq 64 ] || fail "--gpus 0x64 did not give 64 entries"
+pass "-n and --gpus past 64 GPUs: one line naming the limit; 64 taken"
+
+# A --trace file that cannot be written is a request error, said before
+# the program runs (it was said only at the end, with the program's
+# status), and leaves no file behind; a writable one is not created early.
+one_line_error 2 "cannot write the trace file $work/no/such/dir/run.json (--trace): No such file or directory" \
+  "$MGPU_RUN" --trace "$work/no/such/dir/run.json" sh -c 'echo ran'
+[ ! -s "$work/out" ] || fail "the program ran with an unwritable --trace"
+MGPU_TRACE="$work" one_line_error 2 "cannot write the trace file $work (MGPU_TRACE): Is a directory" \
+  "$MGPU_RUN" true
+if [ "$(id -u)" -ne 0 ]; then
+  mkdir "$work/readonly" && chmod 555 "$work/readonly"
+  one_line_error 2 "cannot write the trace file $work/readonly/run.json (--trace): Permission denied" \
+    "$MGPU_RUN" --trace "$work/readonly/run.json" true
+  [ -z "$(ls -A "$work/readonly")" ] || fail "a failed --trace check left a file behind"
+  chmod 755 "$work/readonly"
+fi
+expect_status 0 "$MGPU_RUN" --trace "$work/later.json" sh -c "test ! -e '$work/later.json'"
+pass "an unwritable --trace or MGPU_TRACE: one line and status 2 before the program runs"
+
+# A script without "#!": run by /bin/sh, as execvp, shells, env and nice
+# run it (it failed with "Exec format error", status 126).
+printf 'echo "no #! line: $0 $1"\nexit 5\n' > "$work/plain-script"
+chmod +x "$work/plain-script"
+expect_status 5 "$MGPU_RUN" -n 2 "$work/plain-script" one
+expect_in "$work/out" "no #! line: $work/plain-script one"
+PATH="$work:$PATH" expect_status 5 "$MGPU_RUN" --gpus 0 plain-script two
+expect_in "$work/out" "no #! line: $work/plain-script two"
+FAKE_CUDA_GPUS=0 expect_status 5 "$MGPU_RUN" "$work/plain-script" three
+expect_in "$work/out" "no #! line: $work/plain-script three"
+pass "a script without #! runs under /bin/sh, with its arguments, with or without mgpu"
+
 expect_status 7 "$MGPU_RUN" -n 2 sh -c 'exit 7'
 expect_status 0 "$MGPU_RUN" -n 2 -- sh -c 'test "$MGPU_ACTIVE" = 1 && test -n "$CUDA_VISIBLE_DEVICES"'
 pass "the exit status is the program's, and the program gets mgpu's environment"

@@ -1,6 +1,10 @@
 /* Owns the hooks of the copies and sets of device memory (cuMemcpy*,
  * cuMemset*, plain and stream-ordered, each with its per-thread-stream
  * variant). Each one
+ * - refuses, with CUDA_ERROR_INVALID_VALUE and before touching memory, a
+ *   range that starts inside a pool allocation and runs past its end, as
+ *   the driver refuses one that leaves its own allocation: in the pool the
+ *   next allocation lies there, mapped;
  * - watches for writes into a __constant__ variable of a module with
  *   per-GPU copies, which makes the copies refresh it before that module's
  *   next launch;
@@ -15,6 +19,7 @@
  * write constants only in programs that look the address up again first,
  * which the symbol lookup hooks see. */
 #include "memory/copy_router.h"
+#include "memory/memory_pool.h"
 #include "src/hooks/hook_table.h"
 #include "modules/program_modules.h"
 #include "mirror/replicas.h"
@@ -22,6 +27,7 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <stdint.h>
 
 #define SYNC_LEGACY ((struct mgpu_copy_call){CU_STREAM_LEGACY, true})
 #define SYNC_PER_THREAD ((struct mgpu_copy_call){CU_STREAM_PER_THREAD, true})
@@ -29,11 +35,13 @@
 /* In a _ptsz call, stream 0 is the calling thread's default stream. */
 #define ASYNC_PER_THREAD(s) ((struct mgpu_copy_call){(s) ? (s) : CU_STREAM_PER_THREAD, false})
 
-#define COPY_HOOK(sym, pfn, params, args, written, route, answer)                                  \
+#define COPY_HOOK(sym, pfn, params, args, leaves, written, route, answer)                          \
     MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
     static CUresult CUDAAPI hook_##sym params                                                      \
     {                                                                                              \
         MGPU_HOOK_ENTRY(sym);                                                                      \
+        if (leaves)                                                                                \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
         written;                                                                                   \
         CUresult routed;                                                                           \
         CUresult r = (route) ? routed : real_##sym args;                                           \
@@ -58,84 +66,101 @@
 #define DTOD_ASYNC_PARAMS (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 #define SET_PARAMS(T) (CUdeviceptr dst, T value, size_t n)
 #define SET_ASYNC_PARAMS(T) (CUdeviceptr dst, T value, size_t n, CUstream s)
+/* A copy or set that starts inside a pool allocation and leaves it is
+ * refused before anything is written or read, as the driver refuses one
+ * that leaves its own allocation (mgpu_pool_overruns). */
+#define LEAVES(p, bytes) mgpu_pool_overruns((p), (bytes))
+/* The bytes of `count` elements of `size`, saturated: past SIZE_MAX
+ * leaves any allocation. */
+#define SET_BYTES(count, size) ((count) > SIZE_MAX / (size) ? SIZE_MAX : (count) * (size))
 #define NOTHING_WRITTEN ((void)0)
 /* A write into device memory: stale __constant__ copies and replicas. */
 #define WRITES(dst, bytes)                                                                         \
     (mgpu_program_memory_written((dst), (bytes)), mgpu_replicas_written((dst), (bytes)))
 
-COPY_HOOK(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, HTOD_PARAMS, (dst, src, n), WRITES(dst, n),
-          mgpu_copy_to_device(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
-COPY_HOOK(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, DTOH_PARAMS, (dst, src, n), NOTHING_WRITTEN,
-          mgpu_copy_to_host(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
-COPY_HOOK(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+COPY_HOOK(cuMemcpyHtoD_v2, PFN_cuMemcpyHtoD_v3020, HTOD_PARAMS, (dst, src, n), LEAVES(dst, n),
+          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, SYNC_LEGACY, &routed),
+          AFTER_BLOCKING_COPY)
+COPY_HOOK(cuMemcpyDtoH_v2, PFN_cuMemcpyDtoH_v3020, DTOH_PARAMS, (dst, src, n), LEAVES(src, n),
+          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, SYNC_LEGACY, &routed),
+          AFTER_BLOCKING_COPY)
+COPY_HOOK(cuMemcpyDtoD_v2, PFN_cuMemcpyDtoD_v3020, DTOD_PARAMS, (dst, src, n),
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
           mgpu_copy_on_device(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
-COPY_HOOK(cuMemcpy, PFN_cuMemcpy_v4000, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+COPY_HOOK(cuMemcpy, PFN_cuMemcpy_v4000, DTOD_PARAMS, (dst, src, n),
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
           mgpu_copy_unified(dst, src, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemsetD8_v2, PFN_cuMemsetD8_v3020, SET_PARAMS(unsigned char), (dst, value, n),
-          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_LEGACY, &routed),
-          AFTER_BLOCKING_SET)
+          LEAVES(dst, SET_BYTES(n, 1)), WRITES(dst, n),
+          mgpu_set_device(dst, value, 1, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD16_v2, PFN_cuMemsetD16_v3020, SET_PARAMS(unsigned short), (dst, value, n),
-          WRITES(dst, 2 * n), mgpu_set_device(dst, value, 2, n, SYNC_LEGACY, &routed),
-          AFTER_BLOCKING_SET)
+          LEAVES(dst, SET_BYTES(n, 2)), WRITES(dst, 2 * n),
+          mgpu_set_device(dst, value, 2, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD32_v2, PFN_cuMemsetD32_v3020, SET_PARAMS(unsigned), (dst, value, n),
-          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_LEGACY, &routed),
-          AFTER_BLOCKING_SET)
+          LEAVES(dst, SET_BYTES(n, 4)), WRITES(dst, 4 * n),
+          mgpu_set_device(dst, value, 4, n, SYNC_LEGACY, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemcpyHtoD_v2_ptds, PFN_cuMemcpyHtoD_v7000_ptds, HTOD_PARAMS, (dst, src, n),
-          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, SYNC_PER_THREAD, &routed),
-          AFTER_BLOCKING_COPY)
+          LEAVES(dst, n), WRITES(dst, n),
+          mgpu_copy_to_device(dst, src, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpyDtoH_v2_ptds, PFN_cuMemcpyDtoH_v7000_ptds, DTOH_PARAMS, (dst, src, n),
-          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, SYNC_PER_THREAD, &routed),
+          LEAVES(src, n), NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, SYNC_PER_THREAD, &routed),
           AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemcpyDtoD_v2_ptds, PFN_cuMemcpyDtoD_v7000_ptds, DTOD_PARAMS, (dst, src, n),
-          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, SYNC_PER_THREAD, &routed),
-          AFTER_BLOCKING_COPY)
-COPY_HOOK(cuMemcpy_ptds, PFN_cuMemcpy_v7000_ptds, DTOD_PARAMS, (dst, src, n), WRITES(dst, n),
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
+          mgpu_copy_on_device(dst, src, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_COPY)
+COPY_HOOK(cuMemcpy_ptds, PFN_cuMemcpy_v7000_ptds, DTOD_PARAMS, (dst, src, n),
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
           mgpu_copy_unified(dst, src, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_COPY)
 COPY_HOOK(cuMemsetD8_v2_ptds, PFN_cuMemsetD8_v7000_ptds, SET_PARAMS(unsigned char), (dst, value, n),
-          WRITES(dst, n), mgpu_set_device(dst, value, 1, n, SYNC_PER_THREAD, &routed),
-          AFTER_BLOCKING_SET)
+          LEAVES(dst, SET_BYTES(n, 1)), WRITES(dst, n),
+          mgpu_set_device(dst, value, 1, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD16_v2_ptds, PFN_cuMemsetD16_v7000_ptds, SET_PARAMS(unsigned short),
-          (dst, value, n), WRITES(dst, 2 * n),
+          (dst, value, n), LEAVES(dst, SET_BYTES(n, 2)), WRITES(dst, 2 * n),
           mgpu_set_device(dst, value, 2, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemsetD32_v2_ptds, PFN_cuMemsetD32_v7000_ptds, SET_PARAMS(unsigned), (dst, value, n),
-          WRITES(dst, 4 * n), mgpu_set_device(dst, value, 4, n, SYNC_PER_THREAD, &routed),
-          AFTER_BLOCKING_SET)
+          LEAVES(dst, SET_BYTES(n, 4)), WRITES(dst, 4 * n),
+          mgpu_set_device(dst, value, 4, n, SYNC_PER_THREAD, &routed), AFTER_BLOCKING_SET)
 COPY_HOOK(cuMemcpyHtoDAsync_v2, PFN_cuMemcpyHtoDAsync_v3020, HTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_to_device(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
-COPY_HOOK(cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020, DTOH_ASYNC_PARAMS, (dst, src, n, s),
-          NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
-COPY_HOOK(cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020, DTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_on_device(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
-COPY_HOOK(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, DTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
-COPY_HOOK(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, SET_ASYNC_PARAMS(unsigned char),
-          (dst, value, n, s), WRITES(dst, n), mgpu_set_device(dst, value, 1, n, ASYNC(s), &routed),
+          LEAVES(dst, n), WRITES(dst, n), mgpu_copy_to_device(dst, src, n, ASYNC(s), &routed),
           AS_QUEUED)
+COPY_HOOK(cuMemcpyDtoHAsync_v2, PFN_cuMemcpyDtoHAsync_v3020, DTOH_ASYNC_PARAMS, (dst, src, n, s),
+          LEAVES(src, n), NOTHING_WRITTEN, mgpu_copy_to_host(dst, src, n, ASYNC(s), &routed),
+          AS_QUEUED)
+COPY_HOOK(cuMemcpyDtoDAsync_v2, PFN_cuMemcpyDtoDAsync_v3020, DTOD_ASYNC_PARAMS, (dst, src, n, s),
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
+          mgpu_copy_on_device(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
+COPY_HOOK(cuMemcpyAsync, PFN_cuMemcpyAsync_v4000, DTOD_ASYNC_PARAMS, (dst, src, n, s),
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
+          mgpu_copy_unified(dst, src, n, ASYNC(s), &routed), AS_QUEUED)
+COPY_HOOK(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, SET_ASYNC_PARAMS(unsigned char),
+          (dst, value, n, s), LEAVES(dst, SET_BYTES(n, 1)), WRITES(dst, n),
+          mgpu_set_device(dst, value, 1, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD16Async, PFN_cuMemsetD16Async_v3020, SET_ASYNC_PARAMS(unsigned short),
-          (dst, value, n, s), WRITES(dst, 2 * n),
+          (dst, value, n, s), LEAVES(dst, SET_BYTES(n, 2)), WRITES(dst, 2 * n),
           mgpu_set_device(dst, value, 2, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD32Async, PFN_cuMemsetD32Async_v3020, SET_ASYNC_PARAMS(unsigned),
-          (dst, value, n, s), WRITES(dst, 4 * n),
+          (dst, value, n, s), LEAVES(dst, SET_BYTES(n, 4)), WRITES(dst, 4 * n),
           mgpu_set_device(dst, value, 4, n, ASYNC(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyHtoDAsync_v2_ptsz, PFN_cuMemcpyHtoDAsync_v7000_ptsz, HTOD_ASYNC_PARAMS,
-          (dst, src, n, s), WRITES(dst, n),
+          (dst, src, n, s), LEAVES(dst, n), WRITES(dst, n),
           mgpu_copy_to_device(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyDtoHAsync_v2_ptsz, PFN_cuMemcpyDtoHAsync_v7000_ptsz, DTOH_ASYNC_PARAMS,
-          (dst, src, n, s), NOTHING_WRITTEN,
+          (dst, src, n, s), LEAVES(src, n), NOTHING_WRITTEN,
           mgpu_copy_to_host(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyDtoDAsync_v2_ptsz, PFN_cuMemcpyDtoDAsync_v7000_ptsz, DTOD_ASYNC_PARAMS,
-          (dst, src, n, s), WRITES(dst, n),
+          (dst, src, n, s), LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
           mgpu_copy_on_device(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemcpyAsync_ptsz, PFN_cuMemcpyAsync_v7000_ptsz, DTOD_ASYNC_PARAMS, (dst, src, n, s),
-          WRITES(dst, n), mgpu_copy_unified(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
+          LEAVES(dst, n) || LEAVES(src, n), WRITES(dst, n),
+          mgpu_copy_unified(dst, src, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD8Async_ptsz, PFN_cuMemsetD8Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned char),
-          (dst, value, n, s), WRITES(dst, n),
+          (dst, value, n, s), LEAVES(dst, SET_BYTES(n, 1)), WRITES(dst, n),
           mgpu_set_device(dst, value, 1, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD16Async_ptsz, PFN_cuMemsetD16Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned short),
-          (dst, value, n, s), WRITES(dst, 2 * n),
+          (dst, value, n, s), LEAVES(dst, SET_BYTES(n, 2)), WRITES(dst, 2 * n),
           mgpu_set_device(dst, value, 2, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 COPY_HOOK(cuMemsetD32Async_ptsz, PFN_cuMemsetD32Async_v7000_ptsz, SET_ASYNC_PARAMS(unsigned),
-          (dst, value, n, s), WRITES(dst, 4 * n),
+          (dst, value, n, s), LEAVES(dst, SET_BYTES(n, 4)), WRITES(dst, 4 * n),
           mgpu_set_device(dst, value, 4, n, ASYNC_PER_THREAD(s), &routed), AS_QUEUED)
 
 /* Blocking forms the router leaves to the driver, hooked for their answer.

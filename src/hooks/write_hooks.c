@@ -4,8 +4,10 @@
  * legacy launches. Each passes through unchanged after telling the
  * replicas what it may write (mirror/README.md, "Coherence"): the range
  * where it is plain to see, otherwise everything. Without replicas that is
- * one relaxed load. */
+ * one relaxed load. A 2D set that leaves the pool allocation it starts in
+ * is refused instead, as copy_hooks.c refuses the other sets. */
 #include "src/hooks/hook_table.h"
+#include "memory/memory_pool.h"
 #include "mirror/replicas.h"
 
 #include <cuda.h>
@@ -130,6 +132,19 @@ RANGE_HOOK(cuStreamWriteValue64_v2, PFN_cuStreamWriteValue64_v11070,
 RANGE_HOOK(cuStreamWriteValue64_v2_ptsz, PFN_cuStreamWriteValue64_v11070_ptsz,
            (CUstream s, CUdeviceptr at, cuuint64_t v, unsigned flags), (s, at, v, flags), at, 8)
 
+/* A 2D set of [dst, dst + bytes): refused, as by the driver, when it
+ * leaves the pool allocation it starts in (copy_hooks.c says why). */
+#define BOUNDED_RANGE_HOOK(sym, pfn, params, args, dst, bytes)                                     \
+    MGPU_DECLARE_HOOK(sym, pfn);                                                                   \
+    static CUresult CUDAAPI hook_##sym params                                                      \
+    {                                                                                              \
+        MGPU_HOOK_ENTRY(sym);                                                                      \
+        if (mgpu_pool_overruns((dst), (bytes)))                                                    \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+        mgpu_replicas_written((dst), (bytes));                                                     \
+        return real_##sym args;                                                                    \
+    }
+
 /* The bytes a 2D set of `height` rows of `width` elements of `element`
  * bytes touches from its start, `pitch` apart. */
 static size_t rows_span(size_t pitch, size_t width, size_t height, size_t element)
@@ -138,11 +153,12 @@ static size_t rows_span(size_t pitch, size_t width, size_t height, size_t elemen
 }
 
 #define SET2D_HOOK(sym, pfn, type, element)                                                        \
-    RANGE_HOOK(sym, pfn, (CUdeviceptr dst, size_t pitch, type v, size_t w, size_t h),              \
-               (dst, pitch, v, w, h), dst, rows_span(pitch, w, h, element))
+    BOUNDED_RANGE_HOOK(sym, pfn, (CUdeviceptr dst, size_t pitch, type v, size_t w, size_t h),      \
+                       (dst, pitch, v, w, h), dst, rows_span(pitch, w, h, element))
 #define SET2D_ASYNC_HOOK(sym, pfn, type, element)                                                  \
-    RANGE_HOOK(sym, pfn, (CUdeviceptr dst, size_t pitch, type v, size_t w, size_t h, CUstream s),  \
-               (dst, pitch, v, w, h, s), dst, rows_span(pitch, w, h, element))
+    BOUNDED_RANGE_HOOK(sym, pfn,                                                                   \
+                       (CUdeviceptr dst, size_t pitch, type v, size_t w, size_t h, CUstream s),    \
+                       (dst, pitch, v, w, h, s), dst, rows_span(pitch, w, h, element))
 
 SET2D_HOOK(cuMemsetD2D8_v2, PFN_cuMemsetD2D8_v3020, unsigned char, 1)
 SET2D_HOOK(cuMemsetD2D16_v2, PFN_cuMemsetD2D16_v3020, unsigned short, 2)

@@ -17,6 +17,7 @@
 #include "partition/topology.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,6 +88,23 @@ static void run_program(char *const argv[], int index, const char *path)
 {
     fflush(NULL);
     execv(path, argv + index);
+    if (errno == ENOEXEC) {
+        /* A script without "#!": /bin/sh runs it, as execvp and the shells
+         * do (argv[0] /bin/sh, then the script's path and its arguments). */
+        int argc = 0;
+        while (argv[index + argc] != NULL)
+            argc++;
+        char **sh_argv = malloc((size_t)(argc + 2) * sizeof *sh_argv);
+        if (sh_argv != NULL) {
+            sh_argv[0] = (char *)"/bin/sh";
+            sh_argv[1] = (char *)path;
+            for (int i = 1; i <= argc; i++)
+                sh_argv[i + 1] = argv[index + i];
+            execv("/bin/sh", sh_argv);
+            free(sh_argv);
+        }
+        errno = ENOEXEC;
+    }
     say("cannot run '%s': %s", path, strerror(errno));
     exit(errno == ENOENT ? 127 : 126);
 }
@@ -132,6 +150,36 @@ static void absolute_path(const char *path, const char *option, char *out, size_
         say("the %s path %s is too long; give a shorter one", option, path);
         exit(EXIT_USAGE);
     }
+}
+
+/* Whether the trace file can be written at exit, asked before the program
+ * runs: a file that is there must be writable (it is not truncated here);
+ * one that is not is created and removed again, so that a failed check
+ * leaves nothing behind. Returns 0, or -1 with errno. */
+static int trace_writable(const char *path)
+{
+    for (int tries = 0; tries < 3; tries++) {
+        struct stat st;
+        if (stat(path, &st) == 0) {
+            if (S_ISDIR(st.st_mode)) {
+                errno = EISDIR;
+                return -1;
+            }
+            return access(path, W_OK);
+        }
+        if (errno != ENOENT)
+            return -1;
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -1;
+        /* Made meanwhile (the check of another rank of an MPI job): again. */
+    }
+    return 0;
 }
 
 /* The model of --topology or of this machine. */
@@ -345,6 +393,19 @@ int main(int argc, char **argv)
         run_program(argv, opt.program_index, program_path);
     }
 
+    /* The trace is written at exit: a path it cannot take is a mistake in
+     * the request, said now rather than after the whole run. */
+    char trace[PATH_MAX] = "";
+    if (opt.trace) {
+        const char *source = opt.trace == env.trace_path ? "MGPU_TRACE" : "--trace";
+        absolute_path(opt.trace, source, trace, sizeof trace);
+        if (trace_writable(trace) != 0) {
+            say("cannot write the trace file %s (%s): %s; give a writable file path", trace, source,
+                strerror(errno));
+            return EXIT_USAGE;
+        }
+    }
+
     /* Probes first: a probe that does not compile stops the run before it
      * starts, on any machine. */
     char probe_list[4 * PATH_MAX] = "";
@@ -484,11 +545,8 @@ int main(int argc, char **argv)
     setenv("MGPU_REPORT", opt.report ? "1" : "0", 1);
     char level[2] = {(char)('0' + opt.verbose), '\0'};
     setenv("MGPU_VERBOSE", level, 1);
-    if (opt.trace) {
-        char trace[PATH_MAX];
-        absolute_path(opt.trace, "--trace", trace, sizeof trace);
+    if (trace[0])
         setenv("MGPU_TRACE", trace, 1);
-    }
     if (probe_list[0])
         setenv("MGPU_PROBES", probe_list, 1);
     if (opt.topology) {

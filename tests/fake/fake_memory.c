@@ -342,10 +342,14 @@ FAKE_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
     return copy(dst, src, n, NULL, true, true, false);
 }
 
+/* cuMemcpy's sides may be host or device memory: a side that starts in
+ * the fake's memory must lie in it, as the driver checks its allocations. */
+#define STARTS_IN_FAKE(p) fake_memory_valid((p), 1)
+
 FAKE_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     FAKE_ENTER_INIT("cuMemcpy", CUDA_ERROR_INVALID_VALUE);
-    return copy(dst, src, n, NULL, false, false, true);
+    return copy(dst, src, n, NULL, STARTS_IN_FAKE(dst), STARTS_IN_FAKE(src), true);
 }
 
 FAKE_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
@@ -413,7 +417,7 @@ FAKE_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s)
 FAKE_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
     FAKE_ENTER_INIT("cuMemcpyAsync", CUDA_ERROR_INVALID_VALUE);
-    return copy(dst, src, n, s, false, false, false);
+    return copy(dst, src, n, s, STARTS_IN_FAKE(dst), STARTS_IN_FAKE(src), false);
 }
 
 static CUresult set(CUdeviceptr dst, unsigned value, unsigned element, size_t count,
@@ -474,6 +478,69 @@ FAKE_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, CUs
 {
     FAKE_ENTER_INIT("cuMemsetD32Async", CUDA_ERROR_INVALID_VALUE);
     return set(dst, v, 4, n, s);
+}
+
+/* A 2D set: `height` rows of `width` elements, `pitch` bytes apart, each
+ * row checked as one set would be. */
+static CUresult set_2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigned element,
+                       size_t width, size_t height, CUstream stream)
+{
+    CUresult r = CUDA_SUCCESS;
+    struct fake_stream *s = fake_stream_of(stream, &r);
+    if (s == NULL)
+        return r;
+    if (width == 0 || height == 0)
+        return CUDA_SUCCESS;
+    if (dst % element != 0 || (height > 1 && pitch < width * element))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t row = 0; row < height; row++)
+        if (!fake_memory_valid(dst + row * pitch, width * element))
+            return CUDA_ERROR_INVALID_VALUE;
+    for (size_t row = 0; row < height; row++)
+        if ((r = set(dst + row * pitch, value, element, width, stream)) != CUDA_SUCCESS)
+            return r;
+    return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dst, size_t pitch, unsigned char v, size_t w,
+                                     size_t h)
+{
+    FAKE_ENTER_INIT("cuMemsetD2D8_v2", CUDA_ERROR_INVALID_VALUE);
+    return set_2d(dst, pitch, v, 1, w, h, NULL);
+}
+
+FAKE_EXPORT CUresult cuMemsetD2D16_v2(CUdeviceptr dst, size_t pitch, unsigned short v, size_t w,
+                                      size_t h)
+{
+    FAKE_ENTER_INIT("cuMemsetD2D16_v2", CUDA_ERROR_INVALID_VALUE);
+    return set_2d(dst, pitch, v, 2, w, h, NULL);
+}
+
+FAKE_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr dst, size_t pitch, unsigned v, size_t w, size_t h)
+{
+    FAKE_ENTER_INIT("cuMemsetD2D32_v2", CUDA_ERROR_INVALID_VALUE);
+    return set_2d(dst, pitch, v, 4, w, h, NULL);
+}
+
+FAKE_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dst, size_t pitch, unsigned char v, size_t w,
+                                       size_t h, CUstream s)
+{
+    FAKE_ENTER_INIT("cuMemsetD2D8Async", CUDA_ERROR_INVALID_VALUE);
+    return set_2d(dst, pitch, v, 1, w, h, s);
+}
+
+FAKE_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr dst, size_t pitch, unsigned short v, size_t w,
+                                        size_t h, CUstream s)
+{
+    FAKE_ENTER_INIT("cuMemsetD2D16Async", CUDA_ERROR_INVALID_VALUE);
+    return set_2d(dst, pitch, v, 2, w, h, s);
+}
+
+FAKE_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned v, size_t w,
+                                        size_t h, CUstream s)
+{
+    FAKE_ENTER_INIT("cuMemsetD2D32Async", CUDA_ERROR_INVALID_VALUE);
+    return set_2d(dst, pitch, v, 4, w, h, s);
 }
 
 /* --- pointer queries ---------------------------------------------------------------- */

@@ -143,6 +143,7 @@ int main(void)
         {"MGPU_NGPUS", "-2", "whole number"},
         {"MGPU_NGPUS", "2x", "MGPU_NGPUS=2x"},
         {"MGPU_NGPUS", "99999999999999999999", "not a GPU count"},
+        {"MGPU_NGPUS", "65", "MGPU_NGPUS=65 is more GPUs than mgpu supports; give at most 64"},
         {"MGPU_GPUS", "0,,1", "not a GPU list"},
         {"MGPU_GPUS", "0x0",
          "not a GPU list; give device indices such as 0,2,5 (0,0,0,0 or "
@@ -151,7 +152,7 @@ int main(void)
         {"MGPU_GPUS", "x4", "not a GPU list"},
         {"MGPU_GPUS", "0x4x2", "not a GPU list"},
         {"MGPU_GPUS", "0xa", "not a GPU list"},
-        {"MGPU_GPUS", "0x65", "not a GPU list"},
+        {"MGPU_GPUS", "0x65", "MGPU_GPUS=0x65 lists more GPUs than mgpu supports; list at most 64"},
         {"MGPU_GPUS", "0x64,1", "lists more GPUs than mgpu supports; list at most 64"},
         {"MGPU_ENTRIES", "0,,1", "MGPU_ENTRIES=0,,1 is not a GPU list"},
         {"MGPU_GPUS", "a", "give device indices such as 0,2,5"},
