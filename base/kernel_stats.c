@@ -38,7 +38,7 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
         return "launched into a stream capture (graph)";
     case MGPU_UNSPLIT_ANALYSIS:
         return "the kernel does what a split cannot keep (grid sync, device launches, ...: see "
-               "`mgpu-ptx analyze`)";
+               "`mgpu-ptx list`)";
     case MGPU_UNSPLIT_ATTRIBUTE:
         return "a launch attribute ties it to events or to the next kernel";
     default:

@@ -3,11 +3,11 @@
  * threads. One split launch is submitted at a time, under the slice
  * streams' lock, so their events and flags can be reused.
  *
- * The fork and join are sequence flags where the set has them (DESIGN §5:
- * a fraction of the host cost of events): the program's stream writes the
- * fork flag, each other GPU's slice stream waits for it, launches, and
- * writes its join flag; the program's stream waits for all join flags in
- * one batch. Otherwise events do the same. */
+ * The fork and join are sequence flags where the set has them (a fraction
+ * of the host cost of events, docs/how-it-works.md): the program's stream
+ * writes the fork flag, each other GPU's slice stream waits for it,
+ * launches, and writes its join flag; the program's stream waits for all
+ * join flags in one batch. Otherwise events do the same. */
 #include "sched/split_launch.h"
 
 #include "partition/gpu_workers.h"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The runtime's layers hold (README.md, "Source layout"): folders lowest
+# The runtime's layers hold (HACKING.md and docs/ARCHITECTURE.md): folders lowest
 # first, base/ < ptx/ and partition/ < memory/ < mirror/ < probes/ <
 # modules/ < sched/ < blas/ < src/. A file includes only from its own
 # folder or a lower layer (ptx/ and partition/ are peers, the folders of
