@@ -90,7 +90,7 @@ function flush() {
 name != "" && /^    +[^ ]/ {
   line = $0
   sub(/^ +/, "", line)
-  meaning = meaning " " line
+  meaning = meaning (meaning == "" ? "" : " ") line
   next
 }
 { flush(); table = 0 }

@@ -247,3 +247,20 @@ expect_status 0 "$MGPU_RUN" -n 2 --topology "$machines/nvswitch-8gpu.xml" true
 expect_in "$work/err" "has 8 GPUs but the driver sees 4; taking GPUs in index order"
 one_line_error 2 "--topology needs a file name" "$MGPU_RUN" --topology= true
 pass "a topology that cannot be used leaves index order, said in one line"
+
+# --help's environment table lines up: every meaning on a variable's line
+# starts in one column (longer values put it on the next line, in the same
+# column).
+"$MGPU_RUN" --help > "$work/help"
+columns=$(awk '/^  MGPU_/ { if (NF > 2) { m = $0; sub(/^ *[^ ]+ +[^ ]+ +/, "", m); print length($0) - length(m) } }
+               /^     +[^ ]/ && prev ~ /^  MGPU_/ { m = $0; sub(/^ +/, "", m); print length($0) - length(m) }
+               { prev = $0 }' "$work/help" | sort -u | wc -l)
+[ "$columns" -eq 1 ] || { cat "$work/help"; fail "--help's environment table has its meanings in $columns columns"; }
+grep -q "presented as one device" "$work/help" && fail "--help says the GPUs are one device; the program sees every selected GPU"
+pass "--help: the environment table lines up; the first lines say what the program sees"
+
+# From the build tree, without MGPU_LIBDIR, mgpu-run finds its libraries in
+# .libs beside it (not only where make install puts them).
+(unset MGPU_LIBDIR; use_fake_driver; FAKE_CUDA_GPUS=2 "$MGPU_RUN" -n 1 true) > "$work/out" 2> "$work/err" ||
+  { cat "$work/err"; fail "mgpu-run from the build tree without MGPU_LIBDIR"; }
+pass "mgpu-run run from the build tree finds its libraries without MGPU_LIBDIR"

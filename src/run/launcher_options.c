@@ -141,7 +141,8 @@ void launcher_print_help(const char *argv0)
     printf("Usage: %s [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]\n"
            "       [--probe NAME|FILE.cu|FILE.ptx]... [--blas] [--] program [args]\n"
            "\n"
-           "Runs an unmodified CUDA program with the selected GPUs presented as one device.\n"
+           "Runs an unmodified CUDA program on the selected GPUs: its device 0 stands for\n"
+           "all of them (the others stay visible as devices 1.., see MGPU_DEVICE_COUNT).\n"
            "\n"
            "  -n, --ngpus N    use N GPUs (default: all): the best-linked N, near this\n"
            "                   process, ordered so that neighbours are linked best\n"
@@ -163,6 +164,17 @@ void launcher_print_help(const char *argv0)
            "\n"
            "The exit status is the program's. Environment variables (options win):\n",
            argv0);
+    /* Names as wide as the longest; values in a column of VALUES_WIDTH,
+     * and a meaning after longer values on a line of its own. */
+    enum { VALUES_WIDTH = 12 };
+    int name_width = 0;
     for (const struct mgpu_env_doc *d = mgpu_env_docs; d->name; d++)
-        printf("  %-17s %-10s %s\n", d->name, d->values, d->meaning);
+        name_width = (int)strlen(d->name) > name_width ? (int)strlen(d->name) : name_width;
+    for (const struct mgpu_env_doc *d = mgpu_env_docs; d->name; d++) {
+        if ((int)strlen(d->values) <= VALUES_WIDTH)
+            printf("  %-*s %-*s %s\n", name_width, d->name, VALUES_WIDTH, d->values, d->meaning);
+        else
+            printf("  %-*s %s\n  %*s %s\n", name_width, d->name, d->values,
+                   name_width + VALUES_WIDTH + 1, "", d->meaning);
+    }
 }

@@ -152,6 +152,27 @@ static void absolute_path(const char *path, const char *option, char *out, size_
     }
 }
 
+/* Where mgpu's libraries are when this mgpu-run is the one of a build
+ * tree, not installed: libtool leaves them in .libs beside it. True with
+ * that directory in out. */
+static bool build_tree_libdir(char *out, size_t outlen)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return false;
+    *slash = '\0';
+    char shim[PATH_MAX];
+    if (snprintf(out, outlen, "%s/.libs", exe) >= (int)outlen ||
+        snprintf(shim, sizeof shim, "%s/libcuda.so.1", out) >= (int)sizeof shim)
+        return false;
+    return access(shim, R_OK) == 0;
+}
+
 /* Whether the trace file can be written at exit, asked before the program
  * runs: a file that is there must be writable (it is not truncated here);
  * one that is not is created and removed again, so that a failed check
@@ -424,6 +445,9 @@ int main(int argc, char **argv)
     }
 
     const char *libdir = getenv("MGPU_LIBDIR");
+    char build_libs[PATH_MAX - 64]; /* room for the libraries' names after it */
+    if ((libdir == NULL || *libdir == '\0') && build_tree_libdir(build_libs, sizeof build_libs))
+        libdir = build_libs;
     if (libdir == NULL || *libdir == '\0')
         libdir = MGPU_PKGLIBDIR;
     char shim[PATH_MAX], audit[PATH_MAX], blas[PATH_MAX], host_blas[PATH_MAX];
