@@ -7,7 +7,7 @@ use_fake_driver
 export FAKE_CUDA_GPUS=4
 
 expect_status 0 "$MGPU_RUN" --help
-expect_in "$work/out" "Usage: mgpu-run [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]"
+expect_in "$work/out" "Usage: mgpu-run [OPTION]... [--] PROGRAM [ARG]..."
 expect_in "$work/out" "MGPU_TOPOLOGY"
 expect_in "$work/out" "MGPU_SM_COUNT"
 expect_status 0 "$MGPU_RUN" --version

@@ -27,8 +27,8 @@
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: mgpu-ptx list FILE...\n"
-                 "       mgpu-ptx extract FILE -o DIR\n"
-                 "       mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST] [--probe PROBE.ptx]...\n"
+                 "  or:  mgpu-ptx extract FILE -o DIR\n"
+                 "  or:  mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST] [--probe PROBE.ptx]...\n"
                  "\n"
                  "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
                  "           kernels of each FILE; whether mgpu can split each kernel across\n"

@@ -138,8 +138,7 @@ int launcher_parse(int argc, char *const argv[], const struct mgpu_config *env,
 
 void launcher_print_help(const char *argv0)
 {
-    printf("Usage: %s [-n N | --gpus 0,2,5] [--topology FILE.xml] [--report] [--trace FILE] [-v]\n"
-           "       [--probe NAME|FILE.cu|FILE.ptx]... [--blas] [--] program [args]\n"
+    printf("Usage: %s [OPTION]... [--] PROGRAM [ARG]...\n"
            "\n"
            "Runs an unmodified CUDA program on the selected GPUs: its device 0 stands for\n"
            "all of them (the others stay visible as devices 1.., see MGPU_DEVICE_COUNT).\n"
