@@ -13,7 +13,7 @@ AC_DEFUN([MGPU_CHECK_CPU_BLAS], [
   ], [mgpu_have_cpu_blas=no])
   LIBS=$save_LIBS
   AS_IF([test "x$mgpu_have_cpu_blas" != xyes],
-    [mgpu_have_cpu_blas="no (the --blas test needs a CPU BLAS: Debian package libblas-dev or libopenblas-dev)"])
+    [mgpu_have_cpu_blas="no (the --blas test needs a CPU BLAS: Debian/Ubuntu package libblas-dev or libopenblas-dev, RHEL/Fedora blas-devel or openblas-devel)"])
   AC_SUBST([CPU_BLAS_LIBS])
   AM_CONDITIONAL([HAVE_CPU_BLAS], [test "x$mgpu_have_cpu_blas" = xyes])
 ])

@@ -10,7 +10,7 @@ AC_DEFUN([MGPU_CHECK_CUDA], [
   AS_IF([test -f "$CUDA_HOME/include/cuda.h" && test -f "$CUDA_HOME/include/cudaTypedefs.h"],
     [AC_MSG_RESULT([yes])],
     [AC_MSG_RESULT([no])
-     AC_MSG_ERROR([CUDA toolkit headers not found in $CUDA_HOME; install the CUDA toolkit (Debian package nvidia-cuda-toolkit, or NVIDIA's cuda-toolkit) and pass --with-cuda=DIR])])
+     AC_MSG_ERROR([CUDA toolkit headers not found in $CUDA_HOME; install the CUDA toolkit (NVIDIA's cuda-toolkit package on Debian/Ubuntu and RHEL/Fedora, or Debian's nvidia-cuda-toolkit) and pass --with-cuda=DIR])])
   CUDA_CPPFLAGS="-I$CUDA_HOME/include"
   AC_MSG_CHECKING([for the CUDA driver stub library])
   CUDA_STUB_LIBCUDA=
@@ -19,9 +19,9 @@ AC_DEFUN([MGPU_CHECK_CUDA], [
   done
   AS_IF([test -n "$CUDA_STUB_LIBCUDA"], [AC_MSG_RESULT([$CUDA_STUB_LIBCUDA])],
     [AC_MSG_RESULT([no])
-     AC_MSG_ERROR([the CUDA toolkit in $CUDA_HOME has no lib64/stubs/libcuda.so; install the full toolkit (Debian package nvidia-cuda-toolkit)])])
+     AC_MSG_ERROR([the CUDA toolkit in $CUDA_HOME has no lib64/stubs/libcuda.so; install the full toolkit (NVIDIA's cuda-toolkit package, or Debian's nvidia-cuda-toolkit)])])
   AC_PATH_PROG([NVCC], [nvcc], [], [$CUDA_HOME/bin$PATH_SEPARATOR$PATH])
-  AS_IF([test -z "$NVCC"], [AC_MSG_ERROR([nvcc not found in $CUDA_HOME/bin; install the CUDA toolkit (Debian package nvidia-cuda-toolkit)])])
+  AS_IF([test -z "$NVCC"], [AC_MSG_ERROR([nvcc not found in $CUDA_HOME/bin; install the CUDA toolkit (NVIDIA's cuda-toolkit package, or Debian's nvidia-cuda-toolkit)])])
   CUDA_LIBDIR=
   for d in "$CUDA_HOME/lib64" "$CUDA_HOME/lib" "$CUDA_HOME/targets/x86_64-linux/lib"; do
     AS_IF([test -f "$d/libcudart_static.a" || test -f "$d/libcudart.so"], [CUDA_LIBDIR="$d"; break])
@@ -32,7 +32,7 @@ AC_DEFUN([MGPU_CHECK_CUDA], [
   AC_MSG_CHECKING([for cublas_v2.h])
   AS_IF([test -f "$CUDA_HOME/include/cublas_v2.h"], [AC_MSG_RESULT([yes])],
     [AC_MSG_RESULT([no])
-     AC_MSG_ERROR([cublas_v2.h not found in $CUDA_HOME/include; install cuBLAS with the toolkit (Debian package libcublas-dev, or NVIDIA's libcublas-dev-13-0)])])
+     AC_MSG_ERROR([cublas_v2.h not found in $CUDA_HOME/include; install cuBLAS with the toolkit (NVIDIA's libcublas-dev-13-0 on Debian/Ubuntu, libcublas-devel-13-0 on RHEL/Fedora, or Debian's libcublas-dev)])])
   AC_MSG_CHECKING([for the shared cuBLAS])
   AS_IF([test -f "$CUDA_LIBDIR/libcublas.so"], [have_cublas=yes], [have_cublas=no])
   AC_MSG_RESULT([$have_cublas])

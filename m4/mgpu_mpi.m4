@@ -27,8 +27,8 @@ MPIEOF
         [MPI_CFLAGS=`$MPICC -compile_info 2>/dev/null | cut -d' ' -f2-`
          MPI_LIBS=`$MPICC -link_info 2>/dev/null | cut -d' ' -f2-`])])
     AS_IF([test -n "$mpi_why" && test "x$with_mpi" != xcheck],
-      [AC_MSG_ERROR([--with-mpi was given but $mpi_why; install MPI (Debian package libopenmpi-dev) or pass --with-mpi=/path/to/mpicc])])
-    AS_IF([test -n "$mpi_why"], [with_mpi="no ($mpi_why; Debian package libopenmpi-dev)"], [with_mpi=yes])])
+      [AC_MSG_ERROR([--with-mpi was given but $mpi_why; install MPI (Debian/Ubuntu package libopenmpi-dev, RHEL/Fedora openmpi-devel) or pass --with-mpi=/path/to/mpicc])])
+    AS_IF([test -n "$mpi_why"], [with_mpi="no ($mpi_why; Debian/Ubuntu package libopenmpi-dev, RHEL/Fedora openmpi-devel)"], [with_mpi=yes])])
   AS_IF([test "x$with_mpi" = xyes], [AC_DEFINE([HAVE_MPI], [1], [Define when MPI support is built])])
   AC_SUBST([MPICC])
   AC_SUBST([MPI_CFLAGS])

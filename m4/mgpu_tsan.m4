@@ -27,7 +27,7 @@ static void *work(void *arg) { __atomic_add_fetch(&shared, 1, __ATOMIC_RELAXED);
     CFLAGS=$save_CFLAGS; LDFLAGS=$save_LDFLAGS
     AC_MSG_RESULT([$mgpu_have_tsan])
     AS_IF([test "x$enable_tsan" = xyes && test "x$mgpu_have_tsan" != xyes],
-      [AC_MSG_ERROR([--enable-tsan: $CC cannot build and run programs with -fsanitize=thread (Debian: gcc's libtsan is in package libtsan2; see config.log)])])])
+      [AC_MSG_ERROR([--enable-tsan: $CC cannot build and run programs with -fsanitize=thread (gcc's libtsan: Debian/Ubuntu package libtsan2, RHEL/Fedora libtsan; see config.log)])])])
   AS_IF([test "x$mgpu_have_tsan" = xyes], [HAVE_TSAN=yes], [HAVE_TSAN=no])
   AC_SUBST([TSAN_CFLAGS])
   AC_SUBST([HAVE_TSAN])

@@ -15,16 +15,12 @@
 #include "mirror/nccl_watch.h"
 #include "ptx/ptx_analysis.h"
 #include "base/real_driver.h"
+#include "mirror/nccl_types.h"
 #include "mirror/own_writes.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-/* nccl.h declares a few functions with () rather than (void). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstrict-prototypes"
-#include <nccl.h>
-#pragma GCC diagnostic pop
 
 #define MAX_RUNS (4 * MGPU_MAX_GPUS)
 
