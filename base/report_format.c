@@ -274,8 +274,11 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
         bool any_varies = false, any_moved = false;
         render_kernels(out, r, &reasons_used, &any_varies, &any_moved);
         for (int i = 0; i < r->reason_count; i++)
-            if (reasons_used & (1u << i))
-                fprintf(out, "  [%d] %.90s\n", i + 1, r->reason_texts[i]);
+            if (reasons_used & (1u << i)) {
+                char reason[400]; /* whole: wrapped, never cut */
+                snprintf(reason, sizeof reason, "[%d] %s", i + 1, r->reason_texts[i]);
+                print_wrapped(out, reason, 2, 6);
+            }
         if (any_moved)
             fprintf(out, "  @g ran whole on GPU g, which holds most of the data it is given "
                          "(@*: several GPUs)\n");
@@ -374,6 +377,12 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                         "copies folded by mgpu's kernel, %lu ncclReduce calls)\n",
                         r->private_combines, r->private_kernel_folds, r->private_nccl_reduces);
         }
+        /* The pool's memory, not the program's: its granules stay mapped
+         * for reuse after the program's frees, so a GPU may hold some "now"
+         * while nothing of the program's is still allocated. */
+        if (r->pool_gpus > 0)
+            fprintf(out, "  the pool's memory on each GPU (whole 2 MiB granules, kept for reuse "
+                         "until exit):\n");
         for (int g = 0; g < r->pool_gpus; g++) {
             mgpu_format_bytes(live, sizeof live, r->pool_now[g]);
             mgpu_format_bytes(peak, sizeof peak, r->pool_peak[g]);

@@ -26,23 +26,24 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: mgpu-ptx list FILE...\n"
-                 "  or:  mgpu-ptx extract FILE -o DIR\n"
-                 "  or:  mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST] [--probe PROBE.ptx]...\n"
-                 "\n"
-                 "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
-                 "           kernels of each FILE; whether mgpu can split each kernel across\n"
-                 "           GPUs and, if not, why; how each kernel uses its pointer parameters,\n"
-                 "           and which of them a replica on each GPU can serve (MGPU_MIRROR)\n"
-                 "  extract  write every code object of FILE into DIR, decompressed\n"
-                 "  rewrite  apply mgpu's passes to a PTX file (OUT.ptx '-' writes to stdout);\n"
-                 "           LIST is all (default), none (parse and print only), or any of\n"
-                 "           block-offset,scope,device-ordinal,module-globals; each --probe links\n"
-                 "           a probe file (mgpu/probe.h, compiled with nvcc -ptx -rdc=true) in\n"
-                 "           and runs its probes in the kernels they attach to (inlined where\n"
-                 "           they can be: $__mgpu_inlined_NAME_N follows each), which are listed\n"
-                 "\n"
-                 "FILE is a CUDA program or library, a fatbin, a cubin or a PTX file.\n");
+    fprintf(out,
+            "Usage: mgpu-ptx list FILE...\n"
+            "  or:  mgpu-ptx extract FILE -o DIR\n"
+            "  or:  mgpu-ptx rewrite IN.ptx -o OUT.ptx [--passes LIST] [--probe PROBE.ptx]...\n"
+            "\n"
+            "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
+            "           kernels of each FILE; whether mgpu can split each kernel across\n"
+            "           GPUs and, if not, why; how each kernel uses its pointer parameters,\n"
+            "           and which of them a replica on each GPU can serve (MGPU_MIRROR)\n"
+            "  extract  write every code object of FILE into DIR, decompressed\n"
+            "  rewrite  apply mgpu's passes to a PTX file (OUT.ptx '-' writes to stdout);\n"
+            "           LIST is all (default), none (parse and print only), or any of\n"
+            "           block-offset,scope,device-ordinal,module-globals; each --probe links\n"
+            "           a probe file (mgpu/probe.h, compiled with nvcc -ptx -rdc=true) in\n"
+            "           and runs its probes in the kernels they attach to (inlined where\n"
+            "           they can be: $__mgpu_inlined_NAME_N follows each), which are listed\n"
+            "\n"
+            "FILE is a CUDA program or library, a fatbin, a cubin or a PTX file.\n");
 }
 
 struct mapped_file {
@@ -104,8 +105,9 @@ struct kernel_row {
     bool analysed;
     unsigned why, notes;
     char detail[128];
-    char pointers[256]; /* "0 load, 1 store" */
-    char mirrorable[128]; /* "1, 3": read-only pointers a replica can serve */
+    char pointers[256];     /* "0 load, 1 store" */
+    char values[128];       /* "3": 8-byte parameters not used as addresses */
+    char mirrorable[128];   /* "1, 3": read-only pointers a replica can serve */
     char privatisable[128]; /* "2 (add.u32)": reductions each GPU can do on a copy */
     char scattered[128];    /* "0 (8x)": a sector per thread (ptx_thread_stride.h) */
     int stride_bound_param;
@@ -198,16 +200,25 @@ static bool append_item(char *out, size_t len, size_t *used, const char *format,
     return true;
 }
 
-static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_t len)
+/* The parameters the kernel uses as addresses, with how ("0 load, 2
+ * store"), into `out`; the other 8-byte integers (a size_t, or a pointer
+ * the kernel never reaches memory through) into `values` ("3"): the
+ * analysis cannot tell those apart, and neither is a pointer to mgpu. */
+static void describe_pointers(const struct mgpu_kernel_info *k, char *out, size_t len, char *values,
+                              size_t values_len)
 {
-    out[0] = '\0';
-    size_t used = 0;
+    out[0] = values[0] = '\0';
+    size_t used = 0, values_used = 0;
     for (size_t i = 0; i < k->nparams && used + 1 < len; i++) {
         const struct mgpu_kernel_param *p = &k->params[i];
         if ((p->size != 8 || p->floating) && !p->aggregate)
             continue;
         if (strcmp(p->name, MGPU_PTX_GRID_PARAM) == 0)
             continue;
+        if (p->use == 0 && !p->aggregate) {
+            append_item(values, values_len, &values_used, "%zu", i);
+            continue;
+        }
         if (!append_item(out, len, &used, "%zu %s%s", i, p->aggregate ? "(struct) " : "",
                          mgpu_param_use_text(p->use)))
             break;
@@ -299,7 +310,7 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
         row->notes = k->notes;
         row->stride_bound_param = k->stride_bound_param;
         snprintf(row->detail, sizeof row->detail, "%s", k->why ? k->detail : rewrites ? "" : err);
-        describe_pointers(k, row->pointers, sizeof row->pointers);
+        describe_pointers(k, row->pointers, sizeof row->pointers, row->values, sizeof row->values);
         describe_mirror_params(k, false, row->mirrorable, sizeof row->mirrorable);
         describe_mirror_params(k, true, row->privatisable, sizeof row->privatisable);
         describe_scattered(k, row->scattered, sizeof row->scattered);
@@ -336,6 +347,8 @@ static void print_verdict(const struct kernel_row *row)
     }
     if (row->pointers[0])
         printf("    pointer parameters: %s\n", row->pointers);
+    if (row->values[0])
+        printf("    8-byte parameters not used as addresses: %s\n", row->values);
     if (row->mirrorable[0])
         printf("    read only, replicated with MGPU_MIRROR=always: %s\n", row->mirrorable);
     if (row->privatisable[0])
@@ -375,7 +388,8 @@ static int list_file(const char *path)
             printf("    (its symbol table is unreadable)\n");
     }
     for (size_t i = 0; i < image.count && !table.out_of_memory; i++)
-        if (image.objects[i].kind == MGPU_CODE_PTX && analyse_ptx(&table, &image.objects[i], path) != 0)
+        if (image.objects[i].kind == MGPU_CODE_PTX &&
+            analyse_ptx(&table, &image.objects[i], path) != 0)
             table.out_of_memory = true;
     ptx_name_set_free(&table.by_name); /* the sort below moves the rows */
     if (table.out_of_memory) {
