@@ -266,6 +266,8 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                 r->devices_seen, r->devices_seen == 1 ? "" : "s");
     else
         fprintf(out, "GPUs: none in use (the driver was never initialised)\n");
+    if (r->startup != NULL && r->startup[0] != '\0')
+        print_wrapped(out, r->startup, 0, 4);
 
     if (r->row_count == 0) {
         fprintf(out, "kernels: none launched\n");

@@ -90,6 +90,7 @@ struct mgpu_report {
     const char (*blas_lines)[160];
     size_t blas_line_count;
     bool blas_static; /* the program carries cuBLAS linked in: nothing intercepted */
+    const char *startup; /* "start-up: ..." (base/startup_times.h), or empty */
     const char (*host_blas_lines)[160]; /* a CPU program's BLAS calls (--blas) */
     size_t host_blas_line_count;
     unsigned long lookups, lookups_hooked, lookups_passed;

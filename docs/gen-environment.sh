@@ -109,11 +109,12 @@ cat <<'EOF'
 
 | variable | meaning |
 | --- | --- |
-| `MGPU_LIBDIR` | where `mgpu-run` finds mgpu's `libcuda.so.1`, `mgpu_audit.so`, `libmgpu-blas.so` and `libmgpu-hostblas.so` (default: the installed package library directory; the tests set it to the build's `src/.libs`) |
+| `MGPU_LIBDIR` | where `mgpu-run` finds mgpu's `libcuda.so.1`, `mgpu_audit.so`, `libmgpu-blas.so` and `libmgpu-hostblas.so` (default: `.libs` beside an `mgpu-run` of a build tree, else the installed package library directory) |
 | `MGPU_NVCC` | the `nvcc` that compiles `--probe FILE.cu` (default: `CUDA_HOME`'s, `CUDA_PATH`'s, `/usr/local/cuda`'s, then the one on `PATH`) |
 | `MGPU_CACHE_DIR` | where compiled probes are kept (default `$XDG_CACHE_HOME/mgpu`, else `~/.cache/mgpu`) |
 | `MGPU_PROBE_DIR`, `MGPU_PROBE_INCLUDE` | the built-in probes' sources and the directory that holds `mgpu/probe.h` (default: where `make install` put them) |
-| `MGPU_ENTRIES`, `MGPU_SHIM`, `MGPU_ACTIVE`, `MGPU_NCCL_SEEN` | set by `mgpu-run` for the program: the device each GPU of the run stands on, the shim's path, the mark that the program already runs under `mgpu-run` (a nested `mgpu-run` runs its program as it is), and the mark that the program bound NCCL |
+| `MGPU_ENTRIES`, `MGPU_SHIM`, `MGPU_ACTIVE`, `MGPU_NCCL_SEEN` | set by `mgpu-run` for the program: the device each GPU of the run stands on, the shim's path, the mark that the program already runs under `mgpu-run` (a nested `mgpu-run` runs its program as it is), and the mark that the program made an NCCL communicator |
+| `MGPU_LAUNCHER_NS` | set by `mgpu-run`: its own time before it ran the program, for the report's start-up line |
 
 The driver's JIT cache holds mgpu's compiled module copies:
 `CUDA_CACHE_PATH` (default `~/.nv/ComputeCache`), `CUDA_CACHE_MAXSIZE`,

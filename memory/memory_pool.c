@@ -4,6 +4,9 @@
  * and the bytes held per GPU. All its driver calls go to the real driver. */
 #include "memory/memory_pool.h"
 
+#include "base/monotonic_clock.h"
+#include "base/startup_times.h"
+
 #include "memory/address_space.h"
 #include "memory/allocation_table.h"
 #include "partition/gpu_contexts.h"
@@ -311,7 +314,17 @@ void mgpu_pool_configure(const struct mgpu_pool_settings *settings)
     pthread_mutex_unlock(&pool.lock);
 }
 
+static void start_pool(void);
+
+/* The pool's start, timed for the start-up figures. */
 static void start(void)
+{
+    long long begin = mgpu_monotonic_ns();
+    start_pool();
+    mgpu_startup_add(MGPU_STARTUP_POOL, mgpu_monotonic_ns() - begin);
+}
+
+static void start_pool(void)
 {
     pool.tried = true;
     pool.placement = pool.settings.placement;

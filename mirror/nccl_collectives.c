@@ -7,6 +7,9 @@
  * every NCCL call, which may change it. */
 #include "mirror/nccl_collectives.h"
 
+#include "base/monotonic_clock.h"
+#include "base/startup_times.h"
+
 #include "partition/gpu_contexts.h"
 #include "partition/gpu_entries.h"
 #include "base/kernel_timing.h"
@@ -208,6 +211,7 @@ bool mgpu_nccl_ready(CUcontext home)
     if (nccl.tried)
         return nccl.ready;
     nccl.tried = true;
+    long long begin = mgpu_monotonic_ns();
     char why[200] = "";
     bool ok = map_ranks(why, sizeof why) && !mgpu_nccl_loaded_by_program() &&
               load_library(why, sizeof why) && make_streams(home, why, sizeof why);
@@ -236,6 +240,7 @@ bool mgpu_nccl_ready(CUcontext home)
         mgpu_drv.cuCtxSetCurrent(current);
         mgpu_info("mirrors: collectives through NCCL, one communicator over %d device%s",
                   nccl.ranks, nccl.ranks == 1 ? "" : "s");
+        mgpu_startup_add(MGPU_STARTUP_NCCL, mgpu_monotonic_ns() - begin);
     } else {
         mgpu_info("mirrors: device copies and mgpu's own kernels, not NCCL: %s",
                   why[0] ? why : "the program has NCCL loaded");

@@ -4,6 +4,8 @@
  * All driver calls here go to the real driver. */
 #include "modules/program_modules.h"
 
+#include "base/startup_times.h"
+
 #include "partition/gpu_contexts.h"
 #include "base/log.h"
 #include "modules/module_copies.h"
@@ -552,6 +554,7 @@ static void build_copies(struct program_module *m, CUcontext ctx)
     m->image = NULL;
     m->home_context = ctx;
     m->build_seconds = (double)mgpu_monotonic_ns() * 1e-9 - start;
+    mgpu_startup_add(MGPU_STARTUP_MODULES, (long long)(m->build_seconds * 1e9));
     m->copy_gpus = ngpus;
     add_constant_ranges(m);
     prepare_reductions(m, ctx);

@@ -2,6 +2,9 @@
  * (see gpu_contexts.h). All calls go to the real driver. */
 #include "partition/gpu_contexts.h"
 
+#include "base/monotonic_clock.h"
+#include "base/startup_times.h"
+
 #include "base/log.h"
 #include "base/real_driver.h"
 #include "base/config.h"
@@ -254,9 +257,13 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
         return -1;
     }
     pthread_mutex_lock(&contexts_lock);
+    long long begin = mgpu_monotonic_ns();
     int rc = gpu_count > 0 ? 0 : retain_others(err, errlen);
+    long long retained = mgpu_monotonic_ns();
+    mgpu_startup_add(MGPU_STARTUP_CONTEXTS, retained - begin);
     if (rc == 0)
         rc = enable_peer_access(home, err, errlen);
+    mgpu_startup_add(MGPU_STARTUP_PEER_ACCESS, mgpu_monotonic_ns() - retained);
     if (rc == 0) {
         for (int g = 0; g < gpu_count; g++)
             out[g] = run_gpus->device[g] == 0 ? home : primary[run_gpus->device[g]];

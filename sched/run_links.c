@@ -2,6 +2,9 @@
  * own lock, by the first thread that asks. */
 #include "sched/run_links.h"
 
+#include "base/monotonic_clock.h"
+#include "base/startup_times.h"
+
 #include "partition/gpu_contexts.h"
 #include "partition/gpu_entries.h"
 #include "partition/link_measure.h"
@@ -14,7 +17,18 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mgpu_link_model model;
 static atomic_int state; /* 0: not tried; 1: made; -1: could not be */
 
+static int make_model_now(void);
+
+/* The model, its measurement timed for the start-up figures. */
 static int make_model(void)
+{
+    long long begin = mgpu_monotonic_ns();
+    int made = make_model_now();
+    mgpu_startup_add(MGPU_STARTUP_LINKS, mgpu_monotonic_ns() - begin);
+    return made;
+}
+
+static int make_model_now(void)
 {
     const struct mgpu_gpu_entries *e = mgpu_run_gpus();
     int devices[MGPU_MAX_GPUS];

@@ -16,6 +16,7 @@
 #include "sched/placement_follow.h"
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"
+#include "base/startup_times.h"
 #include "base/real_driver.h"
 #include "mirror/replicas.h"
 #include "src/report/report.h"
@@ -138,6 +139,9 @@ static void at_exit(void)
     if (atomic_load(&mgpu_forked_child))
         return;
     bool in_callback = mgpu_on_callback_thread();
+    char startup[400];
+    if (mgpu_cfg.verbose >= 1 && mgpu_startup_describe(startup, sizeof startup) > 0)
+        mgpu_info("%s", startup);
     if (!in_callback)
         mgpu_probes_finish();
     if (mgpu_stats_enabled) {
@@ -209,8 +213,8 @@ static void start(void)
     }
     mgpu_hooks_bind();
     mgpu_info("interposing the CUDA driver %s", path);
-    if (mgpu_probes_load(mgpu_cfg.probes, mgpu_cfg.probe_out, release_at_exit, err,
-                         sizeof err) != 0)
+    if (mgpu_probes_load(mgpu_cfg.probes, mgpu_cfg.probe_out, release_at_exit, err, sizeof err) !=
+        0)
         mgpu_error("%s; the program runs without probes", err);
     if (mgpu_cfg.report || mgpu_cfg.trace_path[0]) {
         mgpu_stats_enabled = true;

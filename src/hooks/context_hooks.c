@@ -4,7 +4,9 @@
  * which the launch timing's events are collected and given back
  * (base/kernel_timing.h). */
 #include "base/kernel_timing.h"
+#include "base/monotonic_clock.h"
 #include "base/process_state.h"
+#include "base/startup_times.h"
 #include "src/hooks/hook_table.h"
 
 #include <cuda.h>
@@ -18,7 +20,9 @@ MGPU_DECLARE_HOOK(cuDevicePrimaryCtxReset_v2, PFN_cuDevicePrimaryCtxReset_v11000
 static CUresult CUDAAPI hook_cuInit(unsigned flags)
 {
     MGPU_HOOK_ENTRY(cuInit);
+    long long start = mgpu_monotonic_ns();
     CUresult r = real_cuInit(flags);
+    mgpu_startup_add(MGPU_STARTUP_DRIVER, mgpu_monotonic_ns() - start);
     if (r == CUDA_SUCCESS)
         mgpu_process_driver_initialised();
     return r;

@@ -2,6 +2,8 @@
  * into a report and handing it to the renderer. */
 #include "src/report/report.h"
 
+#include "base/startup_times.h"
+
 #include "base/demangle.h"
 #include "partition/gpu_contexts.h"
 
@@ -120,6 +122,9 @@ void mgpu_report_print(void)
     r.module_lines = (const char(*)[160])module_lines;
     r.module_count = mgpu_program_modules_describe(module_lines, 64);
     r.modules_loaded = mgpu_program_modules_loaded();
+    static char startup[400];
+    mgpu_startup_describe(startup, sizeof startup);
+    r.startup = startup;
 
     struct mgpu_memory_totals mem;
     mgpu_memory_totals_get(&mem);

@@ -15,6 +15,7 @@
 #include "src/run/launcher_options.h"
 #include "src/run/nvml_devices.h"
 #include "partition/topology.h"
+#include "base/monotonic_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -381,6 +382,7 @@ static void describe_gpu(int g, int device, bool repeated, bool quick)
 
 int main(int argc, char **argv)
 {
+    long long started = mgpu_monotonic_ns();
     char err[512];
     struct mgpu_config env;
     if (mgpu_config_parse(&env, env_get, err, sizeof err) != 0) {
@@ -578,6 +580,10 @@ int main(int argc, char **argv)
         absolute_path(opt.topology, "--topology", topology_path, sizeof topology_path);
         setenv("MGPU_TOPOLOGY", topology_path, 1);
     }
+    /* The launcher's own time, for the report's start-up figures. */
+    char launcher_ns[32];
+    snprintf(launcher_ns, sizeof launcher_ns, "%lld", mgpu_monotonic_ns() - started);
+    setenv("MGPU_LAUNCHER_NS", launcher_ns, 1);
     run_program(argv, opt.program_index, program_path);
     return EXIT_FAILURE;
 }
