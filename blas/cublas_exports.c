@@ -130,19 +130,17 @@ static const char *const helper_names[HELPER_COUNT] = {
 };
 
 /* One cuBLAS that calls were found to reach: its functions, each looked
- * up in it once. `api` comes first, so that the runtime's pointer to it
- * is a pointer to the library. */
+ * up in it once. */
 struct cublas_library {
-    struct mgpu_blas_library api;
-    void *dl; /* a handle of the library (caller_scope.h) */
+    struct mgpu_interposed_library base;
     _Atomic(void *) routines[ROUTINE_COUNT];
     _Atomic(void *) helpers[HELPER_COUNT];
 };
 
 #define MAX_LIBRARIES 8
 static struct cublas_library libraries[MAX_LIBRARIES];
-static atomic_int library_count;
-static pthread_mutex_t libraries_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mgpu_library_table library_table = {libraries, sizeof libraries[0], MAX_LIBRARIES, 0,
+                                                  PTHREAD_MUTEX_INITIALIZER};
 
 static void *library_function(void *dl, _Atomic(void *) *cache, const char *name)
 {
@@ -157,13 +155,13 @@ static void *library_function(void *dl, _Atomic(void *) *cache, const char *name
 static void *routine_of(const struct mgpu_blas_library *api, enum routine r)
 {
     struct cublas_library *lib = (struct cublas_library *)api;
-    return library_function(lib->dl, &lib->routines[r], routine_names[r]);
+    return library_function(lib->base.dl, &lib->routines[r], routine_names[r]);
 }
 
 static void *helper_of(const struct mgpu_blas_library *api, enum helper h)
 {
     struct cublas_library *lib = (struct cublas_library *)api;
-    return library_function(lib->dl, &lib->helpers[h], helper_names[h]);
+    return library_function(lib->base.dl, &lib->helpers[h], helper_names[h]);
 }
 
 /* Calls routine fn, the real one of `call`, on `handle` with the call's
@@ -246,40 +244,22 @@ LIBRARY_CALL(get_atomics_mode, cublasGetAtomicsMode,
 LIBRARY_CALL(set_atomics_mode, cublasSetAtomicsMode,
              (const struct mgpu_blas_library *api, void *h, int m), (h, (cublasAtomicsMode_t)m))
 
-/* The record of the library `def` found, made on first sight; NULL when
- * MAX_LIBRARIES are known already (its calls then run whole). */
+/* The record of the cuBLAS `def` found (interposer.h). */
 static const struct mgpu_blas_library *library_of(const struct mgpu_scope_definition *def)
 {
-    int n = atomic_load_explicit(&library_count, memory_order_acquire);
-    for (int i = 0; i < n; i++)
-        if (libraries[i].dl == def->library)
-            return &libraries[i].api;
-    pthread_mutex_lock(&libraries_lock);
-    struct cublas_library *found = NULL;
-    n = atomic_load_explicit(&library_count, memory_order_relaxed);
-    for (int i = 0; i < n && found == NULL; i++)
-        if (libraries[i].dl == def->library)
-            found = &libraries[i];
-    if (found == NULL && n < MAX_LIBRARIES) {
-        found = &libraries[n];
-        found->dl = def->library;
-        found->api = (struct mgpu_blas_library){
-            .path = def->library_path,
-            .create = create_handle,
-            .set_stream = set_stream,
-            .get_stream = get_stream,
-            .get_pointer_mode = get_pointer_mode,
-            .set_pointer_mode = set_pointer_mode,
-            .get_math_mode = get_math_mode,
-            .set_math_mode = set_math_mode,
-            .get_atomics_mode = get_atomics_mode,
-            .set_atomics_mode = set_atomics_mode,
-            .run = run_part,
-        };
-        atomic_store_explicit(&library_count, n + 1, memory_order_release);
-    }
-    pthread_mutex_unlock(&libraries_lock);
-    return found != NULL ? &found->api : NULL;
+    static const struct mgpu_blas_library api = {
+        .create = create_handle,
+        .set_stream = set_stream,
+        .get_stream = get_stream,
+        .get_pointer_mode = get_pointer_mode,
+        .set_pointer_mode = set_pointer_mode,
+        .get_math_mode = get_math_mode,
+        .set_math_mode = set_math_mode,
+        .get_atomics_mode = get_atomics_mode,
+        .set_atomics_mode = set_atomics_mode,
+        .run = run_part,
+    };
+    return mgpu_library_table_find(&library_table, def, &api);
 }
 
 __thread int mgpu_blas_dispatching;

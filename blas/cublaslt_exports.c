@@ -56,25 +56,24 @@ static const char *const lt_names[LT_FUNCTION_COUNT] = {
 #undef LT_NAME
 };
 
-/* One cuBLASLt that calls were found to reach; `api` first, so that the
- * runtime's pointer to it is a pointer to the library. */
+/* One cuBLASLt that calls were found to reach: its functions, each
+ * looked up in it once. */
 struct lt_library {
-    struct mgpu_blas_library api;
-    void *dl;
+    struct mgpu_interposed_library base;
     _Atomic(void *) fns[LT_FUNCTION_COUNT];
 };
 
 #define MAX_LIBRARIES 4
 static struct lt_library libraries[MAX_LIBRARIES];
-static atomic_int library_count;
-static pthread_mutex_t libraries_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mgpu_library_table library_table = {libraries, sizeof libraries[0], MAX_LIBRARIES, 0,
+                                                  PTHREAD_MUTEX_INITIALIZER};
 
 static void *lt_function(const struct mgpu_blas_library *api, enum lt_function f)
 {
     struct lt_library *lib = (struct lt_library *)api;
     void *fn = atomic_load_explicit(&lib->fns[f], memory_order_acquire);
     if (fn == NULL) {
-        fn = mgpu_scope_symbol(lib->dl, lt_names[f]);
+        fn = mgpu_scope_symbol(lib->base.dl, lt_names[f]);
         atomic_store_explicit(&lib->fns[f], fn, memory_order_release);
     }
     return fn;
@@ -220,40 +219,22 @@ static int run_part(const struct mgpu_blas_library *api, const struct mgpu_gemm_
     return st;
 }
 
-/* The record of the cuBLASLt `def` found, made on first sight; NULL when
- * MAX_LIBRARIES are known already (its calls then run whole). */
+/* The record of the cuBLASLt `def` found (interposer.h). */
 static const struct mgpu_blas_library *library_of(const struct mgpu_scope_definition *def)
 {
-    int n = atomic_load_explicit(&library_count, memory_order_acquire);
-    for (int i = 0; i < n; i++)
-        if (libraries[i].dl == def->library)
-            return &libraries[i].api;
-    pthread_mutex_lock(&libraries_lock);
-    struct lt_library *found = NULL;
-    n = atomic_load_explicit(&library_count, memory_order_relaxed);
-    for (int i = 0; i < n && found == NULL; i++)
-        if (libraries[i].dl == def->library)
-            found = &libraries[i];
-    if (found == NULL && n < MAX_LIBRARIES) {
-        found = &libraries[n];
-        found->dl = def->library;
-        found->api = (struct mgpu_blas_library){
-            .path = def->library_path,
-            .create = create_handle,
-            .set_stream = set_stream,
-            .get_stream = get_stream,
-            .get_pointer_mode = get_pointer_mode,
-            .set_pointer_mode = set_pointer_mode,
-            .get_math_mode = get_no_mode,
-            .set_math_mode = set_no_mode,
-            .get_atomics_mode = get_no_mode,
-            .set_atomics_mode = set_no_mode,
-            .run = run_part,
-        };
-        atomic_store_explicit(&library_count, n + 1, memory_order_release);
-    }
-    pthread_mutex_unlock(&libraries_lock);
-    return found != NULL ? &found->api : NULL;
+    static const struct mgpu_blas_library api = {
+        .create = create_handle,
+        .set_stream = set_stream,
+        .get_stream = get_stream,
+        .get_pointer_mode = get_pointer_mode,
+        .set_pointer_mode = set_pointer_mode,
+        .get_math_mode = get_no_mode,
+        .set_math_mode = set_no_mode,
+        .get_atomics_mode = get_no_mode,
+        .set_atomics_mode = set_no_mode,
+        .run = run_part,
+    };
+    return mgpu_library_table_find(&library_table, def, &api);
 }
 
 /* A layout as the call gave it. */

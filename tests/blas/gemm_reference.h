@@ -136,4 +136,21 @@ static inline void reference_fill(enum elem_kind k, void *p, long long count, un
     }
 }
 
+/* cuBLASLt's epilogues on one element of D, by their bits (the values of
+ * cublasLtEpilogue_t): BIAS (4) adds the row's bias, RELU (2) keeps the
+ * positive part, GELU (32) is the tanh form. */
+static inline double complex reference_epilogue(unsigned epilogue, double complex x,
+                                                double complex bias)
+{
+    if (epilogue & 4u)
+        x += bias;
+    if (epilogue & 2u)
+        x = creal(x) > 0 ? x : 0;
+    if (epilogue & 32u) {
+        double r = creal(x);
+        x = 0.5 * r * (1.0 + tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
+    }
+    return x;
+}
+
 #endif

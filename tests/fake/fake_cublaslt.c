@@ -190,20 +190,6 @@ static void log_call(cublasLtHandle_t h, uint64_t m, uint64_t n, long long k, lo
     pthread_mutex_unlock(&log_lock);
 }
 
-/* The epilogue on one element of D, with its row's bias. */
-static double complex epilogue(uint64_t e, double complex x, double complex bias)
-{
-    if (e & CUBLASLT_EPILOGUE_BIAS)
-        x += bias;
-    if (e & CUBLASLT_EPILOGUE_RELU)
-        x = creal(x) > 0 ? x : 0;
-    if (e & CUBLASLT_EPILOGUE_GELU) {
-        double r = creal(x);
-        x = 0.5 * r * (1.0 + tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
-    }
-    return x;
-}
-
 EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc,
                                      const void *alpha, const void *A, cublasLtMatrixLayout_t la,
                                      const void *B, cublasLtMatrixLayout_t lb, const void *beta,
@@ -267,9 +253,10 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t de
         for (uint64_t col = 0; col < n; col++)
             for (uint64_t row = 0; row < m; row++) {
                 long long at = (long long)(col * (uint64_t)ldd + row);
-                elem_store(kd, di, at,
-                           epilogue(e, elem_load(kd, di, at),
-                                    bias != NULL ? elem_load(kd, bias, (long long)row) : 0));
+                elem_store(
+                    kd, di, at,
+                    reference_epilogue((unsigned)e, elem_load(kd, di, at),
+                                       bias != NULL ? elem_load(kd, bias, (long long)row) : 0));
             }
     }
     return CUBLAS_STATUS_SUCCESS;

@@ -96,19 +96,6 @@ static const struct lt_case lt_cases[] = {
 };
 #define LT_CASES (int)(sizeof lt_cases / sizeof lt_cases[0])
 
-static double complex lt_epilogue(cublasLtEpilogue_t e, double complex x, double complex bias)
-{
-    if (e & CUBLASLT_EPILOGUE_BIAS)
-        x += bias;
-    if (e & CUBLASLT_EPILOGUE_RELU)
-        x = creal(x) > 0 ? x : 0;
-    if (e & CUBLASLT_EPILOGUE_GELU) {
-        double r = creal(x);
-        x = 0.5 * r * (1.0 + tanh(0.7978845608028654 * (r + 0.044715 * r * r * r)));
-    }
-    return x;
-}
-
 static cublasLtMatrixLayout_t lt_layout(cudaDataType type, int rows, int cols, int batch,
                                         long long stride)
 {
@@ -144,8 +131,8 @@ static int lt_case(cublasLtHandle_t h, const struct lt_case *t)
                        0.5, wi, t->m);
         for (long long j = 0; j < sc; j++)
             elem_store(t->kind, wi, j,
-                       lt_epilogue(t->epilogue, elem_load(t->kind, wi, j),
-                                   t->bias ? elem_load(t->kind, bias, j % t->m) : 0));
+                       reference_epilogue(t->epilogue, elem_load(t->kind, wi, j),
+                                          t->bias ? elem_load(t->kind, bias, j % t->m) : 0));
     }
     size_t cbytes = e * (size_t)(sc * t->batch);
     CUdeviceptr da = upload(a, e * (size_t)(sa * t->batch)),
