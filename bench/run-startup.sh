@@ -1,23 +1,30 @@
 #!/bin/sh
-# What mgpu adds to a program's start and end (issue 16: "<= 50 ms over
-# plain"): bench/startup (initialise, launch one kernel, exit) run as a
-# whole process plainly, under mgpu-run -n 1 and under mgpu-run --gpus 0x8
-# (eight GPUs on GPU 0: the module copies, workers and pool of eight),
-# interleaved, ROUNDS times after one warm-up of each (which fills the
-# driver's JIT cache with mgpu's copies); prints the medians of the wall
-# time in milliseconds as a Markdown table.
+# What mgpu adds to a program's start and end: bench/startup (initialise,
+# launch one kernel, exit) and bench/startup_big (the same with a module
+# of about 1 MB of PTX, 512 kernels) run as whole processes plainly and
+# under mgpu-run: -n 1; --gpus 0x8 (eight entries on GPU 0: the module
+# copies, workers and pool of eight), also with MGPU_SPLIT=always; and,
+# where the machine has them, -n 2, -n 4 and -n 8 against a --gpus list
+# of the same GPUs. Interleaved, ROUNDS times after one warm-up of each
+# (which fills the driver's JIT cache with mgpu's copies, so the big
+# program's rounds are second runs); prints the medians of the wall time
+# in milliseconds, and each against plain, as a Markdown table.
 #   bench/run-startup.sh [ROUNDS=11]
-# Run from the top build directory after `make check`, or set MGPU_RUN and
-# STARTUP to installed copies.
+# Run from the top build directory after `make check`, or set MGPU_RUN,
+# STARTUP and STARTUP_BIG to installed copies.
 set -eu
 rounds=${1:-11}
 bench=${STARTUP:-bench/startup}
+big=${STARTUP_BIG:-bench/startup_big}
 . "$(dirname "$0")/find_mgpu_run.sh"
 . "$(dirname "$0")/median.sh"
-[ -x "$bench" ] || { echo "run-startup.sh: $bench is missing; run make check first" >&2; exit 2; }
+for p in "$bench" "$big"; do
+  [ -x "$p" ] || { echo "run-startup.sh: $p is missing; run make check first" >&2; exit 2; }
+done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export CUDA_CACHE_PATH="$out/jit-cache"
+gpus=$(nvidia-smi -L 2> /dev/null | wc -l)
 
 # ms LABEL COMMAND...: runs COMMAND, which must pass, and adds its wall
 # time in milliseconds to $out/LABEL.
@@ -29,25 +36,47 @@ ms() {
   echo "$(( (end - start) / 1000 ))" | awk '{ printf "%.1f\n", $1 / 1000 }' >> "$out/$label"
 }
 
+# The runs, as "label|how" lines; how is empty for plain.
+runs() {
+  echo "plain|"
+  echo "n1|-n 1"
+  echo "entries8|--gpus 0x8"
+  echo "entries8-always|--gpus 0x8 always"
+  for n in 2 4 8; do
+    [ "$gpus" -ge "$n" ] || continue
+    echo "n$n|-n $n"
+    echo "list$n|--gpus $(seq -s, 0 $((n - 1)))"
+  done
+}
+
 run_all() {
-  ms plain "$bench"
-  ms n1 "$MGPU_RUN" -n 1 "$bench"
-  ms entries8 "$MGPU_RUN" --gpus 0x8 "$bench"
-  ms entries8-always env MGPU_SPLIT=always "$MGPU_RUN" --gpus 0x8 "$bench"
+  runs | while IFS='|' read -r label how; do
+    for program in "$bench" "$big"; do
+      name=$(basename "$program")
+      case $how in
+        "") ms "$name.$label" "$program" ;;
+        *always) ms "$name.$label" env MGPU_SPLIT=always "$MGPU_RUN" ${how% always} "$program" ;;
+        *) ms "$name.$label" "$MGPU_RUN" $how "$program" ;;
+      esac
+    done
+  done
 }
 run_all
-rm -f "$out/plain" "$out/n1" "$out/entries8" "$out/entries8-always"
+rm -f "$out"/*.plain "$out"/*.n* "$out"/*.entries* "$out"/*.list*
 for r in $(seq 1 "$rounds"); do
   run_all
 done
 
-plain=$(median "$out/plain")
-echo "startup, wall time of the whole program, median of $rounds interleaved rounds"
+echo "wall time of the whole program, ms, median of $rounds interleaved rounds (the big one: second runs)"
 echo
-echo "| run | ms | over plain |"
-echo "| --- | --- | --- |"
-row() { printf '| %s | %.1f | %+.1f |\n' "$1" "$2" "$(awk -v a="$2" -v b="$plain" 'BEGIN { print a - b }')"; }
-row "plain" "$plain"
-row "mgpu-run -n 1" "$(median "$out/n1")"
-row "mgpu-run --gpus 0x8" "$(median "$out/entries8")"
-row "mgpu-run --gpus 0x8, MGPU_SPLIT=always" "$(median "$out/entries8-always")"
+echo "| run | startup | over plain | startup_big | over plain |"
+echo "| --- | --- | --- | --- | --- |"
+small_plain=$(median "$out/startup.plain")
+big_plain=$(median "$out/startup_big.plain")
+runs | while IFS='|' read -r label how; do
+  s=$(median "$out/startup.$label")
+  b=$(median "$out/startup_big.$label")
+  printf '| %s | %.1f | %+.1f | %.1f | %+.1f |\n' "${how:-plain}" "$s" \
+    "$(awk -v a="$s" -v p="$small_plain" 'BEGIN { print a - p }')" "$b" \
+    "$(awk -v a="$b" -v p="$big_plain" 'BEGIN { print a - p }')"
+done
