@@ -64,7 +64,7 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "the memory mirrors' copies may take on each GPU: a share of what it has free when it "
      "first holds one, or a size (default 50%); past it, the copies read least recently go"},
     {"MGPU_PROBES", "[N=]A.ptx,...",
-     "probe files compiled to PTX, linked into every GPU's module copy (mgpu-run sets it from "
+     "probe files compiled to PTX, linked into every GPU's rewritten module (mgpu-run sets it from "
      "--probe)"},
     {"MGPU_PROBE_OUT", "FILE", "write the probes' maps and records as JSON Lines at exit"},
     {"MGPU_RANK", "N",

@@ -27,7 +27,7 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
         return "ran whole on the home GPU: one block, or the cost model measured it faster whole "
                "(MGPU_SPLIT=always splits it anyway)";
     case MGPU_UNSPLIT_NO_COPY:
-        return "ran the program's own code: its module has no rewritten copies (see modules)";
+        return "ran the program's own code: its module has no rewritten modules (see modules)";
     case MGPU_UNSPLIT_SPLIT_OFF:
         return "MGPU_SPLIT=never";
     case MGPU_UNSPLIT_COOPERATIVE:

@@ -1,5 +1,5 @@
 /* What mgpu spends starting up, by phase, for -v and the report. A phase's
- * time adds up over the run (another module's copies, the contexts of
+ * time adds up over the run (another module's rewritten modules, the contexts of
  * another home context), measured on the thread that spent it; today all
  * of it lies on the program's critical path. The launcher's own time
  * before it ran the program comes from mgpu-run (MGPU_LAUNCHER_NS). */
@@ -13,7 +13,7 @@ enum mgpu_startup_phase {
     MGPU_STARTUP_POOL,        /* the pool's contexts and address range */
     MGPU_STARTUP_CONTEXTS,    /* the other GPUs' primary contexts */
     MGPU_STARTUP_PEER_ACCESS, /* peer access between the run's devices */
-    MGPU_STARTUP_MODULES,     /* rewriting and loading the module copies */
+    MGPU_STARTUP_MODULES,     /* rewriting and loading the rewritten modules */
     MGPU_STARTUP_LINKS,       /* measuring the links for the cost model */
     MGPU_STARTUP_NCCL,        /* NCCL's communicator for the mirrors */
     MGPU_STARTUP_PHASES

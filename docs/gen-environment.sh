@@ -116,7 +116,7 @@ cat <<'EOF'
 | `MGPU_ENTRIES`, `MGPU_SHIM`, `MGPU_ACTIVE`, `MGPU_NCCL_SEEN` | set by `mgpu-run` for the program: the device each GPU of the run stands on, the shim's path, the mark that the program already runs under `mgpu-run` (a nested `mgpu-run` runs its program as it is), and the mark that the program made an NCCL communicator |
 | `MGPU_LAUNCHER_NS` | set by `mgpu-run`: its own time before it ran the program, for the report's start-up line |
 
-The driver's JIT cache holds mgpu's compiled module copies:
+The driver's JIT cache holds mgpu's compiled rewritten modules:
 `CUDA_CACHE_PATH` (default `~/.nv/ComputeCache`), `CUDA_CACHE_MAXSIZE`,
 `CUDA_CACHE_DISABLE=1` (see [how-it-works.md](how-it-works.md)).
 EOF

@@ -5,7 +5,7 @@
 // last ticket adds up every block's partial sum and resets the counter for
 // the next launch. Under mgpu the blocks run on several GPUs, so the fence and
 // the atomic must work across GPUs, and the counter is a module variable that
-// every GPU's copy of the kernel must share. Integer sums are exact: the last
+// every GPU's rewritten module must share. Integer sums are exact: the last
 // block adds its total to *total, so after k launches *total must be k times
 // the CPU's sum (a launch that finished twice or never shows), and the
 // counter must be back to 0.

@@ -1,6 +1,6 @@
 /* Owns the records of the program's modules, libraries and kernel handles,
- * building their per-GPU copies when the program loads them, and turning a launch of the
- * program's kernel into a launch from its copy (see program_modules.h).
+ * building their per-GPU rewritten modules when the program loads them, and turning a launch of the
+ * program's kernel into a launch from its rewritten module (see program_modules.h).
  * All driver calls here go to the real driver. */
 #include "modules/program_modules.h"
 
@@ -8,7 +8,7 @@
 
 #include "partition/gpu_contexts.h"
 #include "base/log.h"
-#include "modules/module_copies.h"
+#include "modules/gpu_modules.h"
 #include "base/monotonic_clock.h"
 #include "base/pointer_hash.h"
 #include "base/callback_thread.h"
@@ -33,9 +33,9 @@ struct kernel_entry {
     struct kernel_entry *next; /* in its module's list */
     char *name;
     atomic_bool resolved; /* fn, grid_offset and nparams are set */
-    atomic_bool warned;   /* about a launch that could not go to the copy */
+    atomic_bool warned;   /* about a launch that could not go to the rewritten module */
     bool unresolvable;
-    CUfunction fns[MGPU_MAX_GPUS]; /* in each GPU's copy; [0] the home GPU's */
+    CUfunction fns[MGPU_MAX_GPUS]; /* in each GPU's rewritten module; [0] the home GPU's */
     size_t grid_offset;
     unsigned nparams;
     size_t *param_offsets, *param_sizes; /* nparams each */
@@ -54,7 +54,7 @@ struct kernel_entry {
     CUfunc_cache cache_config;
 };
 
-enum copies_state { COPIES_UNTRIED, COPIES_READY, COPIES_NONE };
+enum rewritten_state { REWRITTEN_UNTRIED, REWRITTEN_READY, REWRITTEN_NONE };
 
 struct program_module {
     int id; /* from 1, in load order */
@@ -63,17 +63,17 @@ struct program_module {
     bool unloaded;
     void *handle;
     CUcontext load_context; /* where a CUmodule lives; NULL for a library */
-    void *image;            /* the program's image, copied; freed once the copies are built */
+    void *image; /* the program's image, copied; freed once the rewritten modules are built */
     size_t image_size;
     pthread_mutex_t lock; /* building, resolving kernels, refreshing constants */
-    _Atomic int state;    /* enum copies_state */
+    _Atomic int state;    /* enum rewritten_state */
     char why_none[200];
     CUcontext home_context;
-    struct mgpu_module_copies copies;
+    struct mgpu_gpu_modules rewritten;
     struct kernel_entry *kernels;
-    atomic_bool constants_stale; /* the home GPU's copy lags the program's constants */
+    atomic_bool constants_stale; /* the home GPU's rewritten module lags the program's constants */
     double build_seconds;
-    int copy_gpus; /* kept for the report after an unload */
+    int rewritten_gpus; /* kept for the report after an unload */
     atomic_ulong launches;
 };
 
@@ -107,7 +107,7 @@ static size_t unloaded_line_count;
 static unsigned long unloaded_more, unloaded_more_launches;
 
 /* Home-context address ranges of the __constant__ variables of modules
- * with copies: writes into them make the copies stale. */
+ * with rewritten modules: writes into them make the rewritten modules stale. */
 struct constant_range {
     CUdeviceptr lo, hi;
     struct program_module *module;
@@ -196,13 +196,13 @@ bool mgpu_program_modules_wanted(void)
     const struct mgpu_gpu_entries *e = NULL;
     if ((mgpu_cfg.split != MGPU_SPLIT_NEVER || mgpu_probes_on()) && (e = mgpu_run_gpus()) == NULL)
         return false; /* not initialised yet: ask again later */
-    /* Probes run from the copies, so one GPU has them too. */
+    /* Probes run from the rewritten modules, so one GPU has them too. */
     w = e != NULL && (e->count > 1 || mgpu_probes_on());
     atomic_store(&wanted, w);
     return w;
 }
 
-static bool copies_for(struct program_module *m, CUcontext ctx);
+static bool rewritten_for(struct program_module *m, CUcontext ctx);
 static CUcontext current_context(void);
 
 void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
@@ -229,7 +229,7 @@ void mgpu_program_module_loaded(void *handle, bool is_library, const void *image
         rc = mgpu_program_image_read_file(path, &m->image, &m->image_size, err, sizeof err);
     if (rc != 0) {
         snprintf(m->why_none, sizeof m->why_none, "%s", err);
-        m->state = COPIES_NONE;
+        m->state = REWRITTEN_NONE;
     }
     pthread_rwlock_wrlock(&table_lock);
     if (module_count == module_capacity) {
@@ -252,7 +252,8 @@ void mgpu_program_module_loaded(void *handle, bool is_library, const void *image
         return;
     }
     mgpu_debug("module %d: %s, %zu-byte image%s%s", m->id, loaded_by, m->image_size,
-               m->state == COPIES_NONE ? ": " : "", m->state == COPIES_NONE ? m->why_none : "");
+               m->state == REWRITTEN_NONE ? ": " : "",
+               m->state == REWRITTEN_NONE ? m->why_none : "");
     /* Built now, inside the program's own load, not at the module's first
      * launch: the driver's cuModuleLoadData waits until every stream of the
      * context is empty (on an H100, a non-blocking stream held in a host
@@ -263,7 +264,7 @@ void mgpu_program_module_loaded(void *handle, bool is_library, const void *image
      * to load its module into) is built at its first use. */
     CUcontext ctx = is_library ? current_context() : m->load_context;
     if (ctx != NULL)
-        copies_for(m, ctx);
+        rewritten_for(m, ctx);
 }
 
 void mgpu_program_module_alias(void *module, void *library)
@@ -292,12 +293,12 @@ static void describe_module(struct program_module *m, char line[160])
 {
     int state = atomic_load(&m->state);
     unsigned long launches = atomic_load(&m->launches);
-    if (state == COPIES_READY)
+    if (state == REWRITTEN_READY)
         snprintf(line, 160,
-                 "module %d (%s): copies on %d GPUs, built in %.2f s; %lu launch%s from them",
-                 m->id, m->loaded_by, m->copy_gpus, m->build_seconds, launches,
+                 "module %d (%s): rewritten for %d GPUs, built in %.2f s; %lu launch%s from them",
+                 m->id, m->loaded_by, m->rewritten_gpus, m->build_seconds, launches,
                  launches == 1 ? "" : "es");
-    else if (state == COPIES_NONE)
+    else if (state == REWRITTEN_NONE)
         snprintf(line, 160, "module %d (%s): runs as loaded: %.100s", m->id, m->loaded_by,
                  m->why_none);
     else
@@ -361,17 +362,17 @@ void mgpu_program_module_unloading(void *handle)
     pthread_mutex_lock(&m->lock);
     /* Unloaded in a host callback (the CUDA runtime's exit handlers do
      * that when the program exits in one): a wait there would wait for
-     * the callback itself, so the copies stay loaded until their contexts
+     * the callback itself, so the rewritten modules stay loaded until their contexts
      * go, at the latest with the process. */
-    if (m->state == COPIES_READY && !mgpu_on_callback_thread()) {
-        mgpu_module_copies_wait_idle(&m->copies);
-        mgpu_module_copies_unload(&m->copies);
+    if (m->state == REWRITTEN_READY && !mgpu_on_callback_thread()) {
+        mgpu_gpu_modules_wait_idle(&m->rewritten);
+        mgpu_gpu_modules_unload(&m->rewritten);
     }
     free(m->image);
     m->image = NULL;
     m->unloaded = true;
-    if (m->state == COPIES_UNTRIED) {
-        m->state = COPIES_NONE;
+    if (m->state == REWRITTEN_UNTRIED) {
+        m->state = REWRITTEN_NONE;
         snprintf(m->why_none, sizeof m->why_none, "unloaded before any use");
     }
     pthread_mutex_unlock(&m->lock);
@@ -480,7 +481,7 @@ static unsigned device_arch(void)
 
 static void add_constant_ranges(struct program_module *m)
 {
-    const struct ptx_globals_plan *plan = &m->copies.globals;
+    const struct ptx_globals_plan *plan = &m->rewritten.globals;
     pthread_rwlock_wrlock(&table_lock);
     struct constant_range *bigger =
         realloc(constant_ranges, (constant_range_count + plan->nconstants + 1) * sizeof *bigger);
@@ -489,7 +490,7 @@ static void add_constant_ranges(struct program_module *m)
         for (size_t i = 0; i < plan->nconstants; i++) {
             CUdeviceptr at;
             size_t bytes;
-            if (mgpu_drv.cuModuleGetGlobal(&at, &bytes, m->copies.home, plan->constants[i]) ==
+            if (mgpu_drv.cuModuleGetGlobal(&at, &bytes, m->rewritten.home, plan->constants[i]) ==
                 CUDA_SUCCESS)
                 constant_ranges[constant_range_count++] =
                     (struct constant_range){at, at + bytes, m};
@@ -506,7 +507,7 @@ static void prepare_reductions(const struct program_module *m, CUcontext ctx)
 {
     if (!mgpu_replicas_configured())
         return;
-    const struct mgpu_ptx_analysis *a = &m->copies.analysis;
+    const struct mgpu_ptx_analysis *a = &m->rewritten.analysis;
     for (size_t i = 0; i < a->nkernels; i++)
         for (size_t p = 0; p < a->kernels[i].nparams; p++)
             if (a->kernels[i].params[p].reduction != 0) {
@@ -515,8 +516,8 @@ static void prepare_reductions(const struct program_module *m, CUcontext ctx)
             }
 }
 
-/* Under m->lock, once: the copies for the home context `ctx`. */
-static void build_copies(struct program_module *m, CUcontext ctx)
+/* Under m->lock, once: the rewritten modules for the home context `ctx`. */
+static void build_rewritten(struct program_module *m, CUcontext ctx)
 {
     char why[200] = "";
     CUcontext contexts[MGPU_MAX_GPUS];
@@ -545,9 +546,9 @@ static void build_copies(struct program_module *m, CUcontext ctx)
      * program's way (here, after main has started: see thread_binding.h). */
     if (ngpus > 1)
         mgpu_thread_binding_prepare();
-    struct mgpu_copy_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
-    if (mgpu_module_copies_load_probed(&m->copies, ptx, ptx_size, home, ngpus, contexts,
-                                       probes.inject ? &probes : NULL, why, sizeof why) != 0)
+    struct mgpu_gpu_module_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
+    if (mgpu_gpu_modules_load_probed(&m->rewritten, ptx, ptx_size, home, ngpus, contexts,
+                                     probes.inject ? &probes : NULL, why, sizeof why) != 0)
         goto none;
     free(ptx);
     free(m->image);
@@ -555,12 +556,12 @@ static void build_copies(struct program_module *m, CUcontext ctx)
     m->home_context = ctx;
     m->build_seconds = (double)mgpu_monotonic_ns() * 1e-9 - start;
     mgpu_startup_add(MGPU_STARTUP_MODULES, (long long)(m->build_seconds * 1e9));
-    m->copy_gpus = ngpus;
+    m->rewritten_gpus = ngpus;
     add_constant_ranges(m);
     prepare_reductions(m, ctx);
-    mgpu_info("module %d (%s): copies on %d GPUs, built in %.2f s", m->id, m->loaded_by, ngpus,
+    mgpu_info("module %d (%s): rewritten for %d GPUs, built in %.2f s", m->id, m->loaded_by, ngpus,
               m->build_seconds);
-    atomic_store(&m->state, COPIES_READY);
+    atomic_store(&m->state, REWRITTEN_READY);
     return;
 none:
     free(ptx);
@@ -569,33 +570,33 @@ none:
     snprintf(m->why_none, sizeof m->why_none, "%s", why);
     mgpu_info("module %d (%s): runs as the program loaded it: %s", m->id, m->loaded_by, why);
     mgpu_probes_module_unprobed(m->id, m->loaded_by, why);
-    atomic_store(&m->state, COPIES_NONE);
+    atomic_store(&m->state, REWRITTEN_NONE);
 }
 
-/* The copies for a use in context `ctx`: true when they exist and are for
+/* The rewritten modules for a use in context `ctx`: true when they exist and are for
  * that context. */
-static bool copies_for(struct program_module *m, CUcontext ctx)
+static bool rewritten_for(struct program_module *m, CUcontext ctx)
 {
-    if (atomic_load_explicit(&m->state, memory_order_acquire) == COPIES_UNTRIED) {
+    if (atomic_load_explicit(&m->state, memory_order_acquire) == REWRITTEN_UNTRIED) {
         pthread_mutex_lock(&m->lock);
-        if (m->state == COPIES_UNTRIED && !m->unloaded)
-            build_copies(m, m->is_library ? ctx : m->load_context);
+        if (m->state == REWRITTEN_UNTRIED && !m->unloaded)
+            build_rewritten(m, m->is_library ? ctx : m->load_context);
         pthread_mutex_unlock(&m->lock);
     }
-    return atomic_load_explicit(&m->state, memory_order_acquire) == COPIES_READY &&
+    return atomic_load_explicit(&m->state, memory_order_acquire) == REWRITTEN_READY &&
            m->home_context == ctx;
 }
 
-/* Under m->lock: the attributes the program set, on every GPU's copy. */
+/* Under m->lock: the attributes the program set, on every GPU's rewritten module. */
 static void apply_attributes(const struct program_module *m, const struct kernel_entry *k)
 {
-    for (int g = 0; g < m->copies.ngpus; g++) {
-        bool pushed = g > 0 && mgpu_drv.cuCtxPushCurrent(m->copies.contexts[g]) == CUDA_SUCCESS;
+    for (int g = 0; g < m->rewritten.ngpus; g++) {
+        bool pushed = g > 0 && mgpu_drv.cuCtxPushCurrent(m->rewritten.contexts[g]) == CUDA_SUCCESS;
         for (int i = 0; i < k->nattrs; i++)
             if (mgpu_drv.cuFuncSetAttribute(k->fns[g], k->attrs[i].attrib, k->attrs[i].value) !=
                 CUDA_SUCCESS)
-                mgpu_warn("kernel %s: its copy on GPU %d refuses attribute %d = %d", k->name, g,
-                          (int)k->attrs[i].attrib, k->attrs[i].value);
+                mgpu_warn("kernel %s: its rewritten module on GPU %d refuses attribute %d = %d",
+                          k->name, g, (int)k->attrs[i].attrib, k->attrs[i].value);
         if (k->has_cache_config)
             mgpu_drv.cuFuncSetCacheConfig(k->fns[g], k->cache_config);
         if (pushed) {
@@ -620,7 +621,7 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
             return false;
     k->unsplittable = MGPU_WHY_UNPARSED;
     k->stride_bound_param = -1;
-    const struct mgpu_ptx_analysis *a = &m->copies.analysis;
+    const struct mgpu_ptx_analysis *a = &m->rewritten.analysis;
     for (size_t i = 0; i < a->nkernels; i++) {
         const struct mgpu_kernel_info *info = &a->kernels[i];
         if (strcmp(info->name, k->name) != 0)
@@ -652,7 +653,7 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
     return true;
 }
 
-/* The kernel in every GPU's copy, found once. */
+/* The kernel in every GPU's rewritten module, found once. */
 static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
 {
     if (atomic_load_explicit(&k->resolved, memory_order_acquire))
@@ -661,11 +662,11 @@ static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
     if (!k->resolved && !k->unresolvable) {
         char err[200] = "";
         bool ok = true;
-        for (int g = 0; g < m->copies.ngpus && ok; g++) {
+        for (int g = 0; g < m->rewritten.ngpus && ok; g++) {
             size_t grid_offset;
             unsigned nparams;
-            ok = mgpu_module_copies_function(&m->copies, g, k->name, &k->fns[g], &grid_offset,
-                                             &nparams, err, sizeof err) == 0;
+            ok = mgpu_gpu_modules_function(&m->rewritten, g, k->name, &k->fns[g], &grid_offset,
+                                           &nparams, err, sizeof err) == 0;
             if (ok && g == 0) {
                 k->grid_offset = grid_offset;
                 k->nparams = nparams;
@@ -678,7 +679,7 @@ static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
         if (!ok) {
             k->unresolvable = true;
             mgpu_error("module %d: %s; the kernel runs from the program's module, which does not "
-                       "see the copies' __device__ variables",
+                       "see the rewritten modules' __device__ variables",
                        m->id, err);
         } else {
             apply_attributes(m, k);
@@ -706,8 +707,8 @@ void mgpu_program_kernel_attribute(const void *handle, CUfunction_attribute attr
     while (i < k->nattrs && k->attrs[i].attrib != attrib)
         i++;
     if (i == MAX_RECORDED_ATTRIBUTES) {
-        mgpu_warn("kernel %s: more than %d attributes set; the copies miss attribute %d", k->name,
-                  MAX_RECORDED_ATTRIBUTES, (int)attrib);
+        mgpu_warn("kernel %s: more than %d attributes set; the rewritten modules miss attribute %d",
+                  k->name, MAX_RECORDED_ATTRIBUTES, (int)attrib);
     } else {
         k->attrs[i].attrib = attrib;
         k->attrs[i].value = value;
@@ -747,18 +748,18 @@ void mgpu_program_global_lookup(const void *owner, const char *name, CUdeviceptr
     struct kernel_entry *k;
     if (name == NULL || !lookup(owner, &m, &k) || k != NULL)
         return;
-    if (!copies_for(m, m->is_library ? current_context() : m->load_context))
+    if (!rewritten_for(m, m->is_library ? current_context() : m->load_context))
         return;
     CUdeviceptr storage;
     size_t storage_bytes;
-    if (mgpu_module_copies_storage(&m->copies, name, &storage, &storage_bytes)) {
+    if (mgpu_gpu_modules_storage(&m->rewritten, name, &storage, &storage_bytes)) {
         if (where != NULL)
             *where = storage;
         if (bytes != NULL)
             *bytes = storage_bytes;
         return;
     }
-    const struct ptx_globals_plan *plan = &m->copies.globals;
+    const struct ptx_globals_plan *plan = &m->rewritten.globals;
     /* The program looks a __constant__ up to write it, as cudaMemcpyToSymbol
      * does each time. */
     for (size_t i = 0; i < plan->nconstants; i++)
@@ -790,7 +791,7 @@ static CUcontext stream_context(CUstream stream)
 
 /* The parameters of an `extra` launch, with __mgpu_grid placed in a copy
  * of the program's buffer. */
-static bool copy_extra(struct mgpu_copy_launch *l, const struct kernel_entry *k, void **extra)
+static bool copy_extra(struct mgpu_module_launch *l, const struct kernel_entry *k, void **extra)
 {
     void *buffer = NULL;
     size_t *size = NULL;
@@ -819,7 +820,7 @@ static bool copy_extra(struct mgpu_copy_launch *l, const struct kernel_entry *k,
     return true;
 }
 
-static bool copy_params(struct mgpu_copy_launch *l, const struct kernel_entry *k, void **params)
+static bool copy_params(struct mgpu_module_launch *l, const struct kernel_entry *k, void **params)
 {
     size_t n = k->nparams;
     void **p = l->params_inline;
@@ -838,9 +839,9 @@ static bool copy_params(struct mgpu_copy_launch *l, const struct kernel_entry *k
     return true;
 }
 
-bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
-                              const unsigned block[3], void **params, void **extra,
-                              struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why)
+bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
+                                const unsigned block[3], void **params, void **extra,
+                                struct mgpu_module_launch *l, enum mgpu_unsplit_reason *why)
 {
     l->buffer = NULL;
     l->params_heap = NULL;
@@ -851,7 +852,7 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
     *why = MGPU_UNSPLIT_NO_COPY;
     struct program_module *m;
     struct kernel_entry *k;
-    if (!lookup_or_discover(handle, &m, &k) || !copies_for(m, stream_context(stream)) ||
+    if (!lookup_or_discover(handle, &m, &k) || !rewritten_for(m, stream_context(stream)) ||
         !resolve_kernel(m, k))
         return false;
     if (params != NULL && extra != NULL)
@@ -864,9 +865,9 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         mgpu_probes_launch(k->name, block[0] * block[1] * block[2], &sample_blocks);
     l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
     l->fn = k->fns[0];
-    l->kernel = (struct mgpu_kernel_copies){
-        .ngpus = m->copies.ngpus,
-        .contexts = m->copies.contexts,
+    l->kernel = (struct mgpu_gpu_kernels){
+        .ngpus = m->rewritten.ngpus,
+        .contexts = m->rewritten.contexts,
         .fns = k->fns,
         .grid_offset = k->grid_offset,
         .nparams = k->nparams,
@@ -880,33 +881,34 @@ bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigne
         .stride_bound_param = k->stride_bound_param,
     };
     if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params))) {
-        if (m->copies.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))
+        if (m->rewritten.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))
             mgpu_error("kernel %s: mgpu cannot pass its grid parameter in this launch (an `extra` "
                        "other than a buffer pointer and size, or no parameters); it runs from the "
-                       "program's module, which does not see the copies' __device__ variables; run "
+                       "program's module, which does not see the rewritten modules' __device__ "
+                       "variables; run "
                        "with MGPU_SPLIT=never",
                        k->name);
-        mgpu_copy_launch_done(l, CUDA_SUCCESS);
+        mgpu_module_launch_done(l, CUDA_SUCCESS);
         return false;
     }
     if (atomic_exchange(&m->constants_stale, false)) {
-        /* Every GPU's copy, in the program's stream: a later launch may be
+        /* Every GPU's rewritten module, in the program's stream: a later launch may be
          * split even when this one is not. */
         pthread_mutex_lock(&m->lock);
         CUresult r = CUDA_SUCCESS;
-        for (int g = 0; g < m->copies.ngpus && r == CUDA_SUCCESS; g++)
-            r = mgpu_module_copies_refresh_constants_async(&m->copies, g, stream);
+        for (int g = 0; g < m->rewritten.ngpus && r == CUDA_SUCCESS; g++)
+            r = mgpu_gpu_modules_refresh_constants_async(&m->rewritten, g, stream);
         pthread_mutex_unlock(&m->lock);
         if (r != CUDA_SUCCESS)
-            mgpu_error("module %d: copying its __constant__ variables to the copies: %s", m->id,
-                       mgpu_cu_error_name(r));
+            mgpu_error("module %d: copying its __constant__ variables to the rewritten modules: %s",
+                       m->id, mgpu_cu_error_name(r));
     }
     atomic_fetch_add_explicit(&m->launches, 1, memory_order_relaxed);
     *why = MGPU_UNSPLIT_NONE;
     return true;
 }
 
-void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result)
+void mgpu_module_launch_done(struct mgpu_module_launch *l, CUresult launch_result)
 {
     (void)launch_result;
     free(l->buffer);
@@ -937,7 +939,8 @@ size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
             memcpy(lines[n++], unloaded_lines[gone++].line, 160);
     }
     if (unloaded_more > 0 && n < max)
-        snprintf(lines[n++], 160, "%lu more modules unloaded, %lu launches from their copies",
+        snprintf(lines[n++], 160,
+                 "%lu more modules unloaded, %lu launches from their rewritten modules",
                  unloaded_more, unloaded_more_launches);
     pthread_rwlock_unlock(&table_lock);
     return n;

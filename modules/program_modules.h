@@ -1,19 +1,19 @@
 /* What mgpu knows of the program's GPU code: each module and library the
  * program loads (with a copy of its image), each kernel handle it gets
  * (mapped to its module and name), and, built the first time a kernel of
- * the module is launched or one of its variables is looked up, the
- * module's rewritten copies on every selected GPU (module_copies.h).
+ * the module is launched or one of its variables is looked up, its
+ * rewritten modules, one on every selected GPU (gpu_modules.h).
  *
- * Once a module has copies, every launch of its kernels in the home
- * context runs from them (split over the GPUs, or whole on the home GPU's
- * copy), its
- * __device__ variables live in mgpu's shared storage (which is what the
- * program's symbol lookups then return), and its __constant__ variables
- * are copied from the program's module to the copies after the program
- * writes them. A module without copies (no PTX, a corrupt image, a rewrite
- * or compile error, only one GPU or MGPU_SPLIT=never without probes) runs
- * as the program loaded it. With probes (probes/probe_runtime.h) the
- * copies have them linked in and each launch from them is numbered. */
+ * Once a module has rewritten modules, every launch of its kernels in the
+ * home context runs from them (split over the GPUs, or whole on the home
+ * GPU's rewritten module), its __device__ variables live in mgpu's shared
+ * storage (which is what the program's symbol lookups then return), and
+ * its __constant__ variables are copied from the program's module to the
+ * rewritten modules after the program writes them. A module without
+ * rewritten modules (no PTX, a corrupt image, a rewrite or compile error,
+ * only one GPU or MGPU_SPLIT=never without probes) runs as the program
+ * loaded it. With probes (probes/probe_runtime.h) the rewritten modules
+ * have them linked in and each launch from them is numbered. */
 #ifndef MGPU_PROGRAM_MODULES_H
 #define MGPU_PROGRAM_MODULES_H
 
@@ -31,12 +31,12 @@ bool mgpu_program_modules_wanted(void);
 /* After the driver loaded an image: `handle` is the CUmodule or
  * CUlibrary, `image` what the program passed (NULL with `path` for the
  * file forms), `loaded_by` the call's name. With `refused` (a reason) the
- * module gets no copies. */
+ * module gets no rewritten modules. */
 void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
                                 const char *loaded_by, const char *refused);
 /* A CUmodule the program got for a library (cuLibraryGetModule). */
 void mgpu_program_module_alias(void *module, void *library);
-/* Before the driver unloads it: the copies go first. */
+/* Before the driver unloads it: the rewritten modules go first. */
 void mgpu_program_module_unloading(void *handle);
 
 /* A kernel handle (CUfunction or CUkernel) the program got from the module
@@ -45,7 +45,7 @@ void mgpu_program_kernel_found(const void *handle, const void *owner, const char
 void mgpu_program_kernel_alias(const void *handle, const void *other_handle);
 
 /* The program set a function attribute or cache preference on a kernel:
- * recorded so that the copies get it too. */
+ * recorded so that the rewritten modules get it too. */
 void mgpu_program_kernel_attribute(const void *handle, CUfunction_attribute attrib, int value);
 void mgpu_program_kernel_cache_config(const void *handle, CUfunc_cache config);
 
@@ -56,17 +56,17 @@ void mgpu_program_global_lookup(const void *owner, const char *name, CUdeviceptr
                                 size_t *bytes);
 
 /* The program is about to write [dst, dst + bytes) of device memory: a
- * __constant__ variable of a module with copies is then refreshed before
+ * __constant__ variable of a module with rewritten modules is then refreshed before
  * the module's next launch. Costs one relaxed load when no module has
- * copies. */
+ * rewritten modules. */
 void mgpu_program_memory_written(CUdeviceptr dst, size_t bytes);
 
-/* What a split launch needs of a kernel that runs from its module's copies.
+/* What a split launch needs of a kernel that runs from its module's rewritten modules.
  * Valid while the module stays loaded. */
-struct mgpu_kernel_copies {
+struct mgpu_gpu_kernels {
     int ngpus;
     const CUcontext *contexts; /* [0] the home context, then the other GPUs' */
-    const CUfunction *fns;     /* the kernel in each GPU's copy */
+    const CUfunction *fns;     /* the kernel in each GPU's rewritten module */
     size_t grid_offset;        /* of __mgpu_grid in the parameter buffer */
     unsigned nparams;          /* the program's parameters, before __mgpu_grid */
     const size_t *param_offsets, *param_sizes;
@@ -77,16 +77,16 @@ struct mgpu_kernel_copies {
     /* per parameter, the bytes a link carries per byte used by its accesses
      * (ptx_analysis.h's scatter, 1 to 8); set with param_use */
     const unsigned char *param_scatter;
-    unsigned unsplittable;     /* enum mgpu_unsplittable; 0 when it can be split */
-    unsigned notes;            /* enum mgpu_kernel_note */
-    int stride_bound_param;    /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */
+    unsigned unsplittable;  /* enum mgpu_unsplittable; 0 when it can be split */
+    unsigned notes;         /* enum mgpu_kernel_note */
+    int stride_bound_param; /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */
 };
 
-/* A launch redirected to a module copy: the function and the parameters to
+/* A launch redirected to a rewritten module: the function and the parameters to
  * give the driver instead of the program's. */
-struct mgpu_copy_launch {
-    struct mgpu_kernel_copies kernel;
-    CUfunction fn; /* the home GPU's copy */
+struct mgpu_module_launch {
+    struct mgpu_gpu_kernels kernel;
+    CUfunction fn; /* the home GPU's rewritten module */
     void **params;
     void **extra;
     struct mgpu_grid_param grid; /* __mgpu_grid: first block 0, the full grid, no iterations */
@@ -98,13 +98,13 @@ struct mgpu_copy_launch {
 };
 
 /* Prepares the launch of `handle` on `stream` with `grid` blocks of
- * `block` threads. Returns true when it is to run from the module copy
+ * `block` threads. Returns true when it is to run from the rewritten module
  * (launch l->fn with l->params, l->extra, then call
- * mgpu_copy_launch_done); false to launch as given, with *why. */
-bool mgpu_copy_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
-                              const unsigned block[3], void **params, void **extra,
-                              struct mgpu_copy_launch *l, enum mgpu_unsplit_reason *why);
-void mgpu_copy_launch_done(struct mgpu_copy_launch *l, CUresult launch_result);
+ * mgpu_module_launch_done); false to launch as given, with *why. */
+bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsigned grid[3],
+                                const unsigned block[3], void **params, void **extra,
+                                struct mgpu_module_launch *l, enum mgpu_unsplit_reason *why);
+void mgpu_module_launch_done(struct mgpu_module_launch *l, CUresult launch_result);
 
 /* How many modules the program loaded over the run, unloaded ones too. */
 size_t mgpu_program_modules_loaded(void);

@@ -1,4 +1,4 @@
-/* Owns the other GPUs' primary contexts that module copies are loaded in
+/* Owns the other GPUs' primary contexts that rewritten modules are loaded in
  * (see gpu_contexts.h). All calls go to the real driver. */
 #include "partition/gpu_contexts.h"
 

@@ -2,7 +2,7 @@
  * one entry, a full member of the run in slice order, standing on one of
  * the driver's devices. A device listed more than once (--gpus 0,0,0,0 or
  * 0x4) stands for several entries: each gets its own part of every
- * buffer, module copy, worker and slice, all on that one device. Nothing
+ * buffer, rewritten module, worker and slice, all on that one device. Nothing
  * gets faster, but every multi-GPU path runs on one GPU.
  *
  * Pure functions of the list and the driver's device count (no driver, no

@@ -31,11 +31,11 @@ struct gpu_page_map {
     CUdeviceptr header; /* HEADER_WORDS words */
     CUdeviceptr owners; /* one byte per granule; 0 until the pool starts */
     size_t owner_bytes;
-    uint64_t shown_pool, shown_replicas; /* versions the GPU's copy shows */
+    uint64_t shown_pool, shown_replicas; /* versions the GPU's rewritten module shows */
 };
 
 static struct {
-    atomic_bool in_use; /* a module copy names the map: set at its GPU's first */
+    atomic_bool in_use; /* a rewritten module names the map: set at its GPU's first */
     bool warned;
     pthread_mutex_t lock;
     struct gpu_page_map gpus[MGPU_MAX_GPUS];

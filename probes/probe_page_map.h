@@ -2,7 +2,7 @@
  * mgpu/probe.h): on every GPU of the run, which GPU owns each granule of
  * the pool and where the replicas' copies lie, kept in that GPU's memory
  * and refreshed before a probed launch whenever the pool's layout or the
- * replicas changed. Made only on GPUs whose module copies name it (a probe
+ * replicas changed. Made only on GPUs whose rewritten modules name it (a probe
  * file that reads it). */
 #ifndef MGPU_PROBE_PAGE_MAP_H
 #define MGPU_PROBE_PAGE_MAP_H
@@ -26,9 +26,9 @@ enum {
 /* Copies listed; an address in a copy past these reads as outside. */
 #define MGPU_PAGE_MAP_MAX_REPLICAS 1024
 
-/* For GPU `gpu`'s module copy, loaded in the current context: when the
+/* For GPU `gpu`'s rewritten module, loaded in the current context: when the
  * module declares __mgpu_pool_map, the GPU's map (made at its first such
- * copy) named there. Returns a driver error, CUDA_SUCCESS also for a
+ * module) named there. Returns a driver error, CUDA_SUCCESS also for a
  * module without the symbol. */
 CUresult mgpu_probe_page_map_fill_module(CUmodule module, int gpu);
 

@@ -3,8 +3,8 @@
  * to, the launches' sequence numbers and host times, and, at exit, the
  * maps read back and handed to the tables and the JSON Lines file.
  *
- * The module copies call in here: a module is rewritten with the probes
- * (mgpu_probes_inject) and each GPU's copy gets its map addresses and
+ * The rewritten modules call in here: a module is rewritten with the probes
+ * (mgpu_probes_inject) and each GPU's rewritten module gets its map addresses and
  * clock offset (mgpu_probes_fill_module). */
 #ifndef MGPU_PROBE_RUNTIME_H
 #define MGPU_PROBE_RUNTIME_H
@@ -26,15 +26,15 @@
 int mgpu_probes_load(const char *list, const char *out, void (*started)(void), char *err,
                      size_t errlen);
 
-/* Whether probes were loaded: module copies are then made with one GPU
+/* Whether probes were loaded: rewritten modules are then made with one GPU
  * too, and launches from them numbered. */
 bool mgpu_probes_on(void);
 
 /* What the rewrite needs to link the probes in; NULL when none. */
 const struct ptx_probe_inject *mgpu_probes_inject(void);
 
-/* For GPU `gpu`'s copy `module`, loaded in the current context: its maps
- * (made, and the clock measured, at the GPU's first copy) and clock
+/* For GPU `gpu`'s rewritten module `module`, loaded in the current context: its maps
+ * (made, and the clock measured, at the GPU's first rewritten module) and clock
  * offset. Returns 0, or -1 with a reason in err. */
 int mgpu_probes_fill_module(CUmodule module, int gpu, char *err, size_t errlen);
 

@@ -266,7 +266,8 @@ size_t mgpu_probe_slices(const struct mgpu_probe_results *r, const char *first_m
         }
         if (!ended || end < start)
             continue;
-        out[n++] = (struct mgpu_probe_slice){launch, r->run_start_ns + start, r->run_start_ns + end};
+        out[n++] =
+            (struct mgpu_probe_slice){launch, r->run_start_ns + start, r->run_start_ns + end};
     }
     return n;
 }
@@ -284,8 +285,8 @@ static void print_latency(const struct mgpu_probe_results *r, FILE *out)
     unsigned sample_every, sample_blocks;
     sampling_of(r, "ll_first", &sample_every, &sample_blocks);
     print_block_sampling(out, sample_blocks);
-    fprintf(out, "  %-*s %-12s %8s %12s %12s %12s %10s\n", NAME_WIDTH, "kernel", "GPU",
-            "launches", "call->first", "first->last", "after first", "max skew");
+    fprintf(out, "  %-*s %-12s %8s %12s %12s %12s %10s\n", NAME_WIDTH, "kernel", "GPU", "launches",
+            "call->first", "first->last", "after first", "max skew");
     /* Per GPU its slices, and per launch slot the earliest start on any GPU. */
     struct mgpu_probe_slice *slices[MGPU_MAX_GPUS] = {NULL};
     size_t counts[MGPU_MAX_GPUS] = {0};
@@ -339,8 +340,10 @@ static void print_latency(const struct mgpu_probe_results *r, FILE *out)
 static void print_block_time(const struct mgpu_probe_results *r, FILE *out)
 {
     size_t capacity = mgpu_probe_slice_capacity(r, "bt_first");
-    fprintf(out, "\nblock-time: per kernel and GPU, block durations (us) and busy time (last %zu "
-                 "launches)\n", capacity);
+    fprintf(out,
+            "\nblock-time: per kernel and GPU, block durations (us) and busy time (last %zu "
+            "launches)\n",
+            capacity);
     unsigned sample_every, sample_blocks;
     sampling_of(r, "bt_hist", &sample_every, &sample_blocks);
     print_block_sampling(out, sample_blocks);
@@ -375,8 +378,8 @@ static void print_block_time(const struct mgpu_probe_results *r, FILE *out)
                     seen += hist[b++];
                 /* the bucket's middle, which may lie past the longest block */
                 double low = (double)mgpu_probe_hist_low(b);
-                double high = b + 1 < MGPU_PROBE_HIST_BUCKETS
-                                  ? (double)mgpu_probe_hist_low(b + 1) : low;
+                double high =
+                    b + 1 < MGPU_PROBE_HIST_BUCKETS ? (double)mgpu_probe_hist_low(b + 1) : low;
                 pct[p] = (low + high) / 2 / per_ns / 1e3;
                 if (pct[p] > longest)
                     pct[p] = longest;
@@ -533,8 +536,7 @@ static void print_other_maps(const struct mgpu_probe_results *r, FILE *out)
             if (map->kind == PTX_PROBE_RING) {
                 uint64_t kept = mgpu_probe_ring_records(map, data);
                 fprintf(out, "  %-24s GPU %-12s ring: %llu records, %llu dropped\n", map->name,
-                        label, (unsigned long long)kept,
-                        (unsigned long long)(data[1]));
+                        label, (unsigned long long)kept, (unsigned long long)(data[1]));
                 continue;
             }
             char line[160];
@@ -547,8 +549,7 @@ static void print_other_maps(const struct mgpu_probe_results *r, FILE *out)
                 sum += data[e];
                 if (set <= SHOWN_ENTRIES && used < sizeof line)
                     used += (size_t)snprintf(line + used, sizeof line - used, " [%llu]=%llu",
-                                             (unsigned long long)e,
-                                             (unsigned long long)data[e]);
+                                             (unsigned long long)e, (unsigned long long)data[e]);
             }
             if (used >= sizeof line)
                 used = sizeof line - 1;
@@ -582,8 +583,9 @@ static void print_attachments(const struct mgpu_probe_results *r, FILE *out)
                     kernels, kernels == 1 ? "" : "s");
         }
         if (attached == 0)
-            fprintf(out, "mgpu: error: probe %s attaches to no kernel the program ran from mgpu's "
-                         "module copies; check its globs against `mgpu-ptx list PROGRAM`\n",
+            fprintf(out,
+                    "mgpu: error: probe %s attaches to no kernel the program ran from mgpu's "
+                    "rewritten modules; check its globs against `mgpu-ptx list PROGRAM`\n",
                     r->set->files[f].name);
         (void)probes;
     }
@@ -601,8 +603,9 @@ void mgpu_probe_tables_print(const struct mgpu_probe_results *r, FILE *out)
     for (int g = 0; g < r->ngpus; g++)
         if (r->maps[g] != NULL) {
             gpu_label(r, g, label, sizeof label);
-            fprintf(out, "  GPU %-12s clock: host offset +-%.1f us, timer step %llu ns, "
-                         "%.3f SM cycles/ns\n",
+            fprintf(out,
+                    "  GPU %-12s clock: host offset +-%.1f us, timer step %llu ns, "
+                    "%.3f SM cycles/ns\n",
                     label, (double)r->clock_error_ns[g] / 1e3,
                     (unsigned long long)r->timer_step_ns[g], r->cycles_per_ns[g]);
         }

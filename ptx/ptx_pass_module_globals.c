@@ -157,7 +157,7 @@ int ptx_pass_module_globals(struct ptx_module *m, struct ptx_globals_plan *plan,
         goto out;
 
     /* An initializer holding a redirected variable's address would keep
-     * pointing at this GPU's copy. */
+     * pointing at this GPU's rewritten module. */
     for (size_t i = 0; i < m->ntop; i++) {
         const struct ptx_variable *v = &m->top[i]->u.var;
         if (m->top[i]->kind != PTX_VARIABLE || !v->initialized)

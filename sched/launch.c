@@ -31,7 +31,7 @@ struct launch_shape {
     CUstream stream; /* as the non-_ptsz functions take it */
     bool cooperative;
     bool cluster;
-    enum mgpu_unsplit_reason why; /* from the module copies */
+    enum mgpu_unsplit_reason why; /* from the rewritten modules */
 };
 
 static enum mgpu_unsplit_reason why_not_split(const struct launch_shape *s, bool capturing)
@@ -77,30 +77,30 @@ static void after_launch(const struct launch_shape *s, struct launch_record *rec
                                        why_not_split(s, rec->capturing));
 }
 
-/* Why a launch from the module copies is not split, or, with
+/* Why a launch from the rewritten modules is not split, or, with
  * MGPU_UNSPLIT_NONE, the slices it is split into. */
 static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
-                                           const struct mgpu_copy_launch *copy,
+                                           const struct mgpu_module_launch *ml,
                                            const CUlaunchConfig *config,
                                            struct mgpu_grid_slice *slices, int *nslices)
 {
-    /* Probes make copies with MGPU_SPLIT=never and with one GPU. */
+    /* Probes make rewritten modules with MGPU_SPLIT=never and with one GPU. */
     if (mgpu_cfg.split == MGPU_SPLIT_NEVER)
         return MGPU_UNSPLIT_SPLIT_OFF;
-    if (copy->kernel.ngpus < 2)
+    if (ml->kernel.ngpus < 2)
         return MGPU_UNSPLIT_ONE_GPU;
     if (s->cooperative)
         return MGPU_UNSPLIT_COOPERATIVE;
     if (s->cluster)
         return MGPU_UNSPLIT_CLUSTER;
-    if (copy->kernel.unsplittable != 0)
+    if (ml->kernel.unsplittable != 0)
         return MGPU_UNSPLIT_ANALYSIS;
     if (config != NULL && !mgpu_split_attributes_allow(config, false))
         return MGPU_UNSPLIT_ATTRIBUTE;
     if (capturing(s->stream))
         return MGPU_UNSPLIT_CAPTURE;
-    *nslices = mgpu_slice_plan(&copy->kernel, s->grid, s->block[0] * s->block[1] * s->block[2],
-                               copy->params, copy->buffer, slices);
+    *nslices = mgpu_slice_plan(&ml->kernel, s->grid, s->block[0] * s->block[1] * s->block[2],
+                               ml->params, ml->buffer, slices);
     return *nslices > 1 ? MGPU_UNSPLIT_NONE : MGPU_UNSPLIT_SMALL;
 }
 
@@ -134,20 +134,20 @@ static void describe_slices(const struct launch_shape *shape, const struct mgpu_
 /* For a launch that cannot be split for `why`: one slice, the whole grid,
  * on the GPU that holds most of its data, when that is not the home GPU
  * and the launch may leave the program's stream. Returns that GPU, or 0. */
-static int plan_move(const struct launch_shape *s, const struct mgpu_copy_launch *copy,
+static int plan_move(const struct launch_shape *s, const struct mgpu_module_launch *ml,
                      const CUlaunchConfig *config, enum mgpu_unsplit_reason why,
                      struct mgpu_grid_slice *slice)
 {
     if (why != MGPU_UNSPLIT_COOPERATIVE && why != MGPU_UNSPLIT_CLUSTER &&
         why != MGPU_UNSPLIT_ANALYSIS)
         return 0;
-    if (config != NULL ? !mgpu_split_attributes_allow(config, true)
-                       : s->cooperative &&
-                             (copy->params == NULL || mgpu_drv.cuLaunchCooperativeKernel == NULL))
+    if (config != NULL
+            ? !mgpu_split_attributes_allow(config, true)
+            : s->cooperative && (ml->params == NULL || mgpu_drv.cuLaunchCooperativeKernel == NULL))
         return 0;
     if (capturing(s->stream))
         return 0;
-    int gpu = mgpu_slice_plan_data_owner(&copy->kernel, copy->params, copy->buffer);
+    int gpu = mgpu_slice_plan_data_owner(&ml->kernel, ml->params, ml->buffer);
     if (gpu <= 0)
         return 0;
     *slice = (struct mgpu_grid_slice){.gpu = gpu};
@@ -164,27 +164,27 @@ static void count_split(int kernel, const struct launch_shape *shape,
     mgpu_kernel_stats_count_split(kernel, shape->grid, shape->block, nslices, gpus);
 }
 
-/* Launches a kernel of a module with copies split over the GPUs, or whole
+/* Launches a kernel of a module with rewritten modules split over the GPUs, or whole
  * on the GPU that holds most of its data when it cannot be split, when
  * the cost model wants it. Returns false, with shape->why set, to have the
  * caller launch it whole in the program's stream, timed with *trial when
  * the cost model asks for that. */
-static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_launch *copy,
+static bool split_launch(struct launch_shape *shape, const struct mgpu_module_launch *ml,
                          unsigned shared, const CUlaunchConfig *config,
                          struct mgpu_split_trial *trial, CUresult *result, int *ran_whole_on)
 {
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
     int nslices = 0;
-    enum mgpu_unsplit_reason why = plan_split(shape, copy, config, slices, &nslices);
-    int moved_to = why == MGPU_UNSPLIT_NONE ? 0 : plan_move(shape, copy, config, why, &slices[0]);
+    enum mgpu_unsplit_reason why = plan_split(shape, ml, config, slices, &nslices);
+    int moved_to = why == MGPU_UNSPLIT_NONE ? 0 : plan_move(shape, ml, config, why, &slices[0]);
     if (moved_to > 0)
         nslices = 1;
     bool go = why == MGPU_UNSPLIT_NONE || moved_to > 0;
     /* Not worth it: a split runs whole; a move stays home, for its reason. */
     enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
-    struct mgpu_split_estimate estimate = {.kernel = &copy->kernel,
-                                           .params = copy->params,
-                                           .buffer = copy->buffer,
+    struct mgpu_split_estimate estimate = {.kernel = &ml->kernel,
+                                           .params = ml->params,
+                                           .buffer = ml->buffer,
                                            .grid = shape->grid,
                                            .slices = slices,
                                            .nslices = nslices,
@@ -195,8 +195,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     /* A split that pays only with its buffers spread: spread, and cut
      * again where their owners now change. */
     if (go && trial->spread_first &&
-        mgpu_follow_spread_for_split(&copy->kernel, copy->params, copy->buffer) > 0 &&
-        plan_split(shape, copy, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
+        mgpu_follow_spread_for_split(&ml->kernel, ml->params, ml->buffer) > 0 &&
+        plan_split(shape, ml, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
         mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
         trial->shape = NULL;
         go = false;
@@ -204,8 +204,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     /* The workers, and the slice streams, events and flags of this stream,
      * made before the launch's timing starts (their first making costs
      * milliseconds): a split time must be the launch's alone. */
-    if (go && (mgpu_split_launch_start(copy->kernel.ngpus, copy->kernel.contexts) != 0 ||
-               mgpu_split_launch_prepare(&copy->kernel, shape->stream) != CUDA_SUCCESS)) {
+    if (go && (mgpu_split_launch_start(ml->kernel.ngpus, ml->kernel.contexts) != 0 ||
+               mgpu_split_launch_prepare(&ml->kernel, shape->stream) != CUDA_SUCCESS)) {
         mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
         trial->shape = NULL;
         go = false;
@@ -222,27 +222,27 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     struct mgpu_mirror_trial mirror_trial = {NULL};
     bool mirrored =
         (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-         mgpu_mirror_candidates(&copy->kernel, copy->params, copy->buffer)) &&
+         mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer)) &&
         mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
                                   nslices > 0 && slices[0].iterations, &mirror_trial);
     if (mirrored)
-        mgpu_replicas_prepare(copy->kernel.contexts[0]);
+        mgpu_replicas_prepare(ml->kernel.contexts[0]);
     struct mgpu_split_request req = {
-        .kernel = &copy->kernel,
+        .kernel = &ml->kernel,
         .slices = slices,
         .nslices = nslices,
         .grid = {shape->grid[0], shape->grid[1], shape->grid[2]},
         .block = {shape->block[0], shape->block[1], shape->block[2]},
         .shared_bytes = shared,
         .stream = shape->stream,
-        .params = copy->params,
-        .buffer = copy->buffer,
-        .buffer_size = copy->buffer_size,
+        .params = ml->params,
+        .buffer = ml->buffer,
+        .buffer_size = ml->buffer_size,
         .config = config,
         .cooperative = shape->cooperative,
         .trace_kernel = -1,
-        .launch_sequence = copy->grid.launch_sequence,
-        .probe_block_threshold = copy->grid.probe_block_threshold,
+        .launch_sequence = ml->grid.launch_sequence,
+        .probe_block_threshold = ml->grid.probe_block_threshold,
     };
     if (mgpu_cfg.verbose >= 2)
         describe_slices(shape, slices, nslices);
@@ -255,8 +255,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_copy_laun
     struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
     mgpu_mirror_trial_begin(&mirror_trial, shape->stream); /* before the refreshes */
     if (mirrored)
-        mgpu_mirror_plan_reads(&copy->kernel, copy->params, copy->buffer, slices, nslices,
-                               shape->stream, trial->privatise, &mirror);
+        mgpu_mirror_plan_reads(&ml->kernel, ml->params, ml->buffer, slices, nslices, shape->stream,
+                               trial->privatise, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
     if (mgpu_stats_enabled && mirror.count > 0) {
         unsigned long long read = 0, privatised = 0;
@@ -298,17 +298,17 @@ CUresult mgpu_launch(const struct mgpu_launch *l, mgpu_launch_whole_fn whole)
                                  .stream = l->stream,
                                  .cooperative = l->cooperative,
                                  .cluster = l->cluster};
-    struct mgpu_copy_launch copy;
-    bool from_copy = mgpu_copy_launch_prepare(l->function, shape.stream, shape.grid, shape.block,
-                                              l->params, l->extra, &copy, &shape.why);
-    CUfunction fn = from_copy ? copy.fn : l->function;
-    void **prm = from_copy ? copy.params : l->params;
-    void **ext = from_copy ? copy.extra : l->extra;
+    struct mgpu_module_launch ml;
+    bool from_rewritten = mgpu_module_launch_prepare(
+        l->function, shape.stream, shape.grid, shape.block, l->params, l->extra, &ml, &shape.why);
+    CUfunction fn = from_rewritten ? ml.fn : l->function;
+    void **prm = from_rewritten ? ml.params : l->params;
+    void **ext = from_rewritten ? ml.extra : l->extra;
     CUresult launch_result;
     struct mgpu_split_trial trial = {NULL, false, false, false};
     int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */
-    if (from_copy && split_launch(&shape, &copy, l->shared_bytes, l->config, &trial, &launch_result,
-                                  &ran_whole_on)) {
+    if (from_rewritten && split_launch(&shape, &ml, l->shared_bytes, l->config, &trial,
+                                       &launch_result, &ran_whole_on)) {
     } else if (!mgpu_stats_enabled && trial.shape == NULL) {
         launch_result = whole(l, fn, prm, ext);
     } else {
@@ -321,12 +321,12 @@ CUresult mgpu_launch(const struct mgpu_launch *l, mgpu_launch_whole_fn whole)
         if (mgpu_stats_enabled)
             after_launch(&shape, &record, launch_result);
     }
-    mgpu_mirror_launch_writes(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL,
-                              from_copy ? copy.buffer : NULL);
+    mgpu_mirror_launch_writes(from_rewritten ? &ml.kernel : NULL, from_rewritten ? ml.params : NULL,
+                              from_rewritten ? ml.buffer : NULL);
     if (launch_result == CUDA_SUCCESS && mgpu_follow_on())
-        mgpu_follow_launch(from_copy ? &copy.kernel : NULL, from_copy ? copy.params : NULL,
-                           from_copy ? copy.buffer : NULL, ran_whole_on);
-    if (from_copy)
-        mgpu_copy_launch_done(&copy, launch_result);
+        mgpu_follow_launch(from_rewritten ? &ml.kernel : NULL, from_rewritten ? ml.params : NULL,
+                           from_rewritten ? ml.buffer : NULL, ran_whole_on);
+    if (from_rewritten)
+        mgpu_module_launch_done(&ml, launch_result);
     return launch_result;
 }

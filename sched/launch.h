@@ -1,10 +1,10 @@
 /* The launch pipeline as one call: a kernel launch of the program's, as
  * the launch hooks (src/hooks/launch_hooks.c) describe it, planned, placed,
  * decided, mirrored, forked and joined, and recorded. A kernel whose module
- * has per-GPU copies (modules/program_modules.c) is split over the GPUs
+ * has per-GPU rewritten modules (modules/program_modules.c) is split over the GPUs
  * when it can be and the cost model wants it, or runs whole: on the GPU
  * that holds most of its data when a split is impossible (cooperative,
- * cluster, rejected by the analysis), else from the home GPU's copy; any
+ * cluster, rejected by the analysis), else from the home GPU's rewritten module; any
  * other runs as the program launched it. With statistics on, each launch
  * is counted, given the reason it was not split, and timed with events on
  * its own stream. */
@@ -28,7 +28,7 @@ struct mgpu_launch {
 
 /* Launches l whole through the driver's own entry point of the hook that
  * made it, with `fn`, `params` and `extra` in place of the program's (the
- * home GPU's module copy's, where it has one). */
+ * home GPU's rewritten module's, where it has one). */
 typedef CUresult (*mgpu_launch_whole_fn)(const struct mgpu_launch *l, CUfunction fn, void **params,
                                          void **extra);
 

@@ -1,4 +1,4 @@
-/* Reading a launch's parameters as mgpu holds them for a copy launch: in
+/* Reading a launch's parameters as mgpu holds them for a module launch: in
  * the parameter array, or in the `extra` buffer at the offsets the driver
  * gave (program_modules.h). Shared by the slice plan and the mirrored
  * reads. */
@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Where the launch holds parameter i; NULL with neither array nor buffer. */
-static inline const void *mgpu_launch_param_at(const struct mgpu_kernel_copies *k, unsigned i,
+static inline const void *mgpu_launch_param_at(const struct mgpu_gpu_kernels *k, unsigned i,
                                                void *const *params, const void *buffer)
 {
     if (params != NULL)
@@ -21,7 +21,7 @@ static inline const void *mgpu_launch_param_at(const struct mgpu_kernel_copies *
 }
 
 /* Whether parameter i is an 8-byte value; fills *pointer with it if so. */
-static inline bool mgpu_launch_param_pointer(const struct mgpu_kernel_copies *k, unsigned i,
+static inline bool mgpu_launch_param_pointer(const struct mgpu_gpu_kernels *k, unsigned i,
                                              void *const *params, const void *buffer,
                                              CUdeviceptr *pointer)
 {
@@ -35,7 +35,7 @@ static inline bool mgpu_launch_param_pointer(const struct mgpu_kernel_copies *k,
 }
 
 /* Whether parameter i points into a pool buffer; fills *pointer and *b if so. */
-static inline bool mgpu_launch_param_buffer(const struct mgpu_kernel_copies *k, unsigned i,
+static inline bool mgpu_launch_param_buffer(const struct mgpu_gpu_kernels *k, unsigned i,
                                             void *const *params, const void *buffer,
                                             CUdeviceptr *pointer, struct mgpu_pool_block *b)
 {
@@ -45,7 +45,7 @@ static inline bool mgpu_launch_param_buffer(const struct mgpu_kernel_copies *k, 
 
 /* The pool buffers the parameters the kernel uses point into, each once,
  * into out (at most max); returns how many. */
-static inline size_t mgpu_launch_param_buffers(const struct mgpu_kernel_copies *k,
+static inline size_t mgpu_launch_param_buffers(const struct mgpu_gpu_kernels *k,
                                                void *const *params, const void *buffer,
                                                struct mgpu_pool_block *out, size_t max)
 {

@@ -20,7 +20,7 @@ static bool writes(unsigned use)
 
 /* Whether some parameter of the launch writes through a pointer into the
  * buffer that starts at `start`, or writes where mgpu cannot tell. */
-static bool launch_writes_buffer(const struct mgpu_kernel_copies *k, void *const *params,
+static bool launch_writes_buffer(const struct mgpu_gpu_kernels *k, void *const *params,
                                  const void *buffer, CUdeviceptr start)
 {
     for (unsigned j = 0; j < k->nparams; j++) {
@@ -101,7 +101,7 @@ bool mgpu_mirror_privatising_entries(void)
     return e == NULL;
 }
 
-bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *params,
+bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
                             const void *buffer)
 {
     if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
@@ -123,7 +123,7 @@ bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *par
 /* Whether a parameter other than `param` may reach the buffer that starts
  * at `start`: a pointer into it that the kernel uses, or a struct passed
  * by value that the kernel uses pointers in. */
-static bool others_reach_buffer(const struct mgpu_kernel_copies *k, void *const *params,
+static bool others_reach_buffer(const struct mgpu_gpu_kernels *k, void *const *params,
                                 const void *buffer, unsigned param, CUdeviceptr start)
 {
     for (unsigned j = 0; j < k->nparams; j++) {
@@ -141,9 +141,9 @@ static bool others_reach_buffer(const struct mgpu_kernel_copies *k, void *const 
 
 /* Parameter i's reduction privatised on the GPUs of the slices other than
  * the home one, when it qualifies: entry j of the plan. */
-static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params,
-                         const void *buffer, unsigned i, const struct mgpu_grid_slice *slices,
-                         int nslices, CUstream stream, struct mgpu_mirror_plan *plan, int j)
+static bool plan_private(const struct mgpu_gpu_kernels *k, void *const *params, const void *buffer,
+                         unsigned i, const struct mgpu_grid_slice *slices, int nslices,
+                         CUstream stream, struct mgpu_mirror_plan *plan, int j)
 {
     unsigned code = k->param_reduction[i];
     CUdeviceptr pointer;
@@ -182,7 +182,7 @@ static bool plan_private(const struct mgpu_kernel_copies *k, void *const *params
     return any;
 }
 
-void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
+void mgpu_mirror_plan_reads(const struct mgpu_gpu_kernels *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan)
 {
@@ -234,7 +234,7 @@ void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *par
         mgpu_replicas_end(stream);
 }
 
-void mgpu_mirror_launch_writes(const struct mgpu_kernel_copies *k, void *const *params,
+void mgpu_mirror_launch_writes(const struct mgpu_gpu_kernels *k, void *const *params,
                                const void *buffer)
 {
     if (!mgpu_replicas_exist())

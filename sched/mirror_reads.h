@@ -3,7 +3,7 @@
  * link between the kernel analysis and mirror/replicas.h and
  * mirror/private_reductions.h. In a kernel with no store through a
  * pointer of unknown origin, an 8-byte parameter pointing into a pool
- * buffer is redirected on each slice's GPU to that GPU's copy (the offset
+ * buffer is redirected on each slice's GPU to that GPU's rewritten module (the offset
  * kept) when the kernel only loads through it and no parameter of the
  * launch writes through a pointer into the same buffer; or, on the GPUs
  * other than the home one, to that GPU's private copy when the analysis
@@ -38,17 +38,17 @@ struct mgpu_mirror_plan {
  * pointer it only loads through or privatises a reduction through (the
  * rest of the rules are the plan's). Cheap: for MGPU_MIRROR=auto, which
  * times only launches that have one. */
-bool mgpu_mirror_candidates(const struct mgpu_kernel_copies *k, void *const *params,
+bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
                             const void *buffer);
 
-/* Fills plan for a split launch of k (with the copy launch's params or
+/* Fills plan for a split launch of k (with the module launch's params or
  * buffer) whose slices are `slices`, queueing in `stream` (the program's,
  * of the home context, which is current) the refreshes its GPUs need.
  * plan->count is 0 when mirrors are off or nothing qualifies. The split
  * launch starts plan->privates in each slice's stream and combines them
  * after the join. With `reductions_only`, nothing is replicated (a split
  * privatised for its atomics, whose slices read their own shares). */
-void mgpu_mirror_plan_reads(const struct mgpu_kernel_copies *k, void *const *params,
+void mgpu_mirror_plan_reads(const struct mgpu_gpu_kernels *k, void *const *params,
                             const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
                             CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan);
 
@@ -70,7 +70,7 @@ int mgpu_mirror_holder(int gpu);
 
 /* After a launch: the buffers it may write go stale. k NULL: a kernel
  * mgpu has no analysis of. */
-void mgpu_mirror_launch_writes(const struct mgpu_kernel_copies *k, void *const *params,
+void mgpu_mirror_launch_writes(const struct mgpu_gpu_kernels *k, void *const *params,
                                const void *buffer);
 
 #endif

@@ -262,7 +262,7 @@ static void count(struct buffer_use *u, int gpu)
 
 /* The launch's pool buffers, each once, into out (at most max); all the
  * large ones when it may reach any. Returns how many. */
-static size_t buffers_used(const struct mgpu_kernel_copies *k, void *const *params,
+static size_t buffers_used(const struct mgpu_gpu_kernels *k, void *const *params,
                            const void *buffer, struct mgpu_pool_block *out, size_t max)
 {
     if (k == NULL || k->param_use == NULL ||
@@ -288,7 +288,7 @@ static bool one_launching_thread(void)
 
 #define BUFFERS_PER_LAUNCH 64
 
-void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params, const void *buffer,
+void mgpu_follow_launch(const struct mgpu_gpu_kernels *k, void *const *params, const void *buffer,
                         int whole_gpu)
 {
     if (!follow_on || !one_launching_thread())
@@ -308,8 +308,8 @@ void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
 
 /* Under lock: the records of the launch's buffers that a spread for a
  * split would move (on one GPU, moves left), into out; how many. */
-static size_t spreadable(const struct mgpu_kernel_copies *k, void *const *params,
-                         const void *buffer, struct buffer_use **out)
+static size_t spreadable(const struct mgpu_gpu_kernels *k, void *const *params, const void *buffer,
+                         struct buffer_use **out)
 {
     struct mgpu_pool_block used[BUFFERS_PER_LAUNCH];
     size_t n = k != NULL && k->param_use != NULL
@@ -326,7 +326,7 @@ static size_t spreadable(const struct mgpu_kernel_copies *k, void *const *params
     return count;
 }
 
-double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *const *params,
+double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const *params,
                                   const void *buffer)
 {
     if (!follow_on || !one_launching_thread())
@@ -350,7 +350,7 @@ double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *cons
     return n > 0 ? seconds : -1.0;
 }
 
-int mgpu_follow_spread_for_split(const struct mgpu_kernel_copies *k, void *const *params,
+int mgpu_follow_spread_for_split(const struct mgpu_gpu_kernels *k, void *const *params,
                                  const void *buffer)
 {
     if (!follow_on || !one_launching_thread())

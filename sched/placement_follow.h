@@ -2,7 +2,7 @@
  * large buffer starts distributed (the layout a kernel split along it
  * wants), one under MGPU_SPREAD_MIN on the home GPU (memory_pool.h), and
  * it moves after the launches that use it. Each launch from a
- * module copy counts for the pool buffers its parameters point into (the
+ * rewritten module counts for the pool buffers its parameters point into (the
  * analysis's uses); a kernel mgpu knows nothing of, or one that loads or
  * stores through pointers of unknown origin, counts for every large
  * buffer. A buffer that MGPU_FOLLOW_STREAK launches in a row used whole on
@@ -40,10 +40,10 @@
 void mgpu_follow_configure(bool on);
 bool mgpu_follow_on(void);
 
-/* After a launch that succeeded: k the kernel's copies (NULL for a kernel
+/* After a launch that succeeded: k the kernel in the rewritten modules (NULL for a kernel
  * mgpu has no analysis of), with the launch's params or buffer; `whole_gpu`
  * the GPU it ran on whole, or -1 when it was split. May move buffers. */
-void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params, const void *buffer,
+void mgpu_follow_launch(const struct mgpu_gpu_kernels *k, void *const *params, const void *buffer,
                         int whole_gpu);
 
 /* Decided with the split (split_policy.h): before a split launch of an
@@ -52,10 +52,10 @@ void mgpu_follow_launch(const struct mgpu_kernel_copies *k, void *const *params,
  * as the pool spreads them; negative when none of them can move (placement
  * off, a second launching thread, each spread already or moved the most
  * allowed) or there is no model. */
-double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *const *params,
+double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const *params,
                                   const void *buffer);
 /* Spreads those buffers, each a move; returns how many moved. */
-int mgpu_follow_spread_for_split(const struct mgpu_kernel_copies *k, void *const *params,
+int mgpu_follow_spread_for_split(const struct mgpu_gpu_kernels *k, void *const *params,
                                  const void *buffer);
 
 /* For the report. */

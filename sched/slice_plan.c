@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Every module's copies span the same GPUs, so one set of ends serves all
+/* Every module's rewritten modules span the same GPUs, so one set of ends serves all
  * launches; it is measured again only if a kernel comes with another
  * count. */
 static pthread_mutex_t weights_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,7 +28,7 @@ static double fill_threads;
 
 /* Each device's share by its multiprocessors and clock, split equally
  * among the entries that stand on it (gpu_entries.h). */
-static void measure_weights(const struct mgpu_kernel_copies *k)
+static void measure_weights(const struct mgpu_gpu_kernels *k)
 {
     double weights[MGPU_MAX_GPUS];
     const struct mgpu_gpu_entries *e = mgpu_run_gpus();
@@ -61,7 +61,7 @@ static void measure_weights(const struct mgpu_kernel_copies *k)
     mgpu_grid_ends_from_weights(k->ngpus, weights, weight_ends);
 }
 
-static const double *ends_by_weight(const struct mgpu_kernel_copies *k)
+static const double *ends_by_weight(const struct mgpu_gpu_kernels *k)
 {
     if (atomic_load_explicit(&weight_gpus, memory_order_acquire) != k->ngpus) {
         pthread_mutex_lock(&weights_lock);
@@ -75,7 +75,7 @@ static const double *ends_by_weight(const struct mgpu_kernel_copies *k)
 }
 
 /* Whether parameter i is a pointer into a pool buffer; fills *b if so. */
-static bool parameter_block(const struct mgpu_kernel_copies *k, unsigned i, void *const *params,
+static bool parameter_block(const struct mgpu_gpu_kernels *k, unsigned i, void *const *params,
                             const void *buffer, struct mgpu_pool_block *b)
 {
     CUdeviceptr p;
@@ -84,8 +84,8 @@ static bool parameter_block(const struct mgpu_kernel_copies *k, unsigned i, void
 
 /* Ends at the owner boundaries of the largest buffer the kernel writes,
  * when there is one the pool spread one part per GPU. */
-static bool ends_by_owner(const struct mgpu_kernel_copies *k, void *const *params,
-                          const void *buffer, double *ends)
+static bool ends_by_owner(const struct mgpu_gpu_kernels *k, void *const *params, const void *buffer,
+                          double *ends)
 {
     if (k->param_use == NULL)
         return false;
@@ -106,7 +106,7 @@ static bool ends_by_owner(const struct mgpu_kernel_copies *k, void *const *param
 /* The iteration count of a kernel's grid-stride loop: the value of the
  * parameter that bounds it, when it is a positive count that fits the
  * loop's index (a 4-byte one may be signed, so it stays below 2^31). */
-static bool stride_iterations(const struct mgpu_kernel_copies *k, void *const *params,
+static bool stride_iterations(const struct mgpu_gpu_kernels *k, void *const *params,
                               const void *buffer, unsigned long long *iterations)
 {
     int i = k->stride_bound_param;
@@ -158,7 +158,7 @@ static void fill_iteration_slices(const unsigned grid[3], unsigned block_threads
     }
 }
 
-int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3],
+int mgpu_slice_plan(const struct mgpu_gpu_kernels *k, const unsigned grid[3],
                     unsigned block_threads, void *const *params, const void *buffer,
                     struct mgpu_grid_slice *out)
 {
@@ -182,7 +182,7 @@ int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3],
 /* The distinct buffers weighed; a kernel rarely names more. */
 #define COUNTED_BUFFERS 64
 
-int mgpu_slice_plan_data_owner(const struct mgpu_kernel_copies *k, void *const *params,
+int mgpu_slice_plan_data_owner(const struct mgpu_gpu_kernels *k, void *const *params,
                                const void *buffer)
 {
     double bytes_on[MGPU_MAX_GPUS] = {0};

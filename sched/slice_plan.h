@@ -14,14 +14,14 @@
  * to out (room for k->ngpus) and returns how many there are. The
  * parameter values are read from `params` (the program's array) or else
  * from `buffer` (an `extra` parameter buffer). */
-int mgpu_slice_plan(const struct mgpu_kernel_copies *k, const unsigned grid[3],
+int mgpu_slice_plan(const struct mgpu_gpu_kernels *k, const unsigned grid[3],
                     unsigned block_threads, void *const *params, const void *buffer,
                     struct mgpu_grid_slice *out);
 
 /* For a launch that runs whole: the GPU that holds the most bytes of the
  * pool buffers its pointer-sized parameters name (whole buffers, read or
  * written), or 0, the home GPU, when no other GPU holds more than it. */
-int mgpu_slice_plan_data_owner(const struct mgpu_kernel_copies *k, void *const *params,
+int mgpu_slice_plan_data_owner(const struct mgpu_gpu_kernels *k, void *const *params,
                                const void *buffer);
 
 #endif

@@ -93,7 +93,7 @@ static double share_remote_seconds(const struct mgpu_split_estimate *e,
 static void buffer_scatter(const struct mgpu_split_estimate *e,
                            const struct mgpu_pool_block *buffers, int nbuffers, double *scatter)
 {
-    const struct mgpu_kernel_copies *k = e->kernel;
+    const struct mgpu_gpu_kernels *k = e->kernel;
     for (int j = 0; j < nbuffers; j++)
         scatter[j] = 1.0;
     for (unsigned i = 0; k->param_scatter != NULL && i < k->nparams; i++) {
@@ -145,7 +145,7 @@ static int main_owner(const struct mgpu_pool_block *b)
  * GPU's slice update a copy of its own); -1 when it has none. */
 static int atomics_owner(const struct mgpu_split_estimate *e)
 {
-    const struct mgpu_kernel_copies *k = e->kernel;
+    const struct mgpu_gpu_kernels *k = e->kernel;
     for (unsigned i = 0; i < k->nparams; i++) {
         if (!(k->param_use[i] & MGPU_PARAM_ATOMIC))
             continue;
@@ -194,7 +194,7 @@ static double atomics_bound_us(const struct mgpu_split_estimate *e, const struct
  * (cuMemAllocManaged, outside the pool). */
 static bool uses_managed_memory(const struct mgpu_split_estimate *e)
 {
-    const struct mgpu_kernel_copies *k = e->kernel;
+    const struct mgpu_gpu_kernels *k = e->kernel;
     if (mgpu_drv.cuPointerGetAttribute == NULL)
         return false;
     for (unsigned i = 0; i < k->nparams; i++) {
@@ -213,7 +213,7 @@ static bool uses_managed_memory(const struct mgpu_split_estimate *e)
 
 double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us)
 {
-    const struct mgpu_kernel_copies *k = e->kernel;
+    const struct mgpu_gpu_kernels *k = e->kernel;
     if (k->param_use == NULL || (k->notes & (MGPU_NOTE_UNKNOWN_LOAD | MGPU_NOTE_UNKNOWN_STORE)) ||
         e->nslices < 2)
         return -1.0;

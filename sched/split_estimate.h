@@ -38,8 +38,8 @@
 #include "modules/program_modules.h"
 
 struct mgpu_split_estimate {
-    const struct mgpu_kernel_copies *kernel;
-    void *const *params; /* the copy launch's parameters, or NULL with buffer */
+    const struct mgpu_gpu_kernels *kernel;
+    void *const *params; /* the module launch's parameters, or NULL with buffer */
     const void *buffer;
     const unsigned *grid;
     const struct mgpu_grid_slice *slices;

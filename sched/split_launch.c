@@ -88,7 +88,7 @@ int mgpu_split_launch_start(int ngpus, const CUcontext *contexts)
     return mgpu_gpu_workers_start(ngpus, contexts);
 }
 
-CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream stream)
+CUresult mgpu_split_launch_prepare(const struct mgpu_gpu_kernels *k, CUstream stream)
 {
     CUresult r = CUDA_SUCCESS;
     pthread_mutex_lock(&mgpu_slice_streams_lock);
@@ -117,7 +117,7 @@ static void redirect_to_replicas(const struct mgpu_split_request *req, int gpu,
     }
 }
 
-/* The parameters of slice `s`: the copy launch's, with this slice's grid
+/* The parameters of slice `s`: the module launch's, with this slice's grid
  * words in place of the whole grid's, and its replicas' pointers. */
 static bool prepare_slice(const struct mgpu_split_request *req, int s, struct slice_launch *l)
 {
@@ -388,7 +388,7 @@ static CUresult split_with_events(struct split_job *job, const bool *wanted, int
 
 CUresult mgpu_split_launch(const struct mgpu_split_request *req)
 {
-    const struct mgpu_kernel_copies *k = req->kernel;
+    const struct mgpu_gpu_kernels *k = req->kernel;
     const CUcontext *contexts = k != NULL ? k->contexts : req->work->contexts;
     int ngpus = k != NULL ? k->ngpus : req->work->ngpus;
     pthread_mutex_lock(&mgpu_slice_streams_lock);

@@ -27,15 +27,15 @@ struct mgpu_split_work {
 };
 
 struct mgpu_split_request {
-    const struct mgpu_kernel_copies *kernel; /* NULL with work */
-    const struct mgpu_split_work *work;      /* instead of a kernel's slices, or NULL */
-    const struct mgpu_grid_slice *slices;    /* in GPU order; with work, only .gpu counts */
+    const struct mgpu_gpu_kernels *kernel; /* NULL with work */
+    const struct mgpu_split_work *work;    /* instead of a kernel's slices, or NULL */
+    const struct mgpu_grid_slice *slices;  /* in GPU order; with work, only .gpu counts */
     int nslices;
     unsigned grid[3]; /* the whole grid */
     unsigned block[3];
     unsigned shared_bytes;
     CUstream stream;     /* the program's, in the home context, which is current */
-    void *const *params; /* the copy launch's (ending in its grid words), or NULL */
+    void *const *params; /* the module launch's (ending in its grid words), or NULL */
     const void *buffer;  /* else its parameter buffer, __mgpu_grid included */
     size_t buffer_size;
     const CUlaunchConfig *config;          /* cuLaunchKernelEx's, for its attributes; or NULL */
@@ -62,7 +62,7 @@ int mgpu_split_launch_start(int ngpus, const CUcontext *contexts);
  * it has none yet) ahead of the launch, so that no timing of it (the
  * report's, the cost model's) counts their making; mgpu_split_launch makes
  * them itself otherwise. */
-CUresult mgpu_split_launch_prepare(const struct mgpu_kernel_copies *k, CUstream stream);
+CUresult mgpu_split_launch_prepare(const struct mgpu_gpu_kernels *k, CUstream stream);
 
 /* Submits the slices. Returns the first error of a slice (the home GPU's
  * first), CUDA_SUCCESS when all were submitted. The join is ordered in the

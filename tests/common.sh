@@ -16,7 +16,7 @@ for v in OMPI_COMM_WORLD_LOCAL_RANK OMPI_COMM_WORLD_LOCAL_SIZE MPI_LOCALRANKID M
   unset "$v"
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-test.XXXXXX")
-# The driver's JIT compiles mgpu's module copies into the test's own cache,
+# The driver's JIT compiles mgpu's rewritten modules into the test's own cache,
 # not the user's.
 unset CUDA_CACHE_DISABLE CUDA_CACHE_MAXSIZE
 export CUDA_CACHE_PATH="$work/jit-cache"

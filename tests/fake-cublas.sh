@@ -75,7 +75,7 @@ pass "--gpus 0x4: the same parts on one device standing for four, correct"
 MGPU_BLAS_MIN=1000 MGPU_FORK_JOIN=events run events "$client" -n 4
 expect_match "$work/events.err" "cublasSgemm_v2: 16 calls, 15 split"
 # Mirrors are on by default (MGPU_MIRROR=auto): the shared operand is read
-# from each GPU's copy.
+# from each GPU's rewritten module.
 expect_match "$work/events.err" "parts per GPU: .*; 15 calls read A or B from mirrors"
 # A, B and C in one allocation (a framework's allocator): the mirror is of
 # A's range, not of the buffer C lies in, so all four Dgemms read mirrors,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # mgpu's multi-GPU paths on the fake GPU (tests/fake/, no GPU needed): the
 # driver-API client fake_gpu_client allocates from mgpu's pool, loads a PTX
-# module that mgpu copies to every GPU, and launches kernels that mgpu
+# module that mgpu rewrites for every GPU, and launches kernels that mgpu
 # splits; the fake runs each slice as the rewritten PTX would, so the
 # results are right only if the split is. Under -n 4, --gpus 0x4 and -n 1,
 # with MGPU_SPLIT=always and auto, with flags and events for fork and join.
@@ -29,7 +29,7 @@ run() {
 split_in() {
   expect_match "$work/$1.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +x$2 "
   expect_match "$work/$1.err" "^mgpu_test_fill +1 +97 +256 +x$2 "
-  expect_in "$work/$1.err" "module 1 (cuModuleLoadData): copies on $2 GPUs"
+  expect_in "$work/$1.err" "module 1 (cuModuleLoadData): rewritten for $2 GPUs"
 }
 
 # spread NAME: the pool holds the buffers on several GPUs.
@@ -44,11 +44,11 @@ MGPU_SPREAD_MIN=1 MGPU_SPLIT=always run n4 -n 4
 split_in n4 4
 spread n4
 # Where mgpu's start-up went, in the report: the launcher, the pool, the
-# other GPUs' contexts, peer access, the module copies; the driver's own
+# other GPUs' contexts, peer access, the rewritten modules; the driver's own
 # initialisation apart.
 awk '/^start-up:/ { s = $0; while ((getline n) > 0 && n ~ /^    /) s = s " " substr(n, 5); print s; exit }' \
   "$work/n4.err" > "$work/n4.startup"
-expect_match "$work/n4.startup" "^start-up: [0-9.]+ ms in mgpu \\(launcher [0-9.]+, pool [0-9.]+, contexts [0-9.]+, peer access [0-9.]+, module copies [0-9.]+\\); the driver's own initialisation [0-9.]+ ms$"
+expect_match "$work/n4.startup" "^start-up: [0-9.]+ ms in mgpu \\(launcher [0-9.]+, pool [0-9.]+, contexts [0-9.]+, peer access [0-9.]+, rewritten modules [0-9.]+\\); the driver's own initialisation [0-9.]+ ms$"
 pass "-n 4, MGPU_SPLIT=always: split four ways, correct, nothing left mapped"
 
 # MGPU_VERBOSE=2 names each slice's part: the grid-stride fill (2200001
@@ -140,8 +140,8 @@ pass "-n 1: the program's own module and allocations, nothing left at exit"
 # Probes inside the program, on the fake (whose kernels do not run the
 # probes' code, so only the loading and the bookkeeping are checked here;
 # tests/gpu-probes.sh checks what they measure): the runtime reads the
-# compiled probe, links it into both kernels' copies, numbers every launch
-# and prints its table at exit; -n 1 makes copies too; a probe file the
+# compiled probe, links it into both kernels' rewritten modules, numbers every launch
+# and prints its table at exit; -n 1 makes rewritten modules too; a probe file the
 # runtime cannot read is one line, and the program runs right without it.
 MGPU_SPLIT=always run probed --gpus 0x2 --probe thread-count
 expect_in "$work/probed.err" "mgpu probes: 1 file, 3 launches numbered"

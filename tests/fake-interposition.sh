@@ -31,7 +31,7 @@ for n in 1 3; do
   if [ $n = 1 ]; then
     expect_in "$work/err" "[1] only one GPU selected"
   else
-    expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten copies"
+    expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten modules"
   fi
   expect_in "$work/err" "memory: 2 allocations (4.00 MiB), 1 frees; peak 4.00 MiB; 1.00 MiB still allocated"
   expect_in "$work/err" "cuLaunchKernel 6"
@@ -48,7 +48,7 @@ FAKE_EXPECT_GPUS=1 "$MGPU_RUN" --gpus 2x3 --report tests/fake/fake_client \
   > "$work/out" 2> "$work/err" || { cat "$work/out" "$work/err"; fail "fake_client under --gpus 2x3"; }
 expect_in "$work/out" "0 failure(s)"
 expect_in "$work/err" "GPUs: 3 selected on 1 device, home Fake GPU 2; device 0 has 100 SMs, 1.00 GiB; 1 device seen"
-expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten copies"
+expect_in "$work/err" "[3] ran the program's own code: its module has no rewritten modules"
 pass "fake_client under --gpus 2x3: one device, counted once"
 
 FAKE_EXPECT_GPUS=2 MGPU_MIRROR=always "$MGPU_RUN" -n 2 tests/fake/fake_client \

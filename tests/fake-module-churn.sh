@@ -26,6 +26,6 @@ mgpu_bytes=$(awk '/bytes per module/ { b[NR] = $2; l[NR] = $6 }
 [ "$mgpu_bytes" -lt 256 ] || fail "mgpu keeps $mgpu_bytes bytes per module loaded and unloaded"
 pass "1200 modules loaded, launched and unloaded: mgpu keeps $mgpu_bytes bytes per module"
 expect_in "$work/mgpu.err" "modules loaded: 1200"
-expect_in "$work/mgpu.err" "module 1 (cuModuleLoadData): copies on 2 GPUs"
-expect_in "$work/mgpu.err" "1137 more modules unloaded, 1137 launches from their copies"
+expect_in "$work/mgpu.err" "module 1 (cuModuleLoadData): rewritten for 2 GPUs"
+expect_in "$work/mgpu.err" "1137 more modules unloaded, 1137 launches from their rewritten modules"
 pass "the report names the first 63 modules and counts the rest"

@@ -9,7 +9,7 @@ prog=tests/gpu/split_kernels_gpu
 for n in 2 3 8; do
   "$prog" tests/ptx/split_kernels.ptx "$n" > "$work/out.$n" 2>&1 || { cat "$work/out.$n"; fail "$n split launches"; }
   cat "$work/out.$n"
-  expect_in "$work/out.$n" "module copies: loaded on $n GPUs"
+  expect_in "$work/out.$n" "rewritten modules: loaded on $n GPUs"
   expect_in "$work/out.$n" "all split launches match the unsplit ones"
   [ "$gpu_count" -lt 2 ] || expect_match "$work/out.$n" "^slices on devices: 0 1"
   pass "$n slices on $gpu_count device(s) match unsplit launches"

@@ -82,7 +82,7 @@ expect_in "$r" "ld.const.u64 	%__mgpu_global_0, [__mgpu_globals+0];"
 expect_in "$r" ".const .align 8 .u64 __mgpu_globals[1];"
 expect_in "$r" ".visible .const .align 4 .u32 __mgpu_device_ordinal;"
 expect_in "$work/plan" "redirected to the home GPU: launch_counter"
-expect_in "$work/plan" "constant kept per GPU, refreshed from the home copy: coefficients (64 bytes)"
+expect_in "$work/plan" "constant kept per GPU, refreshed from the home module: coefficients (64 bytes)"
 pass "block offset, scope, device ordinal and module globals did their work"
 
 # The analysis, kernel by kernel: one line each, "name | verdict | ...".

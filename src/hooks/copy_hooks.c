@@ -6,7 +6,7 @@
  *   the driver refuses one that leaves its own allocation: in the pool the
  *   next allocation lies there, mapped;
  * - watches for writes into a __constant__ variable of a module with
- *   per-GPU copies, which makes the copies refresh it before that module's
+ *   per-GPU rewritten modules, which makes the copies refresh it before that module's
  *   next launch;
  * - hands copies and sets of pool memory to the copy router, which splits
  *   them by owning GPU; what it leaves goes to the driver unchanged;

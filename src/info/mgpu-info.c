@@ -26,12 +26,12 @@
 #define EXIT_USAGE 2
 
 struct info_options {
-    const char *topology; /* NULL: this machine */
-    int ngpus;            /* 0: every count */
+    const char *topology;    /* NULL: this machine */
+    int ngpus;               /* 0: every count */
     int gpus[MGPU_MAX_GPUS]; /* --gpus: the decision for this list only */
     int gpus_len;
-    bool bandwidth; /* --bandwidth: measure the copy bandwidths */
-    int ranks;      /* --ranks L: the GPUs of L MPI ranks on this node; 0: not asked */
+    bool bandwidth;        /* --bandwidth: measure the copy bandwidths */
+    int ranks;             /* --ranks L: the GPUs of L MPI ranks on this node; 0: not asked */
     const char *merge_out; /* --merge-traces OUT IN...: the ranks' traces into one */
     const char *const *merge_inputs;
     int nmerge;
@@ -318,8 +318,8 @@ static int print_ranks(const struct mgpu_topology *t, int ranks)
         say("%s", err);
         return EXIT_USAGE;
     }
-    printf("%d MPI ranks on this node (%s): %d GPU%s each, in local-rank order\n", ranks,
-           t->source, g.share, g.share == 1 ? "" : "s");
+    printf("%d MPI ranks on this node (%s): %d GPU%s each, in local-rank order\n", ranks, t->source,
+           g.share, g.share == 1 ? "" : "s");
     for (int r = 0; r < ranks; r++) {
         printf("  local rank %d: GPUs", r);
         for (int i = 0; i < g.share; i++)
@@ -355,7 +355,7 @@ static void print_listed(const struct mgpu_topology *t, const int *list, int len
     }
     if (devices < len)
         printf("  %d GPUs on %d device%s: each GPU its own slice of every launch, part of every "
-               "buffer, module copy and worker, on the device listed; results as on %d GPUs, "
+               "buffer, rewritten module and worker, on the device listed; results as on %d GPUs, "
                "no faster\n",
                len, devices, devices == 1 ? "" : "s", len);
 }

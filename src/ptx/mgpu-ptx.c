@@ -517,7 +517,7 @@ static int rewrite_file(const char *in, const char *out, const char *pass_list, 
         for (size_t i = 0; i < rw.globals.nredirected; i++)
             printf("  redirected to the home GPU: %s\n", rw.globals.redirected[i]);
         for (size_t i = 0; i < rw.globals.nconstants; i++)
-            printf("  constant kept per GPU, refreshed from the home copy: %s (%zu bytes)\n",
+            printf("  constant kept per GPU, refreshed from the home module: %s (%zu bytes)\n",
                    rw.globals.constants[i], rw.globals.constant_sizes[i]);
     }
     mgpu_ptx_rewrite_free(&rw);

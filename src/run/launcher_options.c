@@ -150,7 +150,7 @@ void launcher_print_help(const char *argv0)
            "                   (lstopo --of xml) instead of this machine's; see mgpu-info\n"
            "      --report     print a report of kernels, memory and calls at exit (stderr)\n"
            "      --trace FILE write a timeline of kernels (Chrome trace JSON) at exit\n"
-           "      --probe P    inject a probe into every GPU's copy of the program's kernels:\n"
+           "      --probe P    inject a probe into every GPU's rewritten module:\n"
            "                   a built-in tool (launch-latency, block-time, thread-count,\n"
            "                   memory-locality),\n"
            "                   a CUDA C file using mgpu/probe.h (compiled with nvcc), or\n"

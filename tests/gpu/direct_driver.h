@@ -1,5 +1,5 @@
 /* For GPU test programs that drive mgpu's module code directly, without
- * mgpu-run (split_kernels_gpu.c, copy_speed.c): the real driver loaded the
+ * mgpu-run (split_kernels_gpu.c, rewritten_speed.c): the real driver loaded the
  * way mgpu loads it (or exit 77, skipped, where there is none), a check for
  * driver calls, and reading a PTX file as a NUL-terminated string. */
 #ifndef MGPU_TESTS_DIRECT_DRIVER_H

@@ -49,7 +49,7 @@
 /* Launches queued on each side of the host function while the stream waits
  * at the gate. Plain, the thread queues them and opens the gate; under
  * mgpu-run --gpus 0x4 on an H100 that thread once never returned from the
- * first of them, where mgpu loaded the module's copies, and the driver's
+ * first of them, where mgpu loaded the module's rewritten modules, and the driver's
  * module load waits for every stream of the context to empty. */
 #define GATED_LAUNCHES 16
 #define THREADS 256

@@ -9,7 +9,7 @@
  *   4. a fatbin (cubin and PTX) whose PTX entry is corrupt: the driver
  *      loads the cubin, mgpu must not crash and runs it as loaded;
  *   5. garbage, which the driver refuses with its own error.
- * Under mgpu-run the report says which of these got per-GPU copies.
+ * Under mgpu-run the report says which of these got per-GPU rewritten modules.
  *   module_loads scale.ptx scale.cubin scale.fatbin */
 #include "ptx/fatbin.h"
 

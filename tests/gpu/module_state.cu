@@ -1,11 +1,11 @@
-// A CUDA runtime program whose kernels use what a module copy must keep
+// A CUDA runtime program whose kernels use what a rewritten module must keep
 // one of: a __device__ counter (read back with cudaMemcpyFromSymbol, reset
 // through the address cudaGetSymbolAddress gives), a __constant__ array the
 // host rewrites between launches with cudaMemcpyToSymbol and
 // cudaMemcpyToSymbolAsync, a non-inlined device function that reads
 // blockIdx, and dynamic shared memory above 48 KiB (cudaFuncSetAttribute).
 // Before any of that, eight host threads launch a kernel at once, so that
-// under mgpu they race to build the module's copies.
+// under mgpu they race to build the module's rewritten modules.
 // It checks every result against the host and prints one line per check.
 #include <cstdio>
 #include <cstdlib>

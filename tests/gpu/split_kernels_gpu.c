@@ -1,21 +1,21 @@
 /* Runs the split fixtures (tests/ptx/split_kernels.cu) as mgpu will: the
  * program's own module is loaded on GPU 0 (the home), the rewritten module
- * once for each of N slices (module_copies.c; slice g on device g modulo
+ * once for each of N slices (gpu_modules.c; slice g on device g modulo
  * the devices there are), and every splittable kernel is run once unsplit
  * from the home module and once as N slices of its grid (uneven where N
  * does not divide it), with __mgpu_grid giving each slice its offset. The
  * results must be the same, including a __device__ counter all slices
  * increment (in
- * the storage module_copies.c keeps for it), a
- * __constant__ array the host writes after the copies are loaded (as
+ * the storage gpu_modules.c keeps for it), a
+ * __constant__ array the host writes after the rewritten modules are loaded (as
  * cudaMemcpyToSymbol does), atomics and a last-block reduction across GPUs;
  * the grid-stride loop runs once more with its slices cut by iterations
  * instead (ptx_stride_loop.h). Memory is allocated on GPU 0 and reached
  * from the other devices by peer access. With one GPU, every slice runs on
- * it, each from its own module copy.
+ * it, each from its own rewritten module.
  *   split_kernels_gpu split_kernels.ptx [N=2, at most 8] */
 #include "direct_driver.h"
-#include "modules/module_copies.h"
+#include "modules/gpu_modules.h"
 
 #include <string.h>
 
@@ -25,7 +25,7 @@ static int failures;
 static int nslices = 2;
 static CUcontext ctx[MAX_SLICES]; /* slice g's: device g modulo the count */
 static CUmodule home;
-static struct mgpu_module_copies copies;
+static struct mgpu_gpu_modules rewritten;
 
 static void check(bool ok, const char *kernel, const char *what)
 {
@@ -78,7 +78,7 @@ static void run_unsplit(const struct launch *l)
 }
 
 /* N slices along the slowest-varying dimension with more than one block,
- * each from its own module copy, all launched before any is waited for. */
+ * each from its own rewritten module, all launched before any is waited for. */
 static void run_split(const struct launch *l)
 {
     int dim = l->grid[2] > 1 ? 2 : l->grid[1] > 1 ? 1 : 0;
@@ -100,9 +100,8 @@ static void run_split(const struct launch *l)
         if (split_iterations > 0) {
             grid_param[g].iteration_split = 1;
             grid_param[g].iteration_begin = split_iterations * g / (nslices + 1);
-            grid_param[g].iteration_end = g == nslices - 1
-                                              ? split_iterations
-                                              : split_iterations * (g + 1) / (nslices + 1);
+            grid_param[g].iteration_end =
+                g == nslices - 1 ? split_iterations : split_iterations * (g + 1) / (nslices + 1);
         }
         memcpy(args[g], l->args, (size_t)l->nargs * sizeof(void *));
         args[g][l->nargs] = &grid_param[g];
@@ -110,13 +109,14 @@ static void run_split(const struct launch *l)
         size_t offset;
         unsigned nparams;
         char err[256];
-        if (mgpu_module_copies_function(&copies, g, l->kernel, &f, &offset, &nparams, err,
-                                        sizeof err) != 0) {
+        if (mgpu_gpu_modules_function(&rewritten, g, l->kernel, &f, &offset, &nparams, err,
+                                      sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             exit(1);
         }
         if (nparams != (unsigned)l->nargs) {
-            fprintf(stderr, "%s: the copy has %u parameters before %s, the launch gives %d\n",
+            fprintf(stderr,
+                    "%s: the rewritten kernel has %u parameters before %s, the launch gives %d\n",
                     l->kernel, nparams, MGPU_PTX_GRID_PARAM, l->nargs);
             exit(1);
         }
@@ -339,11 +339,11 @@ static void test_module_variables(void)
     struct buffers b = {0};
     unsigned blocks = 777;
     add_buffer(&b, NULL, blocks * 4);
-    /* The counter the program sees: where every copy's table points. */
+    /* The counter the program sees: where every rewritten module's table points. */
     CUdeviceptr counter;
     size_t bytes;
     char err[256];
-    if (mgpu_module_copies_global(&copies, "launch_counter", &counter, &bytes, err, sizeof err)) {
+    if (mgpu_gpu_modules_global(&rewritten, "launch_counter", &counter, &bytes, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
@@ -360,15 +360,15 @@ static void test_module_variables(void)
     check(got == start + blocks, "count_launches", what);
     free_buffers(&b);
 
-    /* The host writes the __constant__ array after the copies exist, as
-     * cudaMemcpyToSymbol would; mgpu refreshes the copies. */
+    /* The host writes the __constant__ array after the rewritten modules exist, as
+     * cudaMemcpyToSymbol would; mgpu refreshes the rewritten modules. */
     float coeff[16];
     for (int i = 0; i < 16; i++)
         coeff[i] = 0.5f + (float)i;
     CUdeviceptr where;
     CU(cuModuleGetGlobal(&where, &bytes, home, "coefficients"));
     CU(cuMemcpyHtoD(where, coeff, sizeof coeff));
-    if (mgpu_module_copies_refresh_constants(&copies, err, sizeof err) != 0) {
+    if (mgpu_gpu_modules_refresh_constants(&rewritten, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
@@ -429,16 +429,16 @@ int main(int argc, char **argv)
     char *ptx = read_text_file(argv[1], &size);
     CU(cuCtxPushCurrent(ctx[0]));
     CU(cuModuleLoadData(&home, ptx));
-    if (mgpu_module_copies_load(&copies, ptx, size, home, nslices, ctx, err, sizeof err) != 0) {
-        fprintf(stderr, "loading the module copies: %s\n", err);
+    if (mgpu_gpu_modules_load(&rewritten, ptx, size, home, nslices, ctx, err, sizeof err) != 0) {
+        fprintf(stderr, "loading the rewritten modules: %s\n", err);
         return 1;
     }
-    printf("module copies: loaded on %d GPUs\n", copies.ngpus);
+    printf("rewritten modules: loaded on %d GPUs\n", rewritten.ngpus);
     test_elementwise();
     test_grids();
     test_atomics();
     test_module_variables();
-    mgpu_module_copies_unload(&copies);
+    mgpu_gpu_modules_unload(&rewritten);
     CU(cuModuleUnload(home));
     printf("%s\n", failures ? "FAILED" : "all split launches match the unsplit ones");
     free(ptx);

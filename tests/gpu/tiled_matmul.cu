@@ -1,4 +1,4 @@
-// The kernel of tests/gpu/copy_speed.c: a matrix product in 32 x 32 tiles
+// The kernel of tests/gpu/rewritten_speed.c: a matrix product in 32 x 32 tiles
 // staged in shared memory, whose inner loop ptxas vectorises (16-byte
 // shared-memory loads) only when it compiles the whole program: compiled
 // as relocatable code, the same kernel is about a quarter slower.

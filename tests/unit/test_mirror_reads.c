@@ -122,22 +122,22 @@ static const unsigned no_reduction[2] = {0, 0};
 static const unsigned sums_into_1[2] = {0, MGPU_REDUCTION(MGPU_REDUCE_ADD, MGPU_REDUCE_U32)};
 static const unsigned loads_and_atomics[2] = {MGPU_PARAM_LOAD, MGPU_PARAM_ATOMIC};
 
-static struct mgpu_kernel_copies kernel(int ngpus, const unsigned *use, const unsigned *reduction)
+static struct mgpu_gpu_kernels kernel(int ngpus, const unsigned *use, const unsigned *reduction)
 {
     static const CUcontext contexts[MGPU_MAX_GPUS];
-    return (struct mgpu_kernel_copies){.ngpus = ngpus,
-                                       .contexts = contexts,
-                                       .nparams = 2,
-                                       .param_offsets = offsets,
-                                       .param_sizes = sizes,
-                                       .param_use = use,
-                                       .param_reduction = reduction,
-                                       .stride_bound_param = -1};
+    return (struct mgpu_gpu_kernels){.ngpus = ngpus,
+                                     .contexts = contexts,
+                                     .nparams = 2,
+                                     .param_offsets = offsets,
+                                     .param_sizes = sizes,
+                                     .param_use = use,
+                                     .param_reduction = reduction,
+                                     .stride_bound_param = -1};
 }
 
 /* Plans a launch split over every entry; returns how many slices read a copy
  * through parameter 0. */
-static int slices_reading_copies(const struct mgpu_kernel_copies *k, void *const *params)
+static int slices_reading_copies(const struct mgpu_gpu_kernels *k, void *const *params)
 {
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
     memset(slices, 0, sizeof slices);
@@ -158,7 +158,7 @@ int main(void)
     void *params[2] = {&in, &out};
     static const int one_device[4] = {0, 0, 0, 0}, four_devices[4] = {0, 1, 2, 3};
     static const int two_and_two[4] = {0, 0, 1, 1};
-    struct mgpu_kernel_copies reader = kernel(4, loads_and_stores, no_reduction);
+    struct mgpu_gpu_kernels reader = kernel(4, loads_and_stores, no_reduction);
 
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
     /* One device listed four times, the buffer spread over its entries or
@@ -181,7 +181,7 @@ int main(void)
     CHECK(slices_reading_copies(&reader, params) == 2);
 
     /* A privatisable sum: only entries off the home device privatise. */
-    struct mgpu_kernel_copies summer = kernel(4, loads_and_atomics, sums_into_1);
+    struct mgpu_gpu_kernels summer = kernel(4, loads_and_atomics, sums_into_1);
     run_on(4, one_device, 0);
     CHECK(!mgpu_mirror_candidates(&summer, params, NULL));
     run_on(4, two_and_two, 0);

@@ -135,14 +135,14 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
     static const unsigned use[] = {MGPU_PARAM_LOAD, MGPU_PARAM_STORE};
     static const unsigned use_atomics[] = {MGPU_PARAM_LOAD, MGPU_PARAM_ATOMIC};
     static const unsigned reduction[] = {0, MGPU_REDUCTION(MGPU_REDUCE_ADD, MGPU_REDUCE_U32)};
-    struct mgpu_kernel_copies k = {.ngpus = ngpus,
-                                   .nparams = 2,
-                                   .param_offsets = offsets,
-                                   .param_sizes = sizes,
-                                   .param_use = atomics ? use_atomics : use,
-                                   .param_reduction = reduction,
-                                   .param_scatter = scatter,
-                                   .notes = notes};
+    struct mgpu_gpu_kernels k = {.ngpus = ngpus,
+                                 .nparams = 2,
+                                 .param_offsets = offsets,
+                                 .param_sizes = sizes,
+                                 .param_use = atomics ? use_atomics : use,
+                                 .param_reduction = reduction,
+                                 .param_scatter = scatter,
+                                 .notes = notes};
     CUdeviceptr x = x_at, y = BASE_Y;
     void *params[] = {&x, &y};
     unsigned grid[3] = {4096, 1, 1};

@@ -48,7 +48,7 @@ bool mgpu_follow_on(void)
     return follow_on;
 }
 
-double mgpu_follow_spread_seconds(const struct mgpu_kernel_copies *k, void *const *params,
+double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const *params,
                                   const void *buffer)
 {
     (void)k, (void)params, (void)buffer;
@@ -76,12 +76,12 @@ bool mgpu_mirror_privatising_entries(void)
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
  * take whole_us, split ones split_us, when timed. Returns whether it split,
  * and whether it was timed in *timed. `copies` (NULL: none) is what mgpu
- * knows of the kernel from its module copies. */
-static bool launch_of(const void *k, const struct mgpu_kernel_copies *copies, unsigned blocks,
+ * knows of the kernel from its rewritten modules. */
+static bool launch_of(const void *k, const struct mgpu_gpu_kernels *copies, unsigned blocks,
                       double whole_us, double split_us, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
-    static struct mgpu_kernel_copies unknown_kernel;
+    static struct mgpu_gpu_kernels unknown_kernel;
     struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel};
     struct mgpu_split_trial trial;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &trial);
@@ -199,7 +199,7 @@ int main(void)
     /* Shrinking grids: once 4096 blocks of a kernel took 20 us whole,
      * smaller grids of it run whole untimed from their first launch; a
      * larger one is timed. */
-    struct mgpu_kernel_copies copies = {.stride_bound_param = -1};
+    struct mgpu_gpu_kernels copies = {.stride_bound_param = -1};
     CHECK(!launch_of(&shrinking, &copies, 4096, 20.0, 5.0, &timed) && !timed);
     CHECK(!launch_of(&shrinking, &copies, 4096, 20.0, 5.0, &timed) && timed);
     CHECK(!launch_of(&shrinking, &copies, 4096, 20.0, 5.0, &timed) && !timed);
@@ -211,7 +211,7 @@ int main(void)
     CHECK(!launch_of(&shrinking, &copies, 8192, 40.0, 5.0, &timed) && timed);
     /* A kernel with a grid-stride loop does the same work on fewer blocks:
      * each grid timed. */
-    struct mgpu_kernel_copies stride_copies = {.stride_bound_param = 1};
+    struct mgpu_gpu_kernels stride_copies = {.stride_bound_param = 1};
     CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && !timed);
     CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && timed);
     CHECK(!launch_of(&strided, &stride_copies, 4096, 20.0, 5.0, &timed) && !timed);

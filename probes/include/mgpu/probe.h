@@ -1,10 +1,10 @@
 /* mgpu/probe.h: the API of mgpu's injected per-GPU probes.
  *
  * A probe is a CUDA C device function that mgpu calls at the entry or at
- * the exit of the program's kernels, in every GPU's copy of the module.
+ * the exit of the program's kernels, in every GPU's rewritten module.
  * Write it in a .cu file that includes this header and run the program
  * with `mgpu-run --probe FILE.cu ./app`: mgpu compiles it to PTX with the
- * toolkit's nvcc, links it into every module copy and inserts the calls.
+ * toolkit's nvcc, links it into every rewritten module and inserts the calls.
  *
  *     #include <mgpu/probe.h>
  *
@@ -218,7 +218,7 @@ static __device__ __forceinline__ mgpu_u64 mgpu_run_ns(void)
 }
 
 /* The launch's number: 1 for the program's first launch that mgpu ran
- * from its module copies, then one more per launch. The slices of one
+ * from its rewritten modules, then one more per launch. The slices of one
  * split launch share it; MGPU_PROBE_OUT maps each number to its kernel
  * and host time ("launch" lines).
  *     mgpu_array_add(blocks_per_launch, mgpu_launch_sequence(), 1); */
@@ -316,12 +316,12 @@ static __device__ __forceinline__ int mgpu_address_owner(mgpu_u64 address)
 enum { MGPU_MAP_ARRAY_ = 1, MGPU_MAP_RING_ = 2 };
 
 #define MGPU_PROBE_MAP_(name, kind, length, record_bytes, initial)                                 \
-    extern "C" __device__ const mgpu_u64 __mgpu_probe_map_##name[4] = {                            \
-        (kind), (length), (record_bytes), (initial)};                                              \
+    extern "C" __device__ const mgpu_u64 __mgpu_probe_map_##name[4] = {(kind), (length),           \
+                                                                       (record_bytes), (initial)}; \
     static __device__ __forceinline__ mgpu_u64 *name##__mgpu_base(void)                            \
     {                                                                                              \
         mgpu_u64 base;                                                                             \
-        asm volatile("ld.const.u64 %0, [__mgpu_map_" #name "];" : "=l"(base));                    \
+        asm volatile("ld.const.u64 %0, [__mgpu_map_" #name "];" : "=l"(base));                     \
         return (mgpu_u64 *)base;                                                                   \
     }                                                                                              \
     enum { name##__mgpu_length = (length) }
@@ -343,10 +343,14 @@ enum { MGPU_MAP_ARRAY_ = 1, MGPU_MAP_RING_ = 2 };
  * tools do), and read before a max or min that will rarely win.
  *     mgpu_array_add(hist, bucket, 1);
  *     if (d > mgpu_array_get(longest, k)) mgpu_array_max(longest, k, d); */
-#define mgpu_array_add(name, i, value) mgpu_map_add_(name##__mgpu_base(), name##__mgpu_length, i, value)
-#define mgpu_array_max(name, i, value) mgpu_map_max_(name##__mgpu_base(), name##__mgpu_length, i, value)
-#define mgpu_array_min(name, i, value) mgpu_map_min_(name##__mgpu_base(), name##__mgpu_length, i, value)
-#define mgpu_array_set(name, i, value) mgpu_map_set_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_add(name, i, value)                                                             \
+    mgpu_map_add_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_max(name, i, value)                                                             \
+    mgpu_map_max_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_min(name, i, value)                                                             \
+    mgpu_map_min_(name##__mgpu_base(), name##__mgpu_length, i, value)
+#define mgpu_array_set(name, i, value)                                                             \
+    mgpu_map_set_(name##__mgpu_base(), name##__mgpu_length, i, value)
 #define mgpu_array_get(name, i) mgpu_map_get_(name##__mgpu_base(), name##__mgpu_length, i)
 #define mgpu_counter_add(name, value) mgpu_array_add(name, 0, value)
 #define mgpu_counter_max(name, value) mgpu_array_max(name, 0, value)

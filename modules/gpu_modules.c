@@ -1,8 +1,8 @@
 /* Owns loading a rewritten module on every selected GPU (see
- * module_copies.h): compiling the rewritten PTX with the driver's JIT in
- * each GPU's context, and setting each copy's per-module data. All driver
+ * gpu_modules.h): compiling the rewritten PTX with the driver's JIT in
+ * each GPU's context, and setting each one's per-module data. All driver
  * calls go to the real driver. */
-#include "modules/module_copies.h"
+#include "modules/gpu_modules.h"
 
 #include "base/real_driver.h"
 
@@ -44,8 +44,8 @@ static bool driver_has_module_calls(void)
            mgpu_drv.cuMemAlloc && mgpu_drv.cuMemFree && mgpu_drv.cuMemcpyDtoDAsync;
 }
 
-/* Fills a copy's per-module data; the copy's context is current. */
-static int set_module_data(struct mgpu_module_copies *mc, int gpu, char *err, size_t errlen)
+/* Fills a rewritten module's per-module data; its context is current. */
+static int set_module_data(struct mgpu_gpu_modules *mc, int gpu, char *err, size_t errlen)
 {
     CUmodule m = mc->modules[gpu];
     CUdeviceptr where;
@@ -75,7 +75,7 @@ static int set_module_data(struct mgpu_module_copies *mc, int gpu, char *err, si
 
 /* One allocation per redirected variable, in the home context, holding
  * what the home module's variable holds now. */
-static int make_storage(struct mgpu_module_copies *mc, char *err, size_t errlen)
+static int make_storage(struct mgpu_gpu_modules *mc, char *err, size_t errlen)
 {
     size_t n = mc->globals.nredirected;
     if (n == 0)
@@ -107,8 +107,8 @@ static int make_storage(struct mgpu_module_copies *mc, char *err, size_t errlen)
     return r == CUDA_SUCCESS ? 0 : -1;
 }
 
-bool mgpu_module_copies_storage(const struct mgpu_module_copies *mc, const char *name,
-                                CUdeviceptr *where, size_t *bytes)
+bool mgpu_gpu_modules_storage(const struct mgpu_gpu_modules *mc, const char *name,
+                              CUdeviceptr *where, size_t *bytes)
 {
     for (size_t i = 0; i < mc->globals.nredirected; i++)
         if (strcmp(mc->globals.redirected[i], name) == 0) {
@@ -119,10 +119,10 @@ bool mgpu_module_copies_storage(const struct mgpu_module_copies *mc, const char 
     return false;
 }
 
-int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *name,
-                              CUdeviceptr *where, size_t *bytes, char *err, size_t errlen)
+int mgpu_gpu_modules_global(const struct mgpu_gpu_modules *mc, const char *name, CUdeviceptr *where,
+                            size_t *bytes, char *err, size_t errlen)
 {
-    if (mgpu_module_copies_storage(mc, name, where, bytes))
+    if (mgpu_gpu_modules_storage(mc, name, where, bytes))
         return 0;
     CUresult r = mgpu_drv.cuModuleGetGlobal(where, bytes, mc->home, name);
     if (r != CUDA_SUCCESS) {
@@ -132,17 +132,16 @@ int mgpu_module_copies_global(const struct mgpu_module_copies *mc, const char *n
     return 0;
 }
 
-int mgpu_module_copies_load(struct mgpu_module_copies *mc, const char *ptx, size_t size,
-                            CUmodule home, int ngpus, const CUcontext *contexts, char *err,
-                            size_t errlen)
+int mgpu_gpu_modules_load(struct mgpu_gpu_modules *mc, const char *ptx, size_t size, CUmodule home,
+                          int ngpus, const CUcontext *contexts, char *err, size_t errlen)
 {
-    return mgpu_module_copies_load_probed(mc, ptx, size, home, ngpus, contexts, NULL, err, errlen);
+    return mgpu_gpu_modules_load_probed(mc, ptx, size, home, ngpus, contexts, NULL, err, errlen);
 }
 
-int mgpu_module_copies_load_probed(struct mgpu_module_copies *mc, const char *ptx, size_t size,
-                                   CUmodule home, int ngpus, const CUcontext *contexts,
-                                   const struct mgpu_copy_probes *probes, char *err,
-                                   size_t errlen)
+int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, size_t size,
+                                 CUmodule home, int ngpus, const CUcontext *contexts,
+                                 const struct mgpu_gpu_module_probes *probes, char *err,
+                                 size_t errlen)
 {
     memset(mc, 0, sizeof *mc);
     if (!driver_has_module_calls()) {
@@ -183,18 +182,18 @@ int mgpu_module_copies_load_probed(struct mgpu_module_copies *mc, const char *pt
     }
     mgpu_ptx_rewrite_free(&rw);
     if (rc == 0)
-        rc = mgpu_module_copies_refresh_constants(mc, err, errlen);
+        rc = mgpu_gpu_modules_refresh_constants(mc, err, errlen);
     if (rc != 0)
-        mgpu_module_copies_unload(mc);
+        mgpu_gpu_modules_unload(mc);
     return rc;
 }
 
-int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, const char *name,
-                                CUfunction *fn, size_t *grid_param_offset, unsigned *program_params,
-                                char *err, size_t errlen)
+int mgpu_gpu_modules_function(const struct mgpu_gpu_modules *mc, int gpu, const char *name,
+                              CUfunction *fn, size_t *grid_param_offset, unsigned *program_params,
+                              char *err, size_t errlen)
 {
     if (gpu < 0 || gpu >= mc->ngpus || mc->modules[gpu] == NULL) {
-        snprintf(err, errlen, "no module copy on GPU %d", gpu);
+        snprintf(err, errlen, "no rewritten module on GPU %d", gpu);
         return -1;
     }
     CUresult r = mgpu_drv.cuModuleGetFunction(fn, mc->modules[gpu], name);
@@ -219,8 +218,7 @@ int mgpu_module_copies_function(const struct mgpu_module_copies *mc, int gpu, co
     return 0;
 }
 
-int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, char *err,
-                                         size_t errlen)
+int mgpu_gpu_modules_refresh_constants(const struct mgpu_gpu_modules *mc, char *err, size_t errlen)
 {
     for (size_t i = 0; i < mc->globals.nconstants; i++) {
         const char *name = mc->globals.constants[i];
@@ -248,8 +246,8 @@ int mgpu_module_copies_refresh_constants(const struct mgpu_module_copies *mc, ch
     return 0;
 }
 
-CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_copies *mc, int gpu,
-                                                    CUstream stream)
+CUresult mgpu_gpu_modules_refresh_constants_async(const struct mgpu_gpu_modules *mc, int gpu,
+                                                  CUstream stream)
 {
     CUresult r = CUDA_SUCCESS;
     for (size_t i = 0; i < mc->globals.nconstants && r == CUDA_SUCCESS; i++) {
@@ -267,7 +265,7 @@ CUresult mgpu_module_copies_refresh_constants_async(const struct mgpu_module_cop
     return r;
 }
 
-void mgpu_module_copies_wait_idle(const struct mgpu_module_copies *mc)
+void mgpu_gpu_modules_wait_idle(const struct mgpu_gpu_modules *mc)
 {
     for (int g = 0; g < mc->ngpus; g++) {
         bool seen = false;
@@ -280,10 +278,10 @@ void mgpu_module_copies_wait_idle(const struct mgpu_module_copies *mc)
     }
 }
 
-/* Unloads and frees even when the copy's context cannot be made current:
+/* Unloads and frees even when a rewritten module's context cannot be made current:
  * a module and an allocation name their context, and skipping them left a
- * module copy loaded for the rest of the run. */
-void mgpu_module_copies_unload(struct mgpu_module_copies *mc)
+ * rewritten module loaded for the rest of the run. */
+void mgpu_gpu_modules_unload(struct mgpu_gpu_modules *mc)
 {
     CUcontext popped;
     for (int g = 0; g < mc->ngpus; g++) {

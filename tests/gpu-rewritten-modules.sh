@@ -8,9 +8,9 @@
 # memory (tests/gpu/module_state.cu), and a driver-API program loading PTX,
 # a cuLink output, a cubin without PTX, a fatbin with a corrupt PTX entry and
 # garbage (tests/gpu/module_loads.c). The report says which modules got
-# copies and why the others did not; a second run finds them in the driver's
-# JIT cache. A copy runs as fast as the program's own module
-# (tests/gpu/copy_speed.c).
+# rewritten modules and why the others did not; a second run finds them in the driver's
+# JIT cache. A rewritten module runs as fast as the program's own module
+# (tests/gpu/rewritten_speed.c).
 . "$(dirname "$0")/common.sh"
 require_gpu
 state=tests/gpu/module_state
@@ -28,13 +28,13 @@ pass "module_state passes alone and under -n 1"
 # in common.sh only keeps mgpu's GPU tests apart).
 ok=0
 for try in 1 2 3; do
-  tests/gpu/copy_speed tests/gpu/tiled_matmul.ptx > "$work/out" 2>&1 && ok=1
+  tests/gpu/rewritten_speed tests/gpu/tiled_matmul.ptx > "$work/out" 2>&1 && ok=1
   cat "$work/out"
   [ $ok = 1 ] && break
   grep -q "FAIL: the products" "$work/out" && break
 done
-[ $ok = 1 ] || fail "copy_speed"
-pass "a module copy runs as fast as the program's module, with the same results"
+[ $ok = 1 ] || fail "rewritten_speed"
+pass "a rewritten module runs as fast as the program's module, with the same results"
 
 for set in $entry_sets; do
   n=$(entries_in "$set")
@@ -42,7 +42,7 @@ for set in $entry_sets; do
     cat "$work/out" "$work/err"; fail "module_state under --gpus $set"; }
   cat "$work/out" "$work/err"
   expect_in "$work/out" "module_state: PASS"
-  expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on $n GPUs, built in [0-9.]+ s; 13 launches from them"
+  expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): rewritten for $n GPUs, built in [0-9.]+ s; 13 launches from them"
   expect_match "$work/err" '^weigh\(float\*, unsigned int\) +4 +32x64 +128 +no \[2\]'
   expect_match "$work/err" '^staged_sum\(.*\) +1 +96 +256 +no \[2\]'
   expect_in "$work/err" "[2] ran whole on the home GPU: one block, or the cost model"
@@ -52,26 +52,26 @@ for set in $entry_sets; do
     cat "$work/out" "$work/err"; fail "module_state under --gpus $set, MGPU_SPLIT=always"; }
   expect_in "$work/out" "module_state: PASS"
   expect_match "$work/err" "^weigh\(float\*, unsigned int\) +4 +32x64 +128 +x$n "
-  pass "a CUDA runtime program runs from $n module copies (--gpus $set) with the same results, split or not"
+  pass "a CUDA runtime program runs from $n rewritten modules (--gpus $set) with the same results, split or not"
 done
 set=${entry_sets%% *}
 n=$(entries_in "$set")
 
 cache_files() { find "$CUDA_CACHE_PATH" -type f 2>/dev/null | wc -l; }
 compiled=$(cache_files)
-[ "$compiled" -gt 0 ] || fail "nothing in the driver's JIT cache ($CUDA_CACHE_PATH) after the copies were built"
+[ "$compiled" -gt 0 ] || fail "nothing in the driver's JIT cache ($CUDA_CACHE_PATH) after the rewritten modules were built"
 "$MGPU_RUN" --gpus "$set" --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state, second run"; }
 expect_in "$work/out" "module_state: PASS"
-expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): copies on $n GPUs, built in"
+expect_match "$work/err" "^  module 1 \(cuLibraryLoadData\): rewritten for $n GPUs, built in"
 [ "$(cache_files)" -eq "$compiled" ] ||
   fail "the second run compiled again: $compiled files in the JIT cache before it, $(cache_files) after"
-pass "the second run finds the compiled copies in the driver's JIT cache"
+pass "the second run finds the compiled rewritten modules in the driver's JIT cache"
 
 MGPU_SPLIT=never "$MGPU_RUN" --gpus "$set" --report $state > "$work/out" 2> "$work/err" || {
   cat "$work/out" "$work/err"; fail "module_state, MGPU_SPLIT=never"; }
 expect_in "$work/out" "module_state: PASS"
-grep -q "^  module [0-9]* (.*): copies on" "$work/err" && fail "MGPU_SPLIT=never still made module copies"
+grep -q "^  module [0-9]* (.*): rewritten for" "$work/err" && fail "MGPU_SPLIT=never still made rewritten modules"
 expect_in "$work/err" "MGPU_SPLIT=never"
 pass "MGPU_SPLIT=never leaves the program's modules alone"
 
@@ -83,9 +83,9 @@ for set in $entry_sets; do
     cat "$work/out" "$work/err"; fail "module_loads under --gpus $set"; }
   cat "$work/out" "$work/err"
   expect_in "$work/out" "module_loads: PASS"
-  expect_in "$work/err" "module 1 (cuModuleLoadData): copies on $n GPUs"
-  expect_in "$work/err" "module 2 (cuModuleLoadData): copies on $n GPUs"
+  expect_in "$work/err" "module 1 (cuModuleLoadData): rewritten for $n GPUs"
+  expect_in "$work/err" "module 2 (cuModuleLoadData): rewritten for $n GPUs"
   expect_in "$work/err" "module 3 (cuModuleLoad): runs as loaded: the image has no PTX for sm_90"
   expect_match "$work/err" "module 4 \(cuModuleLoadData\): runs as loaded: (corrupt image|the JIT compiler refuses)"
-  pass "driver-API loads under --gpus $set: PTX and cuLink outputs get $n copies, a cubin and a corrupt fatbin run as loaded"
+  pass "driver-API loads under --gpus $set: PTX and cuLink outputs get $n rewritten modules, a cubin and a corrupt fatbin run as loaded"
 done

@@ -1,14 +1,14 @@
-/* A module copy runs as fast as the program's own module. tiled_matmul.ptx
+/* A rewritten module runs as fast as the program's own module. tiled_matmul.ptx
  * (tests/gpu/tiled_matmul.cu) is loaded on GPU 0 as a program loads PTX
- * (cuModuleLoadData) and as mgpu's rewritten copy (module_copies.c); both
+ * (cuModuleLoadData) and as mgpu's rewritten module (gpu_modules.c); both
  * multiply the same two 2048 x 2048 matrices over the whole grid, in
  * interleaved rounds timed with events. The products must be identical and
- * the copy's median time at most 1.08 times the program's: compiled as
- * relocatable code (through cuLink*, as module_copies.c once did), the copy
+ * the rewritten module's median time at most 1.08 times the program's: compiled as
+ * relocatable code (through cuLink*, as gpu_modules.c once did), the rewritten one
  * took about 1.2 times as long on an H200.
- *   copy_speed tiled_matmul.ptx */
+ *   rewritten_speed tiled_matmul.ptx */
 #include "direct_driver.h"
-#include "modules/module_copies.h"
+#include "modules/gpu_modules.h"
 
 #include <string.h>
 
@@ -44,7 +44,7 @@ static int by_value(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: copy_speed tiled_matmul.ptx\n");
+        fprintf(stderr, "usage: rewritten_speed tiled_matmul.ptx\n");
         return 2;
     }
     char err[512];
@@ -58,24 +58,25 @@ int main(int argc, char **argv)
     char *ptx = read_text_file(argv[1], &ptx_size);
     CUmodule program;
     CU(cuModuleLoadData(&program, ptx));
-    struct mgpu_module_copies copies;
-    if (mgpu_module_copies_load(&copies, ptx, ptx_size, program, 1, &ctx, err, sizeof err) != 0) {
-        fprintf(stderr, "loading the module copy: %s\n", err);
+    struct mgpu_gpu_modules rewritten;
+    if (mgpu_gpu_modules_load(&rewritten, ptx, ptx_size, program, 1, &ctx, err, sizeof err) != 0) {
+        fprintf(stderr, "loading the rewritten module: %s\n", err);
         return 1;
     }
-    CUfunction own, copy;
+    CUfunction own, rewritten_fn;
     size_t grid_offset;
     unsigned nparams;
     CU(cuModuleGetFunction(&own, program, "tiled_matmul"));
-    if (mgpu_module_copies_function(&copies, 0, "tiled_matmul", &copy, &grid_offset, &nparams, err,
-                                    sizeof err) != 0 ||
+    if (mgpu_gpu_modules_function(&rewritten, 0, "tiled_matmul", &rewritten_fn, &grid_offset,
+                                  &nparams, err, sizeof err) != 0 ||
         nparams != 4) {
-        fprintf(stderr, "the copy's tiled_matmul: %s\n", nparams != 4 ? "not 4 parameters" : err);
+        fprintf(stderr, "the rewritten module's tiled_matmul: %s\n",
+                nparams != 4 ? "not 4 parameters" : err);
         return 1;
     }
 
     size_t elements = (size_t)SIDE * SIDE, bytes = elements * sizeof(float);
-    float *host = malloc(bytes), *own_product = malloc(bytes), *copy_product = malloc(bytes);
+    float *host = malloc(bytes), *own_product = malloc(bytes), *rewritten_product = malloc(bytes);
     for (size_t i = 0; i < elements; i++)
         host[i] = (float)((int)(i * 37 % 17) - 8) / 8.0f;
     CUdeviceptr a, b, c;
@@ -90,40 +91,41 @@ int main(int argc, char **argv)
 
     time_launches(own, args, 1); /* warm-up; also the product to compare */
     CU(cuMemcpyDtoH(own_product, c, bytes));
-    time_launches(copy, args, 1);
-    CU(cuMemcpyDtoH(copy_product, c, bytes));
-    int same = memcmp(own_product, copy_product, bytes) == 0;
+    time_launches(rewritten_fn, args, 1);
+    CU(cuMemcpyDtoH(rewritten_product, c, bytes));
+    int same = memcmp(own_product, rewritten_product, bytes) == 0;
 
-    float own_ms[ROUNDS], copy_ms[ROUNDS];
+    float own_ms[ROUNDS], rewritten_ms[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         if (r % 2 == 0) {
             own_ms[r] = time_launches(own, args, LAUNCHES_PER_ROUND);
-            copy_ms[r] = time_launches(copy, args, LAUNCHES_PER_ROUND);
+            rewritten_ms[r] = time_launches(rewritten_fn, args, LAUNCHES_PER_ROUND);
         } else {
-            copy_ms[r] = time_launches(copy, args, LAUNCHES_PER_ROUND);
+            rewritten_ms[r] = time_launches(rewritten_fn, args, LAUNCHES_PER_ROUND);
             own_ms[r] = time_launches(own, args, LAUNCHES_PER_ROUND);
         }
     }
     qsort(own_ms, ROUNDS, sizeof(float), by_value);
-    qsort(copy_ms, ROUNDS, sizeof(float), by_value);
-    float own_median = own_ms[ROUNDS / 2], copy_median = copy_ms[ROUNDS / 2];
-    double ratio = copy_median / own_median;
-    printf("tiled_matmul %d x %d, median of %d rounds: program's module %.3f ms, mgpu's copy "
+    qsort(rewritten_ms, ROUNDS, sizeof(float), by_value);
+    float own_median = own_ms[ROUNDS / 2], rewritten_median = rewritten_ms[ROUNDS / 2];
+    double ratio = rewritten_median / own_median;
+    printf("tiled_matmul %d x %d, median of %d rounds: program's module %.3f ms, mgpu's rewritten "
+           "module "
            "%.3f ms (%.2fx)\n",
-           SIDE, SIDE, ROUNDS, own_median, copy_median, ratio);
+           SIDE, SIDE, ROUNDS, own_median, rewritten_median, ratio);
     printf("%s: the products are %s\n", same ? "ok" : "FAIL", same ? "identical" : "different");
     int fast = ratio <= MOST_SLOWER;
-    printf("%s: the copy takes %.2fx the program's time (at most %.2fx)\n", fast ? "ok" : "FAIL",
-           ratio, MOST_SLOWER);
+    printf("%s: the rewritten module takes %.2fx the program's time (at most %.2fx)\n",
+           fast ? "ok" : "FAIL", ratio, MOST_SLOWER);
 
-    mgpu_module_copies_unload(&copies);
+    mgpu_gpu_modules_unload(&rewritten);
     CU(cuModuleUnload(program));
     CU(cuMemFree(a));
     CU(cuMemFree(b));
     CU(cuMemFree(c));
     free(host);
     free(own_product);
-    free(copy_product);
+    free(rewritten_product);
     free(ptx);
     return same && fast ? 0 : 1;
 }
