@@ -22,6 +22,10 @@ enum mgpu_blas_unsplit {
     MGPU_BLAS_UNSPLIT_SCALARS, /* alpha/beta in device memory another GPU cannot read */
     MGPU_BLAS_UNSPLIT_CONTEXT, /* not on the run's home context, or no handle for a GPU */
     MGPU_BLAS_UNSPLIT_KIND,    /* a cuBLASLt layout, batch, epilogue or scaling not cut */
+    MGPU_BLAS_UNSPLIT_FIRST,   /* MGPU_SPLIT=auto: the shape's first calls, being measured */
+    MGPU_BLAS_UNSPLIT_SHORT,   /* MGPU_SPLIT=auto: under 100 us whole (gemm_policy.h) */
+    MGPU_BLAS_UNSPLIT_ESTIMATE, /* MGPU_SPLIT=auto: the copies a split needs cost more */
+    MGPU_BLAS_UNSPLIT_MEASURED, /* MGPU_SPLIT=auto: measured faster whole */
     MGPU_BLAS_UNSPLIT_REASON_COUNT
 };
 

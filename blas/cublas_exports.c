@@ -330,8 +330,10 @@ static cublasStatus_t dispatch(const struct mgpu_gemm_call *call, const void *si
         call->c_bytes == 0 || (lib = library_of(&def)) == NULL)
         return (cublasStatus_t)run_with(def.fn, call, call->handle);
     mgpu_blas_dispatching++;
-    if (!mgpu_blas_gemm(lib, call, &status))
+    if (!mgpu_blas_gemm(lib, call, &status)) {
         status = run_with(def.fn, call, call->handle);
+        mgpu_blas_gemm_ran_whole(status);
+    }
     mgpu_blas_dispatching--;
     return (cublasStatus_t)status;
 }

@@ -386,8 +386,10 @@ EXPORT cublasStatus_t CUBLASWINAPI cublasLtMatmul(
         ran = mgpu_blas_gemm(lib, &call, &status);
         mgpu_blas_dispatching--;
     }
-    if (!ran)
+    if (!ran) {
         status = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
                       algo, workspace, workspaceSizeInBytes, stream);
+        mgpu_blas_gemm_ran_whole(status);
+    }
     return (cublasStatus_t)status;
 }

@@ -71,5 +71,9 @@ struct mgpu_blas_library {
  * report. */
 __attribute__((visibility("default"))) bool
 mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_call *call, int *status);
+/* After a call mgpu_blas_gemm declined, once the interposer has called
+ * the real routine on the same thread (status: its cuBLAS status): ends
+ * the policy's timing of that whole call, if it had one. */
+__attribute__((visibility("default"))) void mgpu_blas_gemm_ran_whole(int status);
 
 #endif

@@ -11,12 +11,14 @@
 #include "blas/blas_stats.h"
 #include "blas/gemm_call.h"
 #include "blas/gemm_plan.h"
+#include "blas/gemm_policy.h"
 
 #include "partition/gpu_contexts.h"
 #include "base/kernel_timing.h"
 #include "base/log.h"
 #include "memory/memory_pool.h"
 #include "sched/mirror_reads.h"
+#include "sched/run_links.h"
 #include "base/real_driver.h"
 #include "mirror/replicas.h"
 #include "base/config.h"
@@ -351,10 +353,65 @@ static bool scalars_reachable(const struct gemm_job *job, const struct mgpu_gpu_
     return true;
 }
 
+/* The policy's estimate of the split (gemm_policy.h): the largest part's
+ * share of the whole call's time, after the copies of the shared operand
+ * to every part whose GPU does not hold all of it, one after another from
+ * the GPU that holds most (staged or refreshed mirrors alike: a replica
+ * still fresh from an earlier call costs nothing, so this errs towards
+ * trying). Negative when the links or the operand are not known. */
+static double estimate_split_us(void *arg, double whole_us)
+{
+    struct gemm_job *job = arg;
+    const struct mgpu_link_model *links = mgpu_run_links();
+    long long total = 0, largest = 0;
+    for (int p = 0; p < job->plan.nparts; p++) {
+        long long items = job->plan.parts[p].end - job->plan.parts[p].begin;
+        total += items;
+        if (items > largest)
+            largest = items;
+    }
+    if (links == NULL || total <= 0)
+        return -1.0;
+    double compute_us = whole_us * (double)largest / (double)total;
+    CUdeviceptr operand;
+    struct mgpu_pool_block shared;
+    if (!shared_operand(job, &operand, &shared))
+        return compute_us;
+    size_t held[MGPU_MAX_GPUS] = {0};
+    if (mgpu_pool_bytes_by_gpu(operand, shared.bytes, held) < 1)
+        return -1.0;
+    int holder = 0;
+    for (int g = 1; g < links->nentries && g < MGPU_MAX_GPUS; g++)
+        if (held[g] > held[holder])
+            holder = g;
+    struct mgpu_link_move moves[MGPU_MAX_GPUS];
+    size_t n = 0;
+    for (int p = 0; p < job->plan.nparts; p++) {
+        int g = job->plan.parts[p].gpu;
+        if (g != holder && held[g] < shared.bytes)
+            moves[n++] = (struct mgpu_link_move){shared.bytes - held[g], holder, g};
+    }
+    return compute_us + mgpu_link_copy_seconds(links, moves, n) * 1e6;
+}
+
+static enum mgpu_blas_unsplit unsplit_for(enum mgpu_gemm_policy_whole why)
+{
+    switch (why) {
+    case MGPU_GEMM_WHOLE_SHORT:
+        return MGPU_BLAS_UNSPLIT_SHORT;
+    case MGPU_GEMM_WHOLE_ESTIMATE:
+        return MGPU_BLAS_UNSPLIT_ESTIMATE;
+    case MGPU_GEMM_WHOLE_MEASURED:
+        return MGPU_BLAS_UNSPLIT_MEASURED;
+    default:
+        return MGPU_BLAS_UNSPLIT_FIRST;
+    }
+}
+
 /* Why the call runs whole, or -1 to split it; fills job, contexts and
- * *stream. */
+ * *stream, and in *trial the policy's timing of the call (either way). */
 static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *ngpus,
-                  CUstream *stream)
+                  CUstream *stream, struct mgpu_gemm_trial *trial)
 {
     const struct mgpu_gemm_call *call = job->call;
     const struct mgpu_blas_library *lib = job->lib;
@@ -406,6 +463,9 @@ static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *
         return MGPU_BLAS_UNSPLIT_SHAPE;
     if (!scalars_reachable(job, entries))
         return MGPU_BLAS_UNSPLIT_SCALARS;
+    enum mgpu_gemm_policy_whole whole_why;
+    if (!mgpu_gemm_policy_choose(lib, call, estimate_split_us, job, trial, &whole_why))
+        return (int)unsplit_for(whole_why);
     for (int p = 0; p < job->plan.nparts; p++) {
         int g = job->plan.parts[p].gpu;
         if (entry_handle(lib, g, contexts[g]) == NULL)
@@ -416,6 +476,20 @@ static int decide(struct gemm_job *job, CUcontext contexts[MGPU_MAX_GPUS], int *
     return -1;
 }
 
+/* The policy's timing of a call that runs whole, between the runtime's
+ * answer (mgpu_blas_gemm: false) and the interposer's call of the real
+ * routine on the same thread (mgpu_blas_gemm_ran_whole). */
+static _Thread_local struct mgpu_gemm_trial whole_trial;
+static _Thread_local CUstream whole_trial_stream;
+
+void mgpu_blas_gemm_ran_whole(int status)
+{
+    if (whole_trial.shape == NULL)
+        return;
+    mgpu_gemm_trial_end(&whole_trial, whole_trial_stream,
+                        status == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED);
+}
+
 bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_call *call,
                     int *status)
 {
@@ -423,6 +497,8 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
      * its own exported entry points) is that part's business. */
     if (mgpu_driver_bypass)
         return false;
+    if (whole_trial.shape != NULL) /* the last declined call was never run */
+        mgpu_gemm_trial_end(&whole_trial, whole_trial_stream, CUDA_ERROR_NOT_READY);
     struct gemm_job job;
     memset(&job, 0, sizeof job);
     job.lib = lib;
@@ -430,8 +506,16 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     CUcontext contexts[MGPU_MAX_GPUS];
     int ngpus = 0;
     CUstream stream = NULL;
-    int why = decide(&job, contexts, &ngpus, &stream);
+    struct mgpu_gemm_trial trial = {NULL, false};
+    int why = decide(&job, contexts, &ngpus, &stream, &trial);
     if (why >= 0) {
+        if (trial.shape != NULL && trial.split) /* armed, then a handle failed */
+            mgpu_gemm_trial_end(&trial, stream, CUDA_ERROR_NOT_READY);
+        else if (trial.shape != NULL) { /* timed whole: ended by mgpu_blas_gemm_ran_whole */
+            mgpu_gemm_trial_begin(&trial, stream);
+            whole_trial = trial;
+            whole_trial_stream = stream;
+        }
         mgpu_blas_stats_unsplit(call->name, (enum mgpu_blas_unsplit)why, call->m, call->n, call->k);
         return false;
     }
@@ -454,9 +538,11 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     if (mgpu_cfg.report && (mgpu_drv.cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                             mgpu_drv.cuEventRecord(start, stream) != CUDA_SUCCESS))
         start = NULL;
+    mgpu_gemm_trial_begin(&trial, stream);
     bool mirrored = plan_shared_reads(&job, contexts, stream);
     bool staged = !mirrored && plan_staged_reads(&job);
     CUresult r = mgpu_split_launch(&req);
+    mgpu_gemm_trial_end(&trial, stream, r);
     if (start != NULL && (mgpu_drv.cuEventCreate(&end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                           mgpu_drv.cuEventRecord(end, stream) != CUDA_SUCCESS))
         end = NULL;

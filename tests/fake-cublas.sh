@@ -41,7 +41,7 @@ count_is() {
   [ "$got" -eq "$3" ] || { cat "$work/$1.log" >&2; fail "$4: $got calls match '$2', not $3"; }
 }
 
-MGPU_MIRROR=never MGPU_BLAS_MIN=1000 run n4 "$client" -n 4
+MGPU_SPLIT=always MGPU_MIRROR=never MGPU_BLAS_MIN=1000 run n4 "$client" -n 4
 # 45 columns over 4 GPUs: 11, 11, 11 and 12, for the 9 transposes of 67x45x23.
 count_is n4 '^cublasSgemm_v2 m=67 n=1[12] k=23 .*devices=4 ' 36 "the Sgemms of 67x45x23 in parts"
 count_is n4 'devices=1 ' 2 "calls left to the program's handle"
@@ -67,12 +67,12 @@ expect_match "$work/n4.err" "parts per GPU: 0:[0-9]+ 1:[0-9]+ 2:[0-9]+ 3:[0-9]+"
 expect_match "$work/n4.err" "parts per GPU: .*; 15 calls copied A or B to the GPUs first"
 pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole; the shared operand copied first"
 
-MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
+MGPU_SPLIT=always MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
 count_is entries '^cublasSgemm_v2 m=67 n=1[12] k=23 ' 36 "the Sgemms of 67x45x23 in parts on one device"
 expect_match "$work/entries.err" "cublasSgemm_v2: 16 calls, 15 split"
 pass "--gpus 0x4: the same parts on one device standing for four, correct"
 
-MGPU_BLAS_MIN=1000 MGPU_FORK_JOIN=events run events "$client" -n 4
+MGPU_SPLIT=always MGPU_BLAS_MIN=1000 MGPU_FORK_JOIN=events run events "$client" -n 4
 expect_match "$work/events.err" "cublasSgemm_v2: 16 calls, 15 split"
 # Mirrors are on by default (MGPU_MIRROR=auto): the shared operand is read
 # from each GPU's rewritten module.
@@ -89,6 +89,14 @@ expect_in "$work/mirrors.err" "mirrors:"
 expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
 expect_match "$work/mirrors.err" "parts per GPU: .*; 15 calls read A or B from mirrors"
 pass "MGPU_MIRROR=always: the parts read A (B) from mirrors; a kernel's read after a GEMM wrote its buffer, and a GEMM's after A was rewritten, are not stale"
+
+# MGPU_SPLIT=auto (the default) cuts a GEMM shape only once it has been
+# measured whole and cut (blas/gemm_policy.h): each of these shapes is
+# called once or twice, so every call runs whole, as on one GPU.
+MGPU_BLAS_MIN=1000 run auto "$client" -n 4
+count_is auto 'devices=4 ' 0 "MGPU_SPLIT=auto, shapes not yet measured"
+expect_match "$work/auto.err" "cublasSgemm_v2: 16 calls, 0 split; .*whole: being measured"
+pass "MGPU_SPLIT=auto: GEMM shapes not yet measured run whole, correct, reported"
 
 MGPU_BLAS=never MGPU_BLAS_MIN=1000 run never "$client" -n 4
 count_is never 'devices=4 ' 0 "MGPU_BLAS=never"

@@ -35,7 +35,7 @@ run() {
 }
 count() { grep -c -E -- "$2" "$work/$1.log"; }
 
-run blas MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 -- -n 4 --blas
+run blas MGPU_SPLIT=always MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 -- -n 4 --blas
 expect_in "$work/blas.err" "CPU BLAS calls (--blas):"
 expect_match "$work/blas.err" "cblas_sgemm: 5 calls, 4 on the GPUs \\([0-9.]+ ms, [0-9.]+ [KM]iB copied\\); largest .*; 1 on the CPU: below MGPU_HOST_BLAS_MIN"
 expect_match "$work/blas.err" "cblas_zgemm: 1 calls, 1 on the GPUs"
@@ -48,7 +48,7 @@ expect_match "$work/blas.err" "cublasSgemm_v2: [0-9]+ calls, [0-9]+ split"
 grep -q "^cublasSgemm_v2 m=8 " "$work/blas.log" && fail "the 8x8x8 sgemm reached the GPU"
 pass "--blas -n 4: CBLAS (both layouts) and Fortran GEMMs on the GPUs, split, right; the small one on the CPU"
 
-run entries MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 -- --gpus 0x4 --blas
+run entries MGPU_SPLIT=always MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 -- --gpus 0x4 --blas
 expect_match "$work/entries.err" "cblas_sgemm: 5 calls, 4 on the GPUs"
 pass "--blas --gpus 0x4: the same on one device standing for four"
 

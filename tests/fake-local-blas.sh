@@ -41,7 +41,7 @@ expect_in "$work/one.out" "module: cuBLAS 3 of 3 cases correct"
 expect_in "$work/one.out" "module: cuBLASLt 5 of 5 cases correct"
 pass "-n 1: the module's cublasDgemm and cublasLtMatmul reach the libraries in its own scope"
 
-run split "$client" "$libs/libcublas_module.so" MGPU_BLAS_MIN=1000 MGPU_VERBOSE=2 -- -n 4
+run split "$client" "$libs/libcublas_module.so" MGPU_SPLIT=always MGPU_BLAS_MIN=1000 MGPU_VERBOSE=2 -- -n 4
 expect_in "$work/split.out" "module: cuBLAS 3 of 3 cases correct"
 [ "$(count split '^cublasDgemm_v2 m=96 n=16 k=40 .*devices=4 ')" -eq 4 ] ||
   { cat "$work/split.log" >&2; fail "the module's 96x64x40 Dgemm was not cut in four on mgpu's handles"; }
@@ -63,7 +63,7 @@ expect_match "$work/split.err" "cublasLtMatmul: 5 calls, 2 split \\(2 by columns
 expect_match "$work/split.err" "^    1 whole: a layout or epilogue not cut"
 pass "-n 4: cublasLtMatmul cut by D's columns with its epilogue, right; a bias that needs rows, a batch and a small one whole"
 
-run entries "$client" "$libs/libcublas_module.so" MGPU_BLAS_MIN=1000 -- --gpus 0x4
+run entries "$client" "$libs/libcublas_module.so" MGPU_SPLIT=always MGPU_BLAS_MIN=1000 -- --gpus 0x4
 expect_in "$work/entries.out" "module: cuBLAS 3 of 3 cases correct"
 expect_in "$work/entries.out" "module: cuBLASLt 5 of 5 cases correct"
 expect_match "$work/entries.err" "cublasLtMatmul: 5 calls, 2 split"
@@ -72,7 +72,7 @@ pass "--gpus 0x4: the same on one device standing for four"
 
 # The program has a cuBLAS of its own (libfakecublas2) besides the module's:
 # each caller's calls, and mgpu's handles, stay with its own library.
-run own tests/fake/local_module_client_own "$libs/libcublas_module.so" MGPU_BLAS_MIN=1000 -- -n 4
+run own tests/fake/local_module_client_own "$libs/libcublas_module.so" MGPU_SPLIT=always MGPU_BLAS_MIN=1000 -- -n 4
 expect_in "$work/own.out" "module: cuBLAS 3 of 3 cases correct"
 expect_in "$work/own.out" "module: cuBLASLt 5 of 5 cases correct"
 [ "$(grep -c "client: its own cuBLAS's Sgemm correct" "$work/own.out")" -eq 2 ] ||
@@ -87,7 +87,7 @@ if [ -f "$libs/libcpublas_module.so" ]; then
   expect_match "$work/cpu.err" "cblas_dgemm: 3 calls, 0 on the GPUs .*3 on the CPU: below MGPU_HOST_BLAS_MIN"
   pass "--blas: small calls reach the CPU BLAS in the module's scope and write C"
 
-  run cpu_gpus "$client" "$libs/libcpublas_module.so" MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 -- -n 4 --blas
+  run cpu_gpus "$client" "$libs/libcpublas_module.so" MGPU_SPLIT=always MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 -- -n 4 --blas
   expect_in "$work/cpu_gpus.out" "module: CPU BLAS 6 of 6 cases correct"
   expect_match "$work/cpu_gpus.err" "cblas_dgemm: 3 calls, 2 on the GPUs .*1 on the CPU: below MGPU_HOST_BLAS_MIN"
   expect_match "$work/cpu_gpus.err" "dgemm_: 3 calls, 2 on the GPUs"

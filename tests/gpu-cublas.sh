@@ -37,7 +37,7 @@ run() {
 
 for gpus in $entry_sets; do
   label=$(echo "$gpus" | tr ',' '_')
-  run "$label" MGPU_MIRROR=never MGPU_BLAS_MIN=1000 -- --gpus "$gpus" --trace "$work/$label.json"
+  run "$label" MGPU_SPLIT=always MGPU_MIRROR=never MGPU_BLAS_MIN=1000 -- --gpus "$gpus" --trace "$work/$label.json"
   expect_match "$work/$label.err" "cublasSgemm_v2: 16 calls, 15 split .*; 1 whole: below MGPU_BLAS_MIN"
   expect_match "$work/$label.err" "cublasGemmStridedBatchedEx: 1 calls, 1 split"
   n=$(entries_in "$gpus")
@@ -67,7 +67,7 @@ static=tests/blas/cublas_static_gemms
 if [ -x "$static" ]; then
   set=$(first_distinct_set)
   for gpus in 0x4 $set; do
-    MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --report $static > "$work/static.out" 2> "$work/static.err" ||
+    MGPU_SPLIT=always MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --report $static > "$work/static.out" 2> "$work/static.err" ||
       { cat "$work/static.out" "$work/static.err" >&2; fail "the static cuBLAS client under --gpus $gpus"; }
     expect_in "$work/static.out" "cublas_gemms: $cases cases correct"
     expect_in "$work/static.err" "cuBLAS: linked statically into the program"

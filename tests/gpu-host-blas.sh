@@ -15,7 +15,7 @@ expect_in "$work/plain" "cpu_gemms: $cases cases correct"
 pass "without mgpu: every case right on the CPU BLAS"
 for gpus in $entry_sets; do
   label=$(echo "$gpus" | tr ',' '_')
-  MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --blas \
+  MGPU_SPLIT=always MGPU_HOST_BLAS_MIN=10000 MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --blas \
     --report $prog > "$work/$label.out" 2> "$work/$label.err" ||
     { cat "$work/$label.out" "$work/$label.err" >&2; fail "--blas --gpus $gpus"; }
   expect_in "$work/$label.out" "cpu_gemms: $cases cases correct"

@@ -25,7 +25,7 @@ pass "without mgpu: every case within tolerance"
 
 for gpus in $entry_sets; do
   label=$(echo "$gpus" | tr ',' '_')
-  MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --report $client "$module" \
+  MGPU_SPLIT=always MGPU_BLAS_MIN=1000 timeout 180 "$MGPU_RUN" --gpus "$gpus" --report $client "$module" \
     > "$work/$label.out" 2> "$work/$label.err" ||
     { cat "$work/$label.out" "$work/$label.err" >&2; fail "under mgpu-run --gpus $gpus"; }
   correct "$work/$label.out"
