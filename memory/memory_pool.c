@@ -307,6 +307,13 @@ static bool reserve_range(void)
     return stay_off("the driver reserves no range of addresses for the pool");
 }
 
+static atomic_bool new_buffers_home;
+
+void mgpu_pool_new_buffers_home(void)
+{
+    atomic_store(&new_buffers_home, true);
+}
+
 void mgpu_pool_configure(const struct mgpu_pool_settings *settings)
 {
     pthread_mutex_lock(&pool.lock);
@@ -400,9 +407,11 @@ static CUresult map_large(struct mgpu_allocation *a)
 {
     size_t ngranules = a->span / MGPU_GRANULE_SIZE;
     /* A buffer too small for a split to pay starts whole on the home GPU;
-     * MGPU_PLACEMENT=auto spreads it later if split launches use it. */
+     * MGPU_PLACEMENT=auto spreads it later if split launches use it. So
+     * does every buffer once nothing moves buffers any more. */
     enum mgpu_placement placement =
-        a->bytes < pool.settings.spread_min ? MGPU_PLACE_HOME : pool.placement;
+        a->bytes < pool.settings.spread_min || atomic_load(&new_buffers_home) ? MGPU_PLACE_HOME
+                                                                              : pool.placement;
     size_t capacity = 8;
     a->chunks = malloc(capacity * sizeof *a->chunks);
     if (a->chunks == NULL)

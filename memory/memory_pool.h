@@ -27,6 +27,12 @@ struct mgpu_pool_settings {
 };
 void mgpu_pool_configure(const struct mgpu_pool_settings *settings);
 
+/* From now on every new buffer starts on the home GPU, whatever its size:
+ * for when nothing will move buffers any more (sched/placement_follow.c
+ * stops once a second thread launches kernels), so that a buffer spread
+ * at its allocation would stay spread under every whole launch. */
+void mgpu_pool_new_buffers_home(void);
+
 /* Whether an allocation made with `ctx` current goes to the pool. The first
  * call starts the pool over the run's GPUs (gpu_contexts.h: each entry its
  * own part of every buffer, on the device it stands on); it stays off (and
