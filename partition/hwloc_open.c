@@ -32,6 +32,10 @@ int mgpu_hwloc_open(hwloc_topology_t *out, const char *xml_path, bool with_nvml,
         hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, left_out[i]);
     if (!with_nvml)
         hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "nvml");
+    /* A file describes its own machine: what this process may use here
+     * (its cgroup, its binding under mpirun) must not narrow it. */
+    if (xml_path != NULL)
+        hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     if (xml_path != NULL && hwloc_topology_set_xml(topo, xml_path) != 0) {
         snprintf(err, errlen,
                  "%s is not an hwloc XML topology (hwloc cannot parse it); make it again with "
@@ -43,9 +47,9 @@ int mgpu_hwloc_open(hwloc_topology_t *out, const char *xml_path, bool with_nvml,
     if (hwloc_topology_load(topo) != 0) {
         if (xml_path != NULL)
             snprintf(err, errlen,
-                     "%s is not a complete hwloc XML topology (hwloc cannot load it); make it "
-                     "again with lstopo --of xml",
-                     xml_path);
+                     "%s is not a complete hwloc XML topology (hwloc cannot load it: %s); make "
+                     "it again with lstopo --of xml",
+                     xml_path, strerror(errno));
         else
             snprintf(err, errlen, "hwloc cannot read this machine's topology: %s", strerror(errno));
         hwloc_topology_destroy(topo);
