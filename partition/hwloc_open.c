@@ -32,10 +32,6 @@ int mgpu_hwloc_open(hwloc_topology_t *out, const char *xml_path, bool with_nvml,
         hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, left_out[i]);
     if (!with_nvml)
         hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "nvml");
-    /* A file describes its own machine: what this process may use here
-     * (its cgroup, its binding under mpirun) must not narrow it. */
-    if (xml_path != NULL)
-        hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     if (xml_path != NULL && hwloc_topology_set_xml(topo, xml_path) != 0) {
         snprintf(err, errlen,
                  "%s is not an hwloc XML topology (hwloc cannot parse it); make it again with "

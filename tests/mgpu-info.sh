@@ -25,6 +25,13 @@ pass "--ranks: each local rank's GPUs, a socket or a switch together; more ranks
 expect_status 2 "$MGPU_INFO" --bandwidth --topology "$machines/nvswitch-8gpu.xml"
 expect_in "$work/err" "--bandwidth measures this machine's GPUs; leave out --topology"
 
+# Under Open MPI's mpirun hwloc reads XML with its minimal parser, not
+# libxml2 (tests/fake-mpi.sh loads these machines there): each must load so.
+for xml in "$machines"/*.xml; do
+  expect_status 0 env HWLOC_LIBXML_IMPORT=0 "$MGPU_INFO" --topology "$xml"
+done
+pass "every machine of tests/topology/ loads with hwloc's minimal XML parser"
+
 expect_status 0 "$MGPU_INFO" --topology "$machines/two-socket-pcie.xml"
 expect_in "$work/out" "topology: $machines/two-socket-pcie.xml; 8 GPUs, 2 sockets, 2 NUMA nodes"
 expect_match "$work/out" "^0 +0000:03:00.0 +NVIDIA L40S +142 +2520 MHz +45.0 GiB +0 +0 +0,2,4,6$"
