@@ -7,16 +7,16 @@
  * join and per-part calls cost tens of microseconds), and so does one
  * whose split, by the estimate of its copies over the links, could not
  * beat it: neither is ever tried. Otherwise the split is tried, timed,
- * twice (the first split call makes handles, workspaces and copies on the
- * other GPUs), once when the first took twice the whole call or more, and
- * from then on the faster way is taken. A call made while a timing of its
+ * twice, however slow the first (it makes handles, workspaces and NCCL's
+ * communicator on the other GPUs: a second there), and from then on the
+ * faster way is taken. A call made while a timing of its
  * shape is still out waits for it (at most a second), so that a loop that
  * queues its calls far ahead does not run them all the untried way.
  * MGPU_SPLIT=always cuts every GEMM that can be cut (the tests).
  *
  * On 4 x H100 a BF16 8192^3 torch.mm took 1.37 ms whole and 8.75 ms cut
- * in four, its FP32 twin 21.2 ms whole and 5.57 ms cut (bench/RESULTS.md):
- * no fixed rule is right for both. */
+ * in four (the median of ten, each cut), its FP32 twin 21.2 ms whole and
+ * 5.57 ms cut (bench/RESULTS.md): no fixed rule is right for both. */
 #ifndef MGPU_GEMM_POLICY_H
 #define MGPU_GEMM_POLICY_H
 
