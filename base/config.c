@@ -35,7 +35,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "libraries whose driver lookups bypass mgpu, besides libnccl and libmgpu"},
     {"MGPU_DRIVER", "PATH", "the real libcuda.so.1 (mgpu-run finds it; set only to override)"},
     {"MGPU_SPLIT", "auto|always|never",
-     "never: run the program's own modules untouched, as with one GPU (default auto)"},
+     "auto (default): split a kernel launch or cut a cuBLAS GEMM once it was measured faster "
+     "so; always: every one that can be (for tests); never: run the program's own modules "
+     "untouched, as with one GPU"},
     {"MGPU_FORK_JOIN", "flags|events",
      "how a split launch's slices wait for the program's stream and it for them: sequence "
      "flags in pinned memory (default) or events"},

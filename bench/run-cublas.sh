@@ -4,9 +4,11 @@
 # (events, median of its rounds) and the host cost of one small SGEMM call
 # (SMALL^3, median of 200), plainly; under mgpu-run -n 1 (one entry: the
 # interposer only, goal <= 1.02x plain); and under --gpus 0x2, 0x4, 0x8
-# (and distinct GPUs where there are as many) with MGPU_BLAS_MIN=0, so
-# that even the small calls are split: their host cost is that of an
-# intercepted, split call. Each configuration runs ROUNDS times,
+# (and distinct GPUs where there are as many) with MGPU_BLAS_MIN=0 and
+# MGPU_SPLIT=always (unless the caller sets MGPU_SPLIT), so that every
+# call is split, the small ones too: their host cost is that of an
+# intercepted, split call. With MGPU_SPLIT=auto the table gives what the
+# GEMM policy chooses instead (blas/gemm_policy.h). Each configuration runs ROUNDS times,
 # interleaved; the table gives the medians. MGPU_MIRROR from the caller
 # applies to every mgpu run: on distinct GPUs, auto lets each part read the
 # operand all parts need from a copy on its own GPU.
@@ -43,7 +45,7 @@ for r in $(seq 1 "$rounds"); do
   record plain "$("$bench" "$n" 5 "$small" 200 "$type")"
   record one "$("$MGPU_RUN" -n 1 "$bench" "$n" 5 "$small" 200 "$type")"
   for set in $sets; do
-    record "$set" "$(MGPU_BLAS_MIN=0 "$MGPU_RUN" --gpus "$set" "$bench" "$n" 5 "$small" 200 "$type")"
+    record "$set" "$(MGPU_BLAS_MIN=0 MGPU_SPLIT=${MGPU_SPLIT:-always} "$MGPU_RUN" --gpus "$set" "$bench" "$n" 5 "$small" 200 "$type")"
   done
   printf 'round %s of %s done\n' "$r" "$rounds" >&2
 done
