@@ -82,12 +82,18 @@ static struct unresolved unresolved[MAX_UNRESOLVED];
 static int unresolved_count;
 
 static const char *const unsplit_words[MGPU_BLAS_UNSPLIT_REASON_COUNT] = {
-    "MGPU_BLAS=never",       "one GPU",
-    "below MGPU_BLAS_MIN",   "stream capture",
-    "nothing to cut",        "scalars on the device out of reach",
-    "not on the run's GPUs", "a layout or epilogue not cut",
-    "being measured",        "under 100 us",
-    "a split's copies cost more", "measured faster whole",
+    "MGPU_BLAS=never",
+    "one GPU",
+    "below MGPU_BLAS_MIN",
+    "stream capture",
+    "nothing to cut",
+    "scalars on the device out of reach",
+    "not on the run's GPUs",
+    "a layout or epilogue not cut",
+    "being measured",
+    "under 100 us",
+    "a split's copies cost more",
+    "measured faster whole",
 };
 
 /* Under stats_lock: routine `name`'s record, or NULL when the table is full. */

@@ -14,16 +14,16 @@
 #include <stddef.h>
 
 enum mgpu_blas_unsplit {
-    MGPU_BLAS_UNSPLIT_OFF,     /* MGPU_BLAS=never */
-    MGPU_BLAS_UNSPLIT_ONE_GPU, /* the run has one GPU */
-    MGPU_BLAS_UNSPLIT_SMALL,   /* below MGPU_BLAS_MIN */
-    MGPU_BLAS_UNSPLIT_CAPTURE, /* the stream is being captured */
-    MGPU_BLAS_UNSPLIT_SHAPE,   /* nothing to cut: pointer arrays of fewer matrices than GPUs */
-    MGPU_BLAS_UNSPLIT_SCALARS, /* alpha/beta in device memory another GPU cannot read */
-    MGPU_BLAS_UNSPLIT_CONTEXT, /* not on the run's home context, or no handle for a GPU */
-    MGPU_BLAS_UNSPLIT_KIND,    /* a cuBLASLt layout, batch, epilogue or scaling not cut */
-    MGPU_BLAS_UNSPLIT_FIRST,   /* MGPU_SPLIT=auto: the shape's first calls, being measured */
-    MGPU_BLAS_UNSPLIT_SHORT,   /* MGPU_SPLIT=auto: under 100 us whole (gemm_policy.h) */
+    MGPU_BLAS_UNSPLIT_OFF,      /* MGPU_BLAS=never */
+    MGPU_BLAS_UNSPLIT_ONE_GPU,  /* the run has one GPU */
+    MGPU_BLAS_UNSPLIT_SMALL,    /* below MGPU_BLAS_MIN */
+    MGPU_BLAS_UNSPLIT_CAPTURE,  /* the stream is being captured */
+    MGPU_BLAS_UNSPLIT_SHAPE,    /* nothing to cut: pointer arrays of fewer matrices than GPUs */
+    MGPU_BLAS_UNSPLIT_SCALARS,  /* alpha/beta in device memory another GPU cannot read */
+    MGPU_BLAS_UNSPLIT_CONTEXT,  /* not on the run's home context, or no handle for a GPU */
+    MGPU_BLAS_UNSPLIT_KIND,     /* a cuBLASLt layout, batch, epilogue or scaling not cut */
+    MGPU_BLAS_UNSPLIT_FIRST,    /* MGPU_SPLIT=auto: the shape's first calls, being measured */
+    MGPU_BLAS_UNSPLIT_SHORT,    /* MGPU_SPLIT=auto: under 100 us whole (gemm_policy.h) */
     MGPU_BLAS_UNSPLIT_ESTIMATE, /* MGPU_SPLIT=auto: the copies a split needs cost more */
     MGPU_BLAS_UNSPLIT_MEASURED, /* MGPU_SPLIT=auto: measured faster whole */
     MGPU_BLAS_UNSPLIT_REASON_COUNT

@@ -119,8 +119,8 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
     key_of(lib, call, grid, block);
     bool fresh, split = false;
     pthread_mutex_lock(&policy_lock);
-    struct shape *s = mgpu_shape_record(table, TABLE_SIZE, sizeof *table, call->name, grid, block,
-                                        &fresh);
+    struct shape *s =
+        mgpu_shape_record(table, TABLE_SIZE, sizeof *table, call->name, grid, block, &fresh);
     if (s == NULL) {
         /* A thousand shapes measured: the rest run whole, as on one GPU. */
         pthread_mutex_unlock(&policy_lock);

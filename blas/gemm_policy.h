@@ -40,11 +40,11 @@ typedef double (*mgpu_gemm_estimate_fn)(void *arg, double whole_us);
 
 /* Why a call that could be cut runs whole; for the report. */
 enum mgpu_gemm_policy_whole {
-    MGPU_GEMM_WHOLE_SPLITS,    /* not whole: the call is cut */
-    MGPU_GEMM_WHOLE_FIRST,     /* a shape's first calls, before it is measured */
-    MGPU_GEMM_WHOLE_SHORT,     /* under MGPU_GEMM_MIN_MICROSECONDS whole */
-    MGPU_GEMM_WHOLE_ESTIMATE,  /* the estimate says a split cannot pay */
-    MGPU_GEMM_WHOLE_MEASURED,  /* measured faster whole */
+    MGPU_GEMM_WHOLE_SPLITS,   /* not whole: the call is cut */
+    MGPU_GEMM_WHOLE_FIRST,    /* a shape's first calls, before it is measured */
+    MGPU_GEMM_WHOLE_SHORT,    /* under MGPU_GEMM_MIN_MICROSECONDS whole */
+    MGPU_GEMM_WHOLE_ESTIMATE, /* the estimate says a split cannot pay */
+    MGPU_GEMM_WHOLE_MEASURED, /* measured faster whole */
 };
 
 /* Whether to cut this call of `lib` (its stream: `stream`, in the current

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SMALL 4096u                  /* floats of the kernels' buffers */
-#define LARGE ((size_t)256 << 20)    /* bytes of the buffer allocated after */
+#define SMALL 4096u               /* floats of the kernels' buffers */
+#define LARGE ((size_t)256 << 20) /* bytes of the buffer allocated after */
 
 static int checks;
 static CUcontext context;
