@@ -15,6 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert((int)MGPU_FP_LOAD == (int)MGPU_PARAM_LOAD &&
+                   (int)MGPU_FP_STORE == (int)MGPU_PARAM_STORE &&
+                   (int)MGPU_FP_ATOMIC == (int)MGPU_PARAM_ATOMIC,
+               "footprints and the analysis name uses with the same bits");
+
 /* Origins: bits 0..PARAM_BITS-1 the function's parameters (the last bit
  * stands for it and every later one), then these. */
 enum {
@@ -898,6 +903,14 @@ static int fill_kernel_info(struct mgpu_kernel_info *k, const struct ptx_functio
         unsigned char reduction = sum->param_reduction[i];
         p->reduction = p->use == MGPU_PARAM_ATOMIC && reduction != REDUCTION_MIXED ? reduction : 0;
     }
+    if (!k->why) {
+        k->footprint = malloc(sizeof *k->footprint);
+        if (k->footprint == NULL || mgpu_ptx_footprint(f, access_param, k->footprint) != 0) {
+            free(k->footprint);
+            k->footprint = NULL;
+            return -1;
+        }
+    }
     return fill_scatter(k, fv, access_param);
 }
 
@@ -1036,6 +1049,9 @@ void mgpu_ptx_analysis_free(struct mgpu_ptx_analysis *a)
         free(k->name);
         free(k->detail);
         free(k->access_param);
+        if (k->footprint != NULL)
+            mgpu_kernel_footprint_free(k->footprint);
+        free(k->footprint);
     }
     free(a->kernels);
     memset(a, 0, sizeof *a);

@@ -4,6 +4,7 @@
 #ifndef MGPU_PTX_ANALYSIS_H
 #define MGPU_PTX_ANALYSIS_H
 
+#include "ptx/ptx_footprint.h"
 #include "ptx/ptx_module.h"
 
 /* How a kernel uses the memory derived from a parameter. */
@@ -92,6 +93,9 @@ struct mgpu_kernel_info {
      * unknown origin, or an access in a function it calls. */
     int *access_param;
     size_t nbody;
+    /* What a slice of its grid reads and writes (ptx_footprint.h), for a
+     * kernel that can be split; NULL otherwise. */
+    struct mgpu_kernel_footprint *footprint;
 };
 
 struct mgpu_ptx_analysis {

@@ -91,11 +91,19 @@ awk '/^kernels:/ { on = 1; next }
      !on { next }
      /^  [^ ]/ { if (k) print k; k = substr($0, 3); next }
      /^    [^ ]*; PTX:/ { next }
+     /^    footprint/ { next }
      /^    / { sub(/^    /, ""); k = k " | " $0; next }
      END { if (k) print k }' "$work/list" | sort > "$work/verdicts"
 diff "$top_srcdir/$fx/split_kernels.expected" "$work/verdicts" ||
   fail "the analysis differs from $fx/split_kernels.expected"
 expect_in "$work/list" "19 of 22 kernels can be split"
+# Footprints (ptx/ptx_footprint.h): what a slice reads and writes, per pointer.
+expect_in "$work/list" "    footprint of param 0: stores at s32((ctaid.y*ntid.y + tid.y)*param1 + ctaid.x*ntid.x + tid.x)*4 (4 B)"
+expect_in "$work/list" "    footprint of param 0: loads at s32(ctaid.x*ntid.x + tid.x)*8 (8 B); stores at s32(ctaid.x*ntid.x + tid.x)*8 (8 B)"
+expect_in "$work/list" "    footprint of param 2: loads anywhere; stores anywhere"
+expect_match "$work/list" "^    footprint: every buffer whole: an access through a pointer not traced to a parameter"
+expect_in "$work/list" "    footprint: every buffer whole: a call"
+pass "list: each splittable kernel's footprint, per pointer; a loop's, a chased pointer's and a call's widened"
 "$tool" list "$fx/split_kernels_rdc.o" > "$work/list" || fail "list the -rdc object"
 expect_in "$work/list" "19 of 22 kernels can be split"
 pass "the analysis gives each fixture kernel its expected verdict, with and without -rdc"

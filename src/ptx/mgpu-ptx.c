@@ -8,11 +8,13 @@
 #include "ptx/image.h"
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_edit.h"
+#include "ptx/ptx_footprint.h"
 #include "ptx/ptx_probes.h"
 #include "ptx/ptx_rewrite.h"
 #include "ptx/ptx_text.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,7 +36,9 @@ static void usage(FILE *out)
             "  list     the code objects (PTX, cubins; architectures; compression) and the\n"
             "           kernels of each FILE; whether mgpu can split each kernel across\n"
             "           GPUs and, if not, why; how each kernel uses its pointer parameters,\n"
-            "           and which of them a replica on each GPU can serve (MGPU_MIRROR)\n"
+            "           which of them a replica on each GPU can serve (MGPU_MIRROR), and its\n"
+            "           footprint: the offsets from each pointer that it loads and stores at,\n"
+            "           in the thread's and block's indices and the scalar parameters\n"
             "  extract  write every code object of FILE into DIR, decompressed\n"
             "  rewrite  apply mgpu's passes to a PTX file (OUT.ptx '-' writes to stdout);\n"
             "           LIST is all (default), none (parse and print only), or any of\n"
@@ -110,6 +114,7 @@ struct kernel_row {
     char mirrorable[128];   /* "1, 3": read-only pointers a replica can serve */
     char privatisable[128]; /* "2 (add.u32)": reductions each GPU can do on a copy */
     char scattered[128];    /* "0 (8x)": a sector per thread (ptx_thread_stride.h) */
+    char *footprint;        /* lines of what a slice reads and writes (ptx_footprint.h), or NULL */
     int stride_bound_param;
 };
 struct kernel_table {
@@ -268,6 +273,106 @@ static void describe_scattered(const struct mgpu_kernel_info *k, char *out, size
     }
 }
 
+/* Appends printf text to a malloc'd string; false when memory runs out. */
+static bool append_text(char **text, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool append_text(char **text, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return false;
+    char *grown = realloc(*text, *len + (size_t)n + 1);
+    if (grown == NULL)
+        return false;
+    va_start(ap, fmt);
+    vsnprintf(grown + *len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *text = grown;
+    *len += (size_t)n;
+    return true;
+}
+
+#define FOOTPRINT_SHOWN 4 /* distinct offsets shown per slot and use */
+
+static const char *use_verb(unsigned use)
+{
+    return use == MGPU_FP_LOAD ? "loads" : use == MGPU_FP_STORE ? "stores" : "atomics";
+}
+
+/* A kernel's footprint as lines for `list`: per pointer (a parameter,
+ * or 8 bytes of a struct passed by value), the offsets from it of each
+ * kind of access, as expressions of the thread's and block's indices and
+ * the scalar parameters ("param 2"); an offset it cannot follow makes the
+ * use "anywhere". Returns a malloc'd string, or NULL when memory runs out. */
+static char *describe_footprint(const struct mgpu_kernel_footprint *footprint)
+{
+    const struct mgpu_kernel_footprint fp = *footprint;
+    char *text = NULL;
+    size_t len = 0;
+    bool ok = append_text(&text, &len, "%s", "");
+    if (fp.unknown)
+        ok = append_text(&text, &len, "    footprint: every buffer whole: %s\n", fp.reason);
+    else if (fp.nslots == 0)
+        ok = append_text(&text, &len, "    footprint: no global memory through its parameters\n");
+    for (size_t s = 0; ok && !fp.unknown && s < fp.nslots; s++) {
+        const struct mgpu_fp_slot *slot = &fp.slots[s];
+        if (slot->offset == UINT_MAX)
+            ok = append_text(&text, &len,
+                             "    footprint of param %d (any pointer in it):", slot->param);
+        else if (slot->offset != 0)
+            ok = append_text(&text, &len, "    footprint of param %d at byte %u:", slot->param,
+                             slot->offset);
+        else
+            ok = append_text(&text, &len, "    footprint of param %d:", slot->param);
+        const char *sep = " ";
+        static const unsigned uses[] = {MGPU_FP_LOAD, MGPU_FP_STORE, MGPU_FP_ATOMIC};
+        for (size_t u = 0; ok && u < 3; u++) {
+            if (slot->whole & uses[u]) {
+                ok = append_text(&text, &len, "%s%s anywhere", sep, use_verb(uses[u]));
+                sep = "; ";
+                continue;
+            }
+            char shown[FOOTPRINT_SHOWN][160];
+            size_t nshown = 0, more = 0;
+            for (size_t i = 0; ok && i < fp.naccesses; i++) {
+                const struct mgpu_fp_access *a = &fp.accesses[i];
+                if (a->slot != (int)s || a->use != uses[u])
+                    continue;
+                char expr[140], item[160];
+                snprintf(item, sizeof item, "%s (%u B)",
+                         mgpu_fp_node_text(&fp, a->offset, expr, sizeof expr), a->bytes);
+                bool seen = false;
+                for (size_t k = 0; k < nshown && !seen; k++)
+                    seen = strcmp(shown[k], item) == 0;
+                if (seen)
+                    continue;
+                if (nshown < FOOTPRINT_SHOWN)
+                    memcpy(shown[nshown++], item, sizeof item);
+                else
+                    more++;
+            }
+            if (nshown == 0)
+                continue;
+            ok = append_text(&text, &len, "%s%s at", sep, use_verb(uses[u]));
+            for (size_t k = 0; ok && k < nshown; k++)
+                ok = append_text(&text, &len, "%s %s", k ? "," : "", shown[k]);
+            if (ok && more > 0)
+                ok = append_text(&text, &len, " and %zu more", more);
+            sep = "; ";
+        }
+        ok = ok && append_text(&text, &len, "\n");
+    }
+    if (!ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* Analyses one PTX object and records the verdict of each of its kernels
  * in the rows (the newest PTX of a kernel wins). Returns 0, or -1 when
  * memory runs out (parsing and analysing fail for nothing else). */
@@ -284,7 +389,7 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
                 module.error);
         return 0;
     }
-    if (mgpu_ptx_analyze(&module, &a) != 0) {
+    if (mgpu_ptx_analyze_accesses(&module, &a) != 0) {
         ptx_module_free(&module);
         return -1;
     }
@@ -314,6 +419,16 @@ static int analyse_ptx(struct kernel_table *t, const struct mgpu_code_object *o,
         describe_mirror_params(k, false, row->mirrorable, sizeof row->mirrorable);
         describe_mirror_params(k, true, row->privatisable, sizeof row->privatisable);
         describe_scattered(k, row->scattered, sizeof row->scattered);
+        free(row->footprint);
+        row->footprint = NULL;
+        if (k->footprint != NULL) {
+            row->footprint = describe_footprint(k->footprint);
+            if (row->footprint == NULL) {
+                mgpu_ptx_analysis_free(&a);
+                ptx_module_free(&module);
+                return -1;
+            }
+        }
     }
     mgpu_ptx_analysis_free(&a);
     ptx_module_free(&module);
@@ -360,6 +475,8 @@ static void print_verdict(const struct kernel_row *row)
     for (unsigned b = 0; b < MGPU_NOTE_COUNT; b++)
         if ((row->notes & (1u << b)) && (1u << b) != MGPU_NOTE_READS_GRID)
             printf("    note: %s\n", mgpu_kernel_note_text(1u << b));
+    if (row->footprint != NULL)
+        fputs(row->footprint, stdout);
 }
 
 static int list_file(const char *path)
@@ -395,8 +512,10 @@ static int list_file(const char *path)
     if (table.out_of_memory) {
         /* A verdict from part of the code would be a wrong one. */
         fprintf(stderr, "mgpu-ptx: %s: out of memory analysing its kernels\n", path);
-        for (size_t i = 0; i < table.count; i++)
+        for (size_t i = 0; i < table.count; i++) {
             free(table.rows[i].name);
+            free(table.rows[i].footprint);
+        }
         free(table.rows);
         mgpu_image_free(&image);
         return 1;
@@ -415,6 +534,7 @@ static int list_file(const char *path)
         splittable += row->ptx[0] && row->analysed && !row->why;
         free(pretty);
         free(row->name);
+        free(row->footprint);
     }
     printf("%zu of %zu kernel%s can be split\n", splittable, table.count,
            table.count == 1 ? "" : "s");
