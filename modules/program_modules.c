@@ -45,6 +45,7 @@ struct kernel_entry {
     unsigned unsplittable;               /* enum mgpu_unsplittable */
     unsigned notes;                      /* enum mgpu_kernel_note */
     int stride_bound_param;              /* of the grid-stride loop; -1: none */
+    const struct mgpu_kernel_footprint *footprint; /* the analysis's, or NULL */
     struct {
         CUfunction_attribute attrib;
         int value;
@@ -628,6 +629,7 @@ static bool describe_parameters(struct program_module *m, struct kernel_entry *k
             continue;
         k->unsplittable = info->why;
         k->notes = info->notes;
+        k->footprint = info->nparams == n ? info->footprint : NULL;
         if (info->stride_bound_param >= 0 && (unsigned)info->stride_bound_param < n)
             k->stride_bound_param = info->stride_bound_param;
         if (info->nparams != n)
@@ -879,6 +881,7 @@ bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsig
         .unsplittable = k->unsplittable,
         .notes = k->notes,
         .stride_bound_param = k->stride_bound_param,
+        .footprint = k->footprint,
     };
     if (!(extra != NULL ? copy_extra(l, k, extra) : copy_params(l, k, params))) {
         if (m->rewritten.globals.nredirected > 0 && !atomic_exchange(&k->warned, true))

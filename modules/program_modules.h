@@ -20,6 +20,8 @@
 #include "base/kernel_stats.h"
 #include "ptx/ptx_passes.h"
 
+struct mgpu_kernel_footprint;
+
 #include <cuda.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +82,9 @@ struct mgpu_gpu_kernels {
     unsigned unsplittable;  /* enum mgpu_unsplittable; 0 when it can be split */
     unsigned notes;         /* enum mgpu_kernel_note */
     int stride_bound_param; /* bounds its grid-stride loop (ptx_stride_loop.h); -1: none */
+    /* what a slice of its grid reads and writes (ptx_footprint.h); NULL
+     * when not analysed or it cannot be split */
+    const struct mgpu_kernel_footprint *footprint;
 };
 
 /* A launch redirected to a rewritten module: the function and the parameters to

@@ -14,6 +14,7 @@
 #include "mirror/replicas.h"
 #include "modules/program_modules.h"
 #include "probes/probe_runtime.h"
+#include "ptx/ptx_footprint.h"
 #include "sched/mirror_reads.h"
 #include "sched/placement_follow.h"
 #include "sched/slice_plan.h"
@@ -22,6 +23,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A launch as the pipeline follows it. */
@@ -129,6 +131,68 @@ static void describe_slices(const struct launch_shape *shape, const struct mgpu_
     }
     mgpu_debug("split launch of %u x %u x %u blocks along %c: %s", shape->grid[0], shape->grid[1],
                shape->grid[2], "xyz"[dim < 0 ? 0 : dim], text);
+}
+
+/* With MGPU_VERBOSE=2, the first split launches' footprints: per slice
+ * cut by blocks, the bytes from each pointer it may read and write
+ * (ptx/ptx_footprint.h), or why every buffer is whole. */
+#define FOOTPRINT_SLOTS_SAID 8
+static void describe_footprints(const struct launch_shape *shape,
+                                const struct mgpu_module_launch *ml,
+                                const struct mgpu_grid_slice *slices, int nslices)
+{
+    static atomic_int described;
+    const struct mgpu_kernel_footprint *fp = ml->kernel.footprint;
+    int dim = mgpu_grid_split_dim(shape->grid);
+    if (fp == NULL || dim < 0 || mgpu_cfg.verbose < 2 || atomic_fetch_add(&described, 1) >= 32)
+        return;
+    if (fp->unknown) {
+        mgpu_debug("  footprint: every buffer whole (%s)", fp->reason);
+        return;
+    }
+    unsigned n = ml->kernel.nparams;
+    void *inline_values[32];
+    void **values = ml->params;
+    if (values == NULL && ml->buffer != NULL && n <= 32) {
+        for (unsigned i = 0; i < n; i++)
+            inline_values[i] = (char *)ml->buffer + ml->kernel.param_offsets[i];
+        values = inline_values;
+    }
+    struct mgpu_fp_launch l = {
+        .params = values, .param_size = ml->kernel.param_sizes, .nparams = values != NULL ? n : 0};
+    memcpy(l.grid, shape->grid, sizeof l.grid);
+    memcpy(l.block, shape->block, sizeof l.block);
+    struct mgpu_fp_range *reads = malloc(2 * (fp->nslots + 1) * sizeof *reads);
+    if (reads == NULL)
+        return;
+    struct mgpu_fp_range *writes = reads + fp->nslots;
+    size_t nslots = fp->nslots < FOOTPRINT_SLOTS_SAID ? fp->nslots : FOOTPRINT_SLOTS_SAID;
+    for (int i = 0; i < nslices; i++) {
+        if (slices[i].iterations)
+            continue;
+        mgpu_fp_slice(fp, &l, dim, slices[i].first[dim], slices[i].first[dim] + slices[i].dims[dim],
+                      reads, writes);
+        char text[512];
+        size_t used = 0;
+        for (size_t s = 0; s < nslots && used < sizeof text; s++) {
+            const struct mgpu_fp_range *r[2] = {&reads[s], &writes[s]};
+            for (int w = 0; w < 2 && used < sizeof text; w++) {
+                if (!r[w]->any)
+                    continue;
+                if (r[w]->whole)
+                    used += (size_t)snprintf(text + used, sizeof text - used, "%sparam %d %s all",
+                                             used ? ", " : "", fp->slots[s].param,
+                                             w ? "writes" : "reads");
+                else
+                    used += (size_t)snprintf(text + used, sizeof text - used,
+                                             "%sparam %d %s [%lld, %lld)", used ? ", " : "",
+                                             fp->slots[s].param, w ? "writes" : "reads", r[w]->lo,
+                                             r[w]->hi);
+            }
+        }
+        mgpu_debug("  footprint of GPU %d's slice: %s", slices[i].gpu, used ? text : "nothing");
+    }
+    free(reads);
 }
 
 /* For a launch that cannot be split for `why`: one slice, the whole grid,
@@ -244,8 +308,10 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
         .launch_sequence = ml->grid.launch_sequence,
         .probe_block_threshold = ml->grid.probe_block_threshold,
     };
-    if (mgpu_cfg.verbose >= 2)
+    if (mgpu_cfg.verbose >= 2) {
         describe_slices(shape, slices, nslices);
+        describe_footprints(shape, ml, slices, nslices);
+    }
     struct launch_record record;
     if (mgpu_stats_enabled)
         before_launch(shape, &record);

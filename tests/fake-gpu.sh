@@ -57,7 +57,10 @@ pass "-n 4, MGPU_SPLIT=always: split four ways, correct, nothing left mapped"
 MGPU_SPREAD_MIN=1 MGPU_SPLIT=always MGPU_VERBOSE=2 run slices -n 4
 expect_in "$work/slices.err" "split launch of 97 x 1 x 1 blocks along x: GPU 0: iterations 0..524287 (23 blocks), GPU 1: iterations 524288..1048575 (23 blocks), GPU 2: iterations 1048576..2097151 (46 blocks), GPU 3: iterations 2097152..2200000 (5 blocks)"
 expect_in "$work/slices.err" "split launch of 2344 x 1 x 1 blocks along x: GPU 0: 0..585,"
-pass "-n 4, MGPU_VERBOSE=2: the slices' blocks, and a grid-stride loop's iterations"
+# and each slice's footprint (ptx/ptx_footprint.h): the axpy over 600000
+# floats, y = a x + y, reads x and y and writes y in its own quarter.
+expect_in "$work/slices.err" "footprint of GPU 1's slice: param 1 reads [600064, 1200128), param 0 reads [600064, 1200128), param 0 writes [600064, 1200128)"
+pass "-n 4, MGPU_VERBOSE=2: the slices' blocks and footprints, and a grid-stride loop's iterations"
 
 # MGPU_STRIDE_BLOCKS=fill: each iteration slice walks its range with as
 # many blocks as fill its GPU (the fake's: more than the grid), correct.
