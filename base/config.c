@@ -75,6 +75,10 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
     {"MGPU_NCCL", "0|1",
      "mirrors' collectives (refreshes, combines of privatised reductions) through NCCL where "
      "libnccl.so.2 loads (default 1); 0: device copies and mgpu's own kernels only"},
+    {"MGPU_FOOTPRINTS", "on|off",
+     "on: the split's estimate takes the bytes each slice reads and writes from the kernel's "
+     "footprint (mgpu-ptx list) rather than its share of each buffer; off (default) while it "
+     "is being measured"},
     {"MGPU_BLAS", "auto|never",
      "auto: a large cuBLAS GEMM of the program becomes one GEMM per GPU, C cut by owner "
      "(default); never: cuBLAS runs as it is, on the home GPU"},
@@ -403,6 +407,11 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (choice >= 0)
         cfg->split = (enum mgpu_split_mode)choice;
     static const char *const blas_modes[] = {"auto", "never", NULL};
+    static const char *const footprint_modes[] = {"on", "off", NULL};
+    if (parse_one_of(get, "MGPU_FOOTPRINTS", footprint_modes, &choice, err, errlen) != 0)
+        return -1;
+    if (choice >= 0)
+        cfg->footprints = choice == 0;
     if (parse_one_of(get, "MGPU_BLAS", blas_modes, &choice, err, errlen) != 0)
         return -1;
     if (choice >= 0)

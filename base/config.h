@@ -61,6 +61,7 @@ struct mgpu_config {
     char probe_out[MGPU_PATH_MAX]; /* MGPU_PROBE_OUT: JSON Lines of the probes' maps */
     bool blas_split;               /* MGPU_BLAS: split the program's large cuBLAS GEMMs */
     double blas_split_min;         /* MGPU_BLAS_MIN: the least m*n*k (times the batch) split */
+    bool footprints; /* MGPU_FOOTPRINTS=on: the split's estimate reads slices' bytes off footprints */
     double host_blas_min; /* MGPU_HOST_BLAS_MIN: the least m*n*k of a CPU GEMM sent to the GPUs */
 };
 

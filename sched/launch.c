@@ -250,6 +250,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                                            .params = ml->params,
                                            .buffer = ml->buffer,
                                            .grid = shape->grid,
+                                           .block = shape->block,
                                            .slices = slices,
                                            .nslices = nslices,
                                            .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};

@@ -7,11 +7,13 @@
 #include "memory/memory_pool.h"
 #include "sched/placement_follow.h"
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_footprint.h"
 #include "base/real_driver.h"
 #include "sched/run_links.h"
 #include "base/config.h"
 
 #include <math.h>
+#include <string.h>
 
 /* A kernel with atomics whose whole launch takes this many times what its
  * bytes take at local bandwidth is taken to spend the rest on its atomics. */
@@ -51,16 +53,14 @@ static void bytes_held(const struct mgpu_split_estimate *e, const struct mgpu_po
         mgpu_pool_bytes_by_gpu(from, to - from, held);
 }
 
-/* What GPU entry `gpu` reads of [lo, hi) of buffer b where another entry
- * holds it, `scatter` bytes over the link per byte used: the seconds at the
- * links' bandwidths, added to *seconds, and the bytes, added to
+/* What GPU entry `gpu` reads of [from, to) of buffer b where another
+ * entry holds it, `scatter` bytes over the link per byte used: the seconds
+ * at the links' bandwidths, added to *seconds, and the bytes, added to
  * bytes_from[owner]. */
-static void remote_reads(const struct mgpu_split_estimate *e, const struct mgpu_link_model *m,
-                         const struct mgpu_pool_block *b, double scatter, double lo, double hi,
-                         int gpu, double *seconds, double *bytes_from)
+static void remote_bytes(const struct mgpu_split_estimate *e, const struct mgpu_link_model *m,
+                         const struct mgpu_pool_block *b, double scatter, CUdeviceptr from,
+                         CUdeviceptr to, int gpu, double *seconds, double *bytes_from)
 {
-    CUdeviceptr from = b->start + (CUdeviceptr)(lo * (double)b->bytes);
-    CUdeviceptr to = b->start + (CUdeviceptr)(hi * (double)b->bytes);
     if (to <= from || gpu >= m->nentries)
         return;
     size_t held[MGPU_MAX_GPUS];
@@ -72,6 +72,104 @@ static void remote_reads(const struct mgpu_split_estimate *e, const struct mgpu_
         *seconds += bytes / (m->gbps[owner][gpu] * 1e9);
         bytes_from[owner] += bytes;
     }
+}
+
+/* The same for [lo, hi) of b as fractions of it (a slice's share). */
+static void remote_reads(const struct mgpu_split_estimate *e, const struct mgpu_link_model *m,
+                         const struct mgpu_pool_block *b, double scatter, double lo, double hi,
+                         int gpu, double *seconds, double *bytes_from)
+{
+    CUdeviceptr from = b->start + (CUdeviceptr)(lo * (double)b->bytes);
+    CUdeviceptr to = b->start + (CUdeviceptr)(hi * (double)b->bytes);
+    remote_bytes(e, m, b, scatter, from, to, gpu, seconds, bytes_from);
+}
+
+/* Under MGPU_FOOTPRINTS=on: per buffer, the byte range [from[j], to[j])
+ * that the blocks [begin, end) along `dim` may touch by the kernel's
+ * footprint (the hull over the pointers into it of what they read and
+ * write, clamped to the buffer); false when the footprint cannot say for
+ * every buffer (none, unknown, a pointer in a struct, a buffer no slot
+ * points into), and the shares are used instead. */
+static bool footprint_ranges(const struct mgpu_split_estimate *e,
+                             const struct mgpu_pool_block *buffers, int nbuffers, int dim,
+                             unsigned begin, unsigned end, CUdeviceptr *from, CUdeviceptr *to)
+{
+    const struct mgpu_gpu_kernels *k = e->kernel;
+    const struct mgpu_kernel_footprint *fp = k->footprint;
+    if (!mgpu_cfg.footprints || fp == NULL || fp->unknown || e->block == NULL || dim < 0 ||
+        fp->nslots > 64)
+        return false;
+    void *values[64];
+    if (k->nparams > 64)
+        return false;
+    for (unsigned i = 0; i < k->nparams; i++)
+        values[i] = e->params != NULL ? e->params[i] : (char *)e->buffer + k->param_offsets[i];
+    struct mgpu_fp_launch l = {
+        .params = values, .param_size = k->param_sizes, .nparams = k->nparams};
+    memcpy(l.grid, e->grid, sizeof l.grid);
+    memcpy(l.block, e->block, sizeof l.block);
+    struct mgpu_fp_range reads[64], writes[64];
+    mgpu_fp_slice(fp, &l, dim, begin, end, reads, writes);
+    bool covered[64] = {false};
+    for (size_t s = 0; s < fp->nslots; s++) {
+        const struct mgpu_fp_slot *slot = &fp->slots[s];
+        CUdeviceptr pointer;
+        if (slot->offset != 0 || slot->param < 0 || (unsigned)slot->param >= k->nparams ||
+            !mgpu_launch_param_pointer(k, (unsigned)slot->param, e->params, e->buffer, &pointer))
+            return false;
+        int j = 0;
+        while (j < nbuffers &&
+               !(pointer >= buffers[j].start && pointer < buffers[j].start + buffers[j].bytes))
+            j++;
+        if (j == nbuffers)
+            continue; /* not in the pool: no link to cross */
+        CUdeviceptr lo = buffers[j].start, hi = buffers[j].start + buffers[j].bytes;
+        for (int w = 0; w < 2; w++) {
+            const struct mgpu_fp_range *r = w ? &writes[s] : &reads[s];
+            if (!r->any)
+                continue;
+            CUdeviceptr a = lo, b = hi;
+            if (!r->whole) {
+                long long rel = (long long)(pointer - lo);
+                long long ra = rel + r->lo, rb = rel + r->hi;
+                a = ra <= 0 ? lo : lo + (CUdeviceptr)ra;
+                b = rb <= 0 ? lo : lo + (CUdeviceptr)rb;
+                if (b > hi)
+                    b = hi;
+                if (a > hi)
+                    a = hi;
+            }
+            if (!covered[j]) {
+                from[j] = a;
+                to[j] = b;
+                covered[j] = true;
+            } else {
+                from[j] = a < from[j] ? a : from[j];
+                to[j] = b > to[j] ? b : to[j];
+            }
+        }
+    }
+    for (int j = 0; j < nbuffers; j++)
+        if (!covered[j])
+            return false;
+    return true;
+}
+
+/* Seconds entry `gpu` spends reading what blocks [begin, end) of the cut
+ * touch by the footprint; false as footprint_ranges. */
+static bool footprint_remote_seconds(const struct mgpu_split_estimate *e,
+                                     const struct mgpu_link_model *m,
+                                     const struct mgpu_pool_block *buffers, const double *scatter,
+                                     int nbuffers, int dim, unsigned begin, unsigned end, int gpu,
+                                     double *bytes_from, double *seconds)
+{
+    CUdeviceptr from[64], to[64];
+    if (nbuffers > 64 || !footprint_ranges(e, buffers, nbuffers, dim, begin, end, from, to))
+        return false;
+    *seconds = 0.0;
+    for (int j = 0; j < nbuffers; j++)
+        remote_bytes(e, m, &buffers[j], scatter[j], from[j], to[j], gpu, seconds, bytes_from);
+    return true;
 }
 
 /* Seconds entry `gpu` spends reading [lo, hi) of every touched buffer
@@ -236,12 +334,25 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
         1e6;
     double rest_us = whole_us > whole_remote_us ? whole_us - whole_remote_us : 0.0;
     double slowest_us = 0.0;
+    int dim = mgpu_grid_split_dim(e->grid);
     for (int s = 0; s < e->nslices; s++) {
         double lo, hi;
         slice_share(e, s, &lo, &hi);
-        double remote_us = share_remote_seconds(e, m, buffers, scatter, nbuffers, lo, hi,
-                                                e->slices[s].gpu, split_from) *
-                           1e6;
+        const struct mgpu_grid_slice *sl = &e->slices[s];
+        double from_fp[MGPU_MAX_GPUS] = {0}, fp_seconds = 0.0;
+        double remote_us;
+        if (!sl->iterations && dim >= 0 &&
+            footprint_remote_seconds(e, m, buffers, scatter, nbuffers, dim, sl->first[dim],
+                                     sl->first[dim] + sl->dims[dim], sl->gpu, from_fp,
+                                     &fp_seconds)) {
+            remote_us = fp_seconds * 1e6;
+            for (int g = 0; g < MGPU_MAX_GPUS; g++)
+                split_from[g] += from_fp[g];
+        } else {
+            remote_us = share_remote_seconds(e, m, buffers, scatter, nbuffers, lo, hi,
+                                             e->slices[s].gpu, split_from) *
+                        1e6;
+        }
         double us = rest_us * (hi - lo) + remote_us;
         if (us > slowest_us)
             slowest_us = us;

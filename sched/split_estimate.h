@@ -26,6 +26,14 @@
  * The estimate only keeps the cost model from trying splits that cannot
  * pay: what it tries is still decided by measured times.
  *
+ * Under MGPU_FOOTPRINTS=on, a slice cut by blocks of a kernel whose
+ * footprint is known (ptx/ptx_footprint.h) is taken to touch, of each
+ * buffer, the bytes its footprint gives at the launch's values (the
+ * hull of what it may read and write through the pointers into that
+ * buffer; the whole buffer where the footprint says so) instead of its
+ * share: all of B for each slice of a tiled GEMM, all of the matrix for
+ * each slice of a column walk, a stencil's halo.
+ *
  * With `spread`, the same launch is estimated as it would run after its
  * buffers of MGPU_FOLLOW_MIN_BYTES or more were laid out as the pool
  * spreads them (one part per GPU in GPU order, what mgpu_pool_spread
@@ -42,6 +50,7 @@ struct mgpu_split_estimate {
     void *const *params; /* the module launch's parameters, or NULL with buffer */
     const void *buffer;
     const unsigned *grid;
+    const unsigned *block; /* NULL: not known (no footprint used) */
     const struct mgpu_grid_slice *slices;
     int nslices;
     /* The split privatises the reductions the analysis found privatisable

@@ -11,6 +11,7 @@
 #include "sched/run_links.h"
 #include "base/config.h"
 #include "sched/split_estimate.h"
+#include "ptx/ptx_footprint.h"
 
 #include <math.h>
 
@@ -128,6 +129,35 @@ static const unsigned char *scatter; /* the analysis's per parameter; NULL: none
 static bool privatised;              /* the split privatises reductions */
 static bool spread;                  /* estimated with the buffers spread */
 static CUdeviceptr x_at = BASE_X;    /* where the launch's x points */
+/* The kernel's footprint (ptx/ptx_footprint.h), or NULL: y[i] = f(x[i])
+ * over 64 bytes per thread, 4096 blocks of 256 threads covering each
+ * 64 MiB buffer exactly, or x read whole (a column walk). */
+static const struct mgpu_kernel_footprint *footprint;
+static struct mgpu_fp_node fp_nodes[] = {
+    {.op = MGPU_FP_SPECIAL, .a = -1, .b = -1, .value = MGPU_FP_CTAID_X},
+    {.op = MGPU_FP_SPECIAL, .a = -1, .b = -1, .value = MGPU_FP_NTID_X},
+    {.op = MGPU_FP_MUL, .a = 0, .b = 1},
+    {.op = MGPU_FP_SPECIAL, .a = -1, .b = -1, .value = MGPU_FP_TID_X},
+    {.op = MGPU_FP_ADD, .a = 2, .b = 3},
+    {.op = MGPU_FP_CONST, .a = -1, .b = -1, .value = 64},
+    {.op = MGPU_FP_MUL, .a = 4, .b = 5},
+};
+static struct mgpu_fp_slot fp_slots[] = {{0, 0, 0}, {1, 0, 0}};
+static struct mgpu_fp_slot fp_slots_walk[] = {{0, 0, MGPU_FP_LOAD}, {1, 0, 0}};
+static struct mgpu_fp_access fp_accesses[] = {{0, MGPU_FP_LOAD, 6, 64, 0},
+                                              {1, MGPU_FP_STORE, 6, 64, 1}};
+static const struct mgpu_kernel_footprint fp_elementwise = {.slots = fp_slots,
+                                                            .nslots = 2,
+                                                            .accesses = fp_accesses,
+                                                            .naccesses = 2,
+                                                            .nodes = fp_nodes,
+                                                            .nnodes = 7};
+static const struct mgpu_kernel_footprint fp_column_walk = {.slots = fp_slots_walk,
+                                                            .nslots = 2,
+                                                            .accesses = fp_accesses + 1,
+                                                            .naccesses = 1,
+                                                            .nodes = fp_nodes,
+                                                            .nnodes = 7};
 
 static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool atomics)
 {
@@ -142,10 +172,11 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
                                  .param_use = atomics ? use_atomics : use,
                                  .param_reduction = reduction,
                                  .param_scatter = scatter,
-                                 .notes = notes};
+                                 .notes = notes,
+                                 .footprint = footprint};
     CUdeviceptr x = x_at, y = BASE_Y;
     void *params[] = {&x, &y};
-    unsigned grid[3] = {4096, 1, 1};
+    unsigned grid[3] = {4096, 1, 1}, block[3] = {256, 1, 1};
     struct mgpu_grid_slice slices[MGPU_MAX_GPUS];
     memset(slices, 0, sizeof slices);
     for (int s = 0; s < ngpus; s++) {
@@ -154,7 +185,14 @@ static double estimate_launch(int ngpus, double whole_us, unsigned notes, bool a
         slices[s].dims[0] = 4096u / (unsigned)ngpus;
         slices[s].dims[1] = slices[s].dims[2] = 1;
     }
-    struct mgpu_split_estimate e = {&k, params, NULL, grid, slices, ngpus, privatised, spread};
+    struct mgpu_split_estimate e = {.kernel = &k,
+                                    .params = params,
+                                    .grid = grid,
+                                    .block = block,
+                                    .slices = slices,
+                                    .nslices = ngpus,
+                                    .privatised = privatised,
+                                    .spread = spread};
     return mgpu_split_estimate_us(&e, whole_us);
 }
 
@@ -257,5 +295,25 @@ int main(void)
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
     CHECK(near(estimate_launch(4, 1000.0, 0, true), (1000.0 - bytes_us) * 1.75));
     mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
+
+    /* MGPU_FOOTPRINTS=on. Two GPUs, both buffers on the home GPU. With the
+     * elementwise kernel's footprint each slice touches its half, as its
+     * share says; off, the footprint is not read. */
+    links(2);
+    place(2, 0);
+    footprint = &fp_elementwise;
+    CHECK(near(estimate(2, 60.0, 0), 30.0 + remote_us));
+    mgpu_cfg.footprints = true;
+    CHECK(near(estimate(2, 60.0, 0), 30.0 + remote_us));
+    /* A column walk: every slice reads all of x, GPU 1 its half of y and
+     * all of x over the link (96 MiB), where shares said 64 MiB. */
+    footprint = &fp_column_walk;
+    CHECK(near(estimate(2, 60.0, 0), 30.0 + 1.5 * remote_us));
+    /* Spread along the cut, the walk still reads the other half of x. */
+    place(2, -1);
+    CHECK(near(estimate(2, 400.0, 0), (400.0 - remote_us) / 2 + remote_us / 2));
+    mgpu_cfg.footprints = false;
+    CHECK(near(estimate(2, 400.0, 0), (400.0 - remote_us) / 2));
+    footprint = NULL;
     return check_failures;
 }
