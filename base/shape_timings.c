@@ -2,11 +2,13 @@
  * (see shape_timings.h). */
 #include "base/shape_timings.h"
 
+#include "base/monotonic_clock.h"
 #include "base/pointer_hash.h"
 #include "base/real_driver.h"
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 void *mgpu_shape_record(void *records, size_t count, size_t stride, const void *kernel,
                         const unsigned grid[3], const unsigned block[3], bool *fresh)
@@ -86,4 +88,17 @@ void mgpu_shape_timings_end(struct mgpu_shape_timings *t, pthread_mutex_t *lock,
 {
     if (launched != CUDA_SUCCESS || mgpu_drv.cuEventRecord(t->stop, stream) != CUDA_SUCCESS)
         give_up(t, lock);
+}
+
+#define TIMING_WAIT_MAX_MS 1000.0
+
+void mgpu_shape_timings_wait(CUevent stop)
+{
+    struct timespec pause = {0, 20000};
+    long long deadline = mgpu_monotonic_ns() + (long long)(TIMING_WAIT_MAX_MS * 1e6);
+    while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY) {
+        if (mgpu_monotonic_ns() > deadline)
+            return;
+        nanosleep(&pause, NULL);
+    }
 }

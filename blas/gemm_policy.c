@@ -5,14 +5,12 @@
 
 #include "base/config.h"
 #include "base/log.h"
-#include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 #include "base/shape_timings.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <time.h>
 
 #define TABLE_SIZE 1024 /* a power of two */
 /* The first cut call of a shape makes the handles, workspaces and, for
@@ -20,7 +18,6 @@
  * cut of an 8192^3 SGEMM took 1058 ms, 1005 of them NCCL's, against
  * 21.7 ms whole. The best of two decides, however slow the first. */
 #define SPLIT_SAMPLES 2
-#define TIMING_WAIT_MAX_MS 1000.0
 
 struct shape {
     struct mgpu_shape_key key;
@@ -54,19 +51,6 @@ static bool decided(const struct shape *s)
     const struct mgpu_shape_timings *t = &s->t;
     return s->kept_whole || t->best_us[0] < MGPU_GEMM_MIN_MICROSECONDS ||
            (t->samples[0] >= 1 && t->samples[1] >= SPLIT_SAMPLES);
-}
-
-/* Without policy_lock: until the timing ending with `stop` is in, or
- * TIMING_WAIT_MAX_MS passed. */
-static void wait_for_timing(CUevent stop)
-{
-    struct timespec pause = {0, 20000};
-    long long deadline = mgpu_monotonic_ns() + (long long)(TIMING_WAIT_MAX_MS * 1e6);
-    while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY) {
-        if (mgpu_monotonic_ns() > deadline)
-            return;
-        nanosleep(&pause, NULL);
-    }
 }
 
 static enum mgpu_gemm_policy_whole why_whole(const struct shape *s)
@@ -137,7 +121,7 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
         if (s->t.in_flight && !decided(s)) {
             CUevent stop = s->t.stop;
             pthread_mutex_unlock(&policy_lock);
-            wait_for_timing(stop);
+            mgpu_shape_timings_wait(stop);
             pthread_mutex_lock(&policy_lock);
             mgpu_shape_timings_collect(&s->t);
         }

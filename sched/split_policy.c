@@ -5,7 +5,6 @@
 
 #include "base/log.h"
 #include "sched/mirror_reads.h"
-#include "base/monotonic_clock.h"
 #include "sched/placement_follow.h"
 #include "base/real_driver.h"
 #include "mirror/replicas.h"
@@ -15,7 +14,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 #define TABLE_SIZE 4096 /* a power of two */
 /* The first split launch of a shape may meet cold caches and page tables
@@ -26,7 +24,6 @@
  * after a spread for it meets pages just moved: two always decide. */
 #define SPLIT_SAMPLES 2
 #define SPLIT_CLEARLY_SLOWER 2.0
-#define PROBE_WAIT_MAX_MS 1000.0
 
 struct shape {
     struct mgpu_shape_key key;
@@ -117,20 +114,6 @@ static void note_short(const void *kernel, const struct shape *s, double threads
         k->short_threads = threads;
 }
 
-/* Without policy_lock: until the timing recorded with `stop` is in, or
- * PROBE_WAIT_MAX_MS passed (a stream held up by the host, say, waiting for
- * a value this thread writes later). */
-static void wait_for_timing(CUevent stop)
-{
-    struct timespec pause = {0, 20000};
-    long long deadline = mgpu_monotonic_ns() + (long long)(PROBE_WAIT_MAX_MS * 1e6);
-    while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY) {
-        if (mgpu_monotonic_ns() > deadline)
-            return;
-        nanosleep(&pause, NULL);
-    }
-}
-
 /* Under policy_lock: whether a split that the estimate holds back with the
  * data where they lie would pay after the launch's large buffers on one
  * GPU were spread: the estimate with them spread, plus the model's time
@@ -205,8 +188,8 @@ static bool split_may_pay(struct shape *s, double whole_us,
         mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: split, its "
                   "slices would read their data from other GPUs for about %.1f us against %.1f us "
                   "whole",
-                  s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0],
-                  s->key.block[1], s->key.block[2], split_us, whole_us);
+                  s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0], s->key.block[1],
+                  s->key.block[2], split_us, whole_us);
     return false;
 }
 
@@ -280,7 +263,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         if (s->t.in_flight && !decided(s)) {
             CUevent stop = s->t.stop;
             pthread_mutex_unlock(&policy_lock);
-            wait_for_timing(stop);
+            mgpu_shape_timings_wait(stop);
             pthread_mutex_lock(&policy_lock);
             mgpu_shape_timings_collect(&s->t);
         }
