@@ -1,27 +1,7 @@
 #!/bin/sh
 # The test programs (tests/programs/README.md) on more GPUs (issues 19, 23):
-# each program run plainly (no mgpu) and under mgpu-run -n G for G = 2, 4,
-# 8 up to GPUS (and GPUS itself), with mgpu's defaults (MGPU_SPLIT=auto,
-# MGPU_PLACEMENT=auto; MGPU_MIRROR as the caller sets it), ROUNDS times,
-# interleaved. Two times for each: the wall time of the whole program (CPU
-# reference, start-up and contexts included), and its GPU time: the sum of
-# the report's "GPU ms" column (every launch timed with events on the
-# program's stream, a split launch from fork to join) plus the time of
-# placement's moves. The GPU time of one GPU is taken the same way under
-# mgpu-run -n 1 with MGPU_SPLIT=never MGPU_MEMORY=driver (mgpu's timing, the
-# program's own modules and allocations). Speedup = one GPU's GPU time / G
-# GPUs'; "slower" marks a run more than 5 % slower than one GPU. With more
-# than one round, each GPU time is followed by its spread over the rounds
-# (smallest–largest), and "slower (within spread)" marks a slower median
-# whose fastest round was no slower than one GPU's slowest: noise as far
-# as the rounds can tell, not a slowdown shown. Every run's
-# stdout must be the plain run's. Each program's row is printed when its
-# rounds are done. With REPORTS_DIR set, every run's stderr (its report) is
-# kept there as PROGRAM.CONFIG.ROUND.err. With GPU_LISTS set (GPU lists
-# separated by spaces, as --gpus takes them: "0,1,2,3,0,1,2,3"), the runs
-# are under --gpus LIST for each list instead of -n G: where a machine has
-# fewer GPUs than a run should have, its GPUs listed again stand for the
-# rest (each then runs two or more slices at once).
+# bench/run-corpus.sh over tests/programs/ alone, with its table, verdicts,
+# REPORTS_DIR and GPU_LISTS (see there).
 #   bench/run-programs.sh [GPUS=all] [ROUNDS=3] [PROGRAM...]
 # Run from the top build directory after `make check`.
 set -eu
@@ -29,103 +9,10 @@ gpus=${1:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)}
 [ $# -gt 0 ] && shift
 rounds=${1:-3}
 [ $# -gt 0 ] && shift
-programs=${*:-"stencil1d stencil3d gaussian bfs spmv_csr conv2d fdtd2d threadfence_reduction
+names=${*:-"stencil1d stencil3d gaussian bfs spmv_csr conv2d fdtd2d threadfence_reduction
   atomic_sum histogram_atomicinc pointer_chase coop_grid_sync graph_replay two_threads
   managed_memory transpose scan"}
-. "$(dirname "$0")/find_mgpu_run.sh"
-. "$(dirname "$0")/median.sh"
-export NCCL_NVLS_ENABLE=0
-[ "${gpus:-0}" -ge 2 ] || { echo "run-programs.sh: needs GPUS of 2 or more (nvidia-smi -L lists ${gpus:-none})" >&2; exit 2; }
-for p in $programs; do
-  [ -x "tests/programs/$p" ] || { echo "run-programs.sh: tests/programs/$p is missing; run make check first" >&2; exit 2; }
-done
-# A configuration is a GPU count (-n G) or, from GPU_LISTS, a --gpus list.
-counts=""
-if [ -n "${GPU_LISTS:-}" ]; then
-  counts=$GPU_LISTS
-else
-  g=2
-  while [ "$g" -lt "$gpus" ]; do counts="$counts $g"; g=$((g * 2)); done
-  counts="$counts $gpus"
-fi
-# select_gpus CONFIG: mgpu-run's option for it; config_name CONFIG: a file name.
-select_gpus() { case $1 in *[!0-9]*) echo "--gpus $1" ;; *) echo "-n $1" ;; esac; }
-config_name() { echo "n$1" | tr ',' '_'; }
-out=$(mktemp -d)
-[ -z "${REPORTS_DIR:-}" ] || mkdir -p "$REPORTS_DIR"
-trap 'rm -rf "$out"' EXIT
-
-now_ms() { date +%s%N | awk '{ printf "%.3f\n", $1 / 1e6 }'; }
-# gpu_ms REPORT: the kernel table's GPU ms summed, plus placement's move time.
-gpu_ms() {
-  awk '/^kernel .*GPU ms$/ { table = 1; next }
-       table && /^(  |modules|memory|\.\.\.)/ { table = 0 }
-       table && $NF ~ /^[0-9.]+$/ { sum += $NF }
-       /placement after the kernels/ { if (match($0, /, [0-9.]+ ms\)/)) sum += substr($0, RSTART + 2, RLENGTH - 6) }
-       END { printf "%.3f\n", sum }' "$1"
-}
-# range_of FILE: " (min–max)" with more than one round, else nothing.
-range_of() { [ "$rounds" -gt 1 ] && echo " ($(spread "$1"))" || true; }
-# run NAME PROGRAM COMMAND...: wall time to NAME.wall, stdout compared with the plain run's.
-run() {
-  name=$1 p=$2
-  shift 2
-  t0=$(now_ms)
-  "$@" "tests/programs/$p" > "$out/$p.$name.out" 2> "$out/$p.$name.err" || {
-    cat "$out/$p.$name.out" "$out/$p.$name.err" >&2; echo "run-programs.sh: $p ($name) failed" >&2; exit 1; }
-  t1=$(now_ms)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >> "$out/$p.$name.wall"
-  [ "$name" = plain ] || gpu_ms "$out/$p.$name.err" >> "$out/$p.$name.gpu"
-  [ -z "${REPORTS_DIR:-}" ] || cp "$out/$p.$name.err" "$REPORTS_DIR/$p.$name.$r.err"
-  [ "$name" = plain ] || cmp -s "$out/$p.plain.out" "$out/$p.$name.out" || echo "$p $name" >> "$out/different"
-}
-echo "tests/programs on 1 to $gpus GPUs (MGPU_MIRROR=${MGPU_MIRROR:-auto}); median of $rounds interleaved rounds"
-echo "GPU ms: the report's kernel times plus placement's moves; wall ms: the whole program"
-[ "$rounds" -gt 1 ] && echo "in parentheses: the smallest and largest GPU ms of the rounds"
-echo
-header="| program | plain wall ms | 1 GPU: GPU ms |"
-rule="| --- | --- | --- |"
-for g in $counts; do
-  header="$header $(select_gpus "$g") GPU ms | speedup | wall ms |"
-  rule="$rule --- | --- | --- |"
-done
-echo "$header output |"
-echo "$rule --- |"
-# One program at a time, its configurations interleaved in each round, its
-# row printed as soon as it is done.
-status=0
-for p in $programs; do
-  for r in $(seq 1 "$rounds"); do
-    run plain "$p"
-    run one "$p" env MGPU_SPLIT=never MGPU_MEMORY=driver "$MGPU_RUN" -n 1 --report
-    for g in $counts; do
-      # select_gpus gives two words, split on purpose.
-      # shellcheck disable=SC2046
-      run "$(config_name "$g")" "$p" "$MGPU_RUN" $(select_gpus "$g") --report
-    done
-  done
-  one=$(median "$out/$p.one.gpu")
-  line="| $p | $(median "$out/$p.plain.wall") | $one$(range_of "$out/$p.one.gpu") |"
-  for g in $counts; do
-    c=$(config_name "$g")
-    ms=$(median "$out/$p.$c.gpu")
-    speedup=$(awk -v a="$ms" -v b="$one" 'BEGIN { if (a > 0) printf "%.2f×", b / a; else print "n/a" }')
-    slower=$(awk -v a="$ms" -v b="$one" 'BEGIN { print (a > 1.05 * b) ? " slower" : "" }')
-    # With rounds, a slower median whose fastest round was no slower than
-    # one GPU's slowest is within the rounds' spread: not shown to be slower.
-    if [ -n "$slower" ] && [ "$rounds" -gt 1 ]; then
-      fastest=$(sort -g "$out/$p.$c.gpu" | head -n 1)
-      slowest_one=$(sort -g "$out/$p.one.gpu" | tail -n 1)
-      awk -v a="$fastest" -v b="$slowest_one" 'BEGIN { exit !(a <= b) }' && slower=" slower (within spread)"
-    fi
-    line="$line $ms$(range_of "$out/$p.$c.gpu") | $speedup$slower | $(median "$out/$p.$c.wall") |"
-  done
-  if grep -q "^$p " "$out/different" 2> /dev/null; then
-    line="$line DIFFERENT |"
-    status=1
-  else
-    line="$line same |"
-  fi
-  echo "$line"
-done
-exit $status
+programs=""
+for p in $names; do programs="$programs tests/programs/$p"; done
+# shellcheck disable=SC2086
+exec sh "$(dirname "$0")/run-corpus.sh" "${gpus:-0}" "$rounds" $programs
