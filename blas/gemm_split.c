@@ -547,7 +547,6 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     bool mirrored = plan_shared_reads(&job, contexts, stream);
     bool staged = !mirrored && plan_staged_reads(&job);
     CUresult r = mgpu_split_launch(&req);
-    mgpu_gemm_trial_end(&trial, stream, r);
     if (start != NULL && (mgpu_drv.cuEventCreate(&end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                           mgpu_drv.cuEventRecord(end, stream) != CUDA_SUCCESS))
         end = NULL;
@@ -559,6 +558,9 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
         if (*status == 0 && job.status[p] > 0)
             *status = job.status[p];
     }
+    /* A split that queued nothing is no split time (the call then runs
+     * whole, untimed). */
+    mgpu_gemm_trial_end(&trial, stream, ran ? r : CUDA_ERROR_NOT_READY);
     if (!ran) { /* nothing was queued: the program's call runs as it is */
         if (start != NULL)
             mgpu_drv.cuEventDestroy(start);
