@@ -100,7 +100,7 @@ static bool footprint_ranges(const struct mgpu_split_estimate *e,
         fp->nslots > 64)
         return false;
     void *values[64];
-    if (k->nparams > 64)
+    if (k->nparams > 64 || (e->params == NULL && e->buffer == NULL))
         return false;
     for (unsigned i = 0; i < k->nparams; i++)
         values[i] = e->params != NULL ? e->params[i] : (char *)e->buffer + k->param_offsets[i];
