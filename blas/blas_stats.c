@@ -1,5 +1,6 @@
 /* Owns the report's figures for cuBLAS GEMMs (see blas_stats.h). */
 #include "blas/blas_stats.h"
+#include "blas/gemm_policy.h"
 
 #include "base/log.h"
 #include "base/real_driver.h"
@@ -276,6 +277,8 @@ size_t mgpu_blas_stats_describe(char (*lines)[160], size_t max)
     }
     used = describe_unresolved(false, lines, used, max);
     pthread_mutex_unlock(&stats_lock);
+    if (used < max)
+        used += mgpu_gemm_policy_describe(lines + used, max - used > 8 ? 8 : max - used);
     return used;
 }
 

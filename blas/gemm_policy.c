@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define TABLE_SIZE 1024 /* a power of two */
 /* The first cut call of a shape makes the handles, workspaces and, for
@@ -147,4 +148,30 @@ void mgpu_gemm_trial_end(struct mgpu_gemm_trial *trial, CUstream stream, CUresul
     if (s != NULL)
         mgpu_shape_timings_end(&s->t, &policy_lock, stream, ran);
     trial->shape = NULL;
+}
+
+size_t mgpu_gemm_policy_describe(char (*lines)[160], size_t max)
+{
+    size_t used = 0;
+    pthread_mutex_lock(&policy_lock);
+    for (size_t i = 0; i < TABLE_SIZE && used < max; i++) {
+        struct shape *s = &table[i];
+        if (s->key.kernel == NULL || s->t.samples[0] == 0)
+            continue;
+        mgpu_shape_timings_collect(&s->t);
+        const char *way = s->t.samples[1] == 0 ? "whole"
+                          : decided(s) ? (s->t.best_us[1] < s->t.best_us[0] ? "cut" : "whole")
+                                       : "being measured";
+        char cut[48] = "never tried";
+        if (s->t.samples[1] > 0)
+            snprintf(cut, sizeof cut, "%.3f ms (%d tr%s)", s->t.best_us[1] / 1e3, s->t.samples[1],
+                     s->t.samples[1] == 1 ? "y" : "ies");
+        else if (s->kept_whole)
+            snprintf(cut, sizeof cut, "never tried (the estimate)");
+        snprintf(lines[used++], 160, "  measured: %.40s %ux%ux%u: whole %.3f ms, cut %s: %s",
+                 (const char *)s->key.kernel, s->key.grid[0], s->key.grid[1], s->key.grid[2],
+                 s->t.best_us[0] / 1e3, cut, way);
+    }
+    pthread_mutex_unlock(&policy_lock);
+    return used;
 }

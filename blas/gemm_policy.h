@@ -55,6 +55,11 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
                              mgpu_gemm_estimate_fn estimate, void *estimate_arg,
                              struct mgpu_gemm_trial *trial, enum mgpu_gemm_policy_whole *why);
 void mgpu_gemm_trial_begin(struct mgpu_gemm_trial *trial, CUstream stream);
+/* For the report: one line per GEMM shape measured whole, at most `max`:
+ * its best whole and cut times and the way taken ("  measured:
+ * cublasSgemm_v2 8192x8192x8192: whole 21.223 ms, cut 5.572 ms (2 tries):
+ * cut"); returns how many. */
+size_t mgpu_gemm_policy_describe(char (*lines)[160], size_t max);
 void mgpu_gemm_trial_end(struct mgpu_gemm_trial *trial, CUstream stream, CUresult ran);
 
 #endif

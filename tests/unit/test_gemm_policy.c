@@ -14,6 +14,8 @@
 #include "base/config.h"
 #include "blas/gemm_policy.h"
 
+#include <string.h>
+
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
 
@@ -113,6 +115,22 @@ int main(void)
     CHECK(!call(&lib_a, costly, 4096, 1370.0, 900.0, &timed, &why) && !timed);
     CHECK(!call(&lib_a, costly, 4096, 1370.0, 900.0, &timed, &why) && timed);
     CHECK(call(&lib_a, costly, 4096, 1370.0, 900.0, &timed, &why) && timed);
+
+    /* The report's lines: each shape measured whole, its times, its way. */
+    char lines[16][160];
+    size_t n = mgpu_gemm_policy_describe(lines, 16);
+    bool bf16_line = false, fp32_line = false, small_line = false;
+    for (size_t i = 0; i < n; i++) {
+        bf16_line |= strcmp(lines[i], "  measured: bf16 8192x8192x8192: whole 1.370 ms, cut 8.750 "
+                                      "ms (2 tries): whole") == 0;
+        fp32_line |= strcmp(lines[i], "  measured: fp32 8192x8192x8192: whole 21.200 ms, cut "
+                                      "5.570 ms (2 tries): cut") == 0;
+        small_line |=
+            strcmp(lines[i], "  measured: small 1024x1024x1024: whole 0.060 ms, cut never "
+                             "tried: whole") == 0;
+    }
+    CHECK(bf16_line && fp32_line && small_line);
+    CHECK(mgpu_gemm_policy_describe(lines, 1) == 1);
 
     /* MGPU_SPLIT=always: every call cut, untimed, even the first. */
     mgpu_cfg.split = MGPU_SPLIT_ALWAYS;
