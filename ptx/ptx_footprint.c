@@ -6,6 +6,7 @@
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_probe_access.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -137,7 +138,9 @@ static int wrap(struct builder *b, int x, unsigned bytes, bool is_signed)
 }
 
 /* An integer immediate ("12", "-3", "0x1f", "7U"); false for anything
- * else, floating-point bits ("0f3f800000") included. */
+ * else, floating-point bits ("0f3f800000") included, and for one past
+ * what a long long holds (0xffffffffffffffff as a mask would otherwise
+ * read as 2^63 - 1 and bound a negative offset from below by 0). */
 static bool integer_immediate(struct ptx_str s, long long *v)
 {
     if (s.n == 0 || s.n >= 32 || !((s.p[0] >= '0' && s.p[0] <= '9') || s.p[0] == '-'))
@@ -148,8 +151,9 @@ static bool integer_immediate(struct ptx_str s, long long *v)
     memcpy(text, s.p, s.n);
     text[s.n] = '\0';
     char *end;
+    errno = 0;
     *v = strtoll(text, &end, 0);
-    return end != text && (*end == '\0' || *end == 'U' || *end == 'u');
+    return errno == 0 && end != text && (*end == '\0' || *end == 'U' || *end == 'u');
 }
 
 static const char *const special_names[MGPU_FP_SPECIAL_COUNT] = {

@@ -114,6 +114,15 @@ static const char calls[] = HEAD ".func helper(.param .b64 helper_param_0)\n{\nr
                                  "{\n.param .b64 param0;\nst.param.b64 [param0], %rd1;\n"
                                  "call.uni helper, (param0);\n}\nret;\n}\n";
 
+/* A 64-bit mask of all ones (past what a long long holds): not a bound. */
+static const char mask64[] =
+    HEAD ".visible .entry mk(.param .u64 mk_param_0)\n"
+         "{\n.reg .b32 %r<4>;\n.reg .b64 %rd<8>;\n"
+         "ld.param.u64 %rd1, [mk_param_0];\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, -4;\n"
+         "cvt.s64.s32 %rd2, %r2;\nand.b64 %rd3, %rd2, 0xffffffffffffffff;\n"
+         "cvta.to.global.u64 %rd4, %rd1;\nadd.s64 %rd5, %rd4, %rd3;\n"
+         "st.global.u8 [%rd5], %r1;\nret;\n}\n";
+
 /* A register written under a guard and again: not followed. */
 static const char guarded[] =
     HEAD ".visible .entry gd(.param .u64 gd_param_0)\n"
@@ -295,6 +304,19 @@ int main(void)
     CHECK(footprint_of(guarded, &k));
     CHECK(!k.fp.unknown && k.fp.nslots == 1 && k.fp.naccesses == 0 &&
           k.fp.slots[0].whole == MGPU_FP_STORE);
+    kernel_free(&k);
+
+    /* The all-ones mask: the store's offset (tid - 4, negative in the
+     * first threads) is not bounded below by 0. */
+    CHECK(footprint_of(mask64, &k));
+    {
+        uint64_t p = 0x1000;
+        void *params[] = {&p};
+        size_t sizes[] = {8};
+        struct mgpu_fp_launch l = {{1, 1, 1}, {8, 1, 1}, params, sizes, 1};
+        mgpu_fp_slice(&k.fp, &l, 0, 0, 1, reads, writes);
+        CHECK(k.fp.nslots == 1 && (writes[0].whole || writes[0].lo <= -4));
+    }
     kernel_free(&k);
 
     /* The text of the stencil's offsets. */
