@@ -92,13 +92,14 @@ void mgpu_shape_timings_end(struct mgpu_shape_timings *t, pthread_mutex_t *lock,
 
 #define TIMING_WAIT_MAX_MS 1000.0
 
-void mgpu_shape_timings_wait(CUevent stop)
+void mgpu_shape_timings_await(struct mgpu_shape_timings *t, pthread_mutex_t *lock)
 {
+    CUevent stop = t->stop;
+    pthread_mutex_unlock(lock);
     struct timespec pause = {0, 20000};
     long long deadline = mgpu_monotonic_ns() + (long long)(TIMING_WAIT_MAX_MS * 1e6);
-    while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY) {
-        if (mgpu_monotonic_ns() > deadline)
-            return;
+    while (mgpu_drv.cuEventQuery(stop) == CUDA_ERROR_NOT_READY && mgpu_monotonic_ns() <= deadline)
         nanosleep(&pause, NULL);
-    }
+    pthread_mutex_lock(lock);
+    mgpu_shape_timings_collect(t);
 }

@@ -46,11 +46,12 @@ bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way);
 bool mgpu_shape_timings_begin(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream);
 void mgpu_shape_timings_end(struct mgpu_shape_timings *t, pthread_mutex_t *lock, CUstream stream,
                             CUresult launched);
-/* Without the lock: until the timing that ends with event `stop` is in,
- * or a second passed (a stream held up by the host, say, waiting for a
- * value this thread writes later). A policy waits for its timing in
- * flight rather than guess: the host is often far ahead of the GPUs, and
- * the calls it queues meanwhile would all go the guessed way. */
-void mgpu_shape_timings_wait(CUevent stop);
+/* Under `lock` (the policy's), with a timing in flight: waits for it with
+ * the lock released, until it is in or a second passed (a stream held up
+ * by the host, say, waiting for a value this thread writes later), then
+ * takes it in. A policy waits for its timing rather than guess: the host
+ * is often far ahead of the GPUs, and the calls it queues meanwhile would
+ * all go the guessed way. */
+void mgpu_shape_timings_await(struct mgpu_shape_timings *t, pthread_mutex_t *lock);
 
 #endif

@@ -119,13 +119,8 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
         s->t.warmed = true;
     } else {
         mgpu_shape_timings_collect(&s->t);
-        if (s->t.in_flight && !decided(s)) {
-            CUevent stop = s->t.stop;
-            pthread_mutex_unlock(&policy_lock);
-            mgpu_shape_timings_wait(stop);
-            pthread_mutex_lock(&policy_lock);
-            mgpu_shape_timings_collect(&s->t);
-        }
+        if (s->t.in_flight && !decided(s))
+            mgpu_shape_timings_await(&s->t, &policy_lock);
         split = decide(s, call, estimate, estimate_arg, trial);
     }
     if (!split)

@@ -260,13 +260,8 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
          * would run slower than on one GPU throughout, and one that splits
          * well would stay whole. A few waits per shape, each until the
          * work already queued ends. */
-        if (s->t.in_flight && !decided(s)) {
-            CUevent stop = s->t.stop;
-            pthread_mutex_unlock(&policy_lock);
-            mgpu_shape_timings_wait(stop);
-            pthread_mutex_lock(&policy_lock);
-            mgpu_shape_timings_collect(&s->t);
-        }
+        if (s->t.in_flight && !decided(s))
+            mgpu_shape_timings_await(&s->t, &policy_lock);
         note_short(kernel, s, threads);
         split = decide(s, prior, estimate, trial);
         trial->privatise = split && s->privatise;
