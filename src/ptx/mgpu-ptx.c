@@ -308,18 +308,17 @@ static const char *use_verb(unsigned use)
  * kind of access, as expressions of the thread's and block's indices and
  * the scalar parameters ("param 2"); an offset it cannot follow makes the
  * use "anywhere". Returns a malloc'd string, or NULL when memory runs out. */
-static char *describe_footprint(const struct mgpu_kernel_footprint *footprint)
+static char *describe_footprint(const struct mgpu_kernel_footprint *fp)
 {
-    const struct mgpu_kernel_footprint fp = *footprint;
     char *text = NULL;
     size_t len = 0;
     bool ok = append_text(&text, &len, "%s", "");
-    if (fp.unknown)
-        ok = append_text(&text, &len, "    footprint: every buffer whole: %s\n", fp.reason);
-    else if (fp.nslots == 0)
+    if (fp->unknown)
+        ok = append_text(&text, &len, "    footprint: every buffer whole: %s\n", fp->reason);
+    else if (fp->nslots == 0)
         ok = append_text(&text, &len, "    footprint: no global memory through its parameters\n");
-    for (size_t s = 0; ok && !fp.unknown && s < fp.nslots; s++) {
-        const struct mgpu_fp_slot *slot = &fp.slots[s];
+    for (size_t s = 0; ok && !fp->unknown && s < fp->nslots; s++) {
+        const struct mgpu_fp_slot *slot = &fp->slots[s];
         if (slot->offset == UINT_MAX)
             ok = append_text(&text, &len,
                              "    footprint of param %d (any pointer in it):", slot->param);
@@ -338,13 +337,13 @@ static char *describe_footprint(const struct mgpu_kernel_footprint *footprint)
             }
             char shown[FOOTPRINT_SHOWN][160];
             size_t nshown = 0, more = 0;
-            for (size_t i = 0; ok && i < fp.naccesses; i++) {
-                const struct mgpu_fp_access *a = &fp.accesses[i];
+            for (size_t i = 0; ok && i < fp->naccesses; i++) {
+                const struct mgpu_fp_access *a = &fp->accesses[i];
                 if (a->slot != (int)s || a->use != uses[u])
                     continue;
                 char expr[140], item[160];
                 snprintf(item, sizeof item, "%s (%u B)",
-                         mgpu_fp_node_text(&fp, a->offset, expr, sizeof expr), a->bytes);
+                         mgpu_fp_node_text(fp, a->offset, expr, sizeof expr), a->bytes);
                 bool seen = false;
                 for (size_t k = 0; k < nshown && !seen; k++)
                     seen = strcmp(shown[k], item) == 0;
