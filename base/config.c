@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +50,15 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "pool: device allocations get one address on every GPU, pages spread over them "
      "(default); driver: plain allocations on the home GPU"},
     {"MGPU_PLACEMENT", "auto|distributed|home|interleave",
-     "where a buffer's 2 MiB pages live: auto (default): one contiguous part per GPU at "
-     "first (on the home GPU below MGPU_SPREAD_MIN), then moved after the kernels that use "
-     "it (a buffer that whole launches on one GPU use goes to that GPU, one that split "
-     "launches use is spread); or always one part per GPU, all on the first GPU, or "
+     "where a buffer's 2 MiB pages live: auto (default): on the home GPU at first, as the "
+     "plain program would have them, then moved after the kernels that use it (spread, one "
+     "contiguous part per GPU, once split launches pay for its copies; back to one GPU after "
+     "whole launches there); or always one part per GPU, all on the first GPU, or "
      "round-robin"},
-    {"MGPU_SPREAD_MIN", "BYTES[K|M|G]",
-     "with MGPU_PLACEMENT=auto: buffers smaller than this start on the home GPU (default "
-     "64M: a memory-bound kernel over less gains nothing from a split)"},
+    {"MGPU_SPREAD_MIN", "BYTES[K|M|G]|never",
+     "with MGPU_PLACEMENT=auto: buffers of this size or more start spread, one part per GPU, "
+     "rather than on the home GPU (default never: a buffer is spread only once a split that "
+     "pays needs it)"},
     {"MGPU_MIRROR", "never|always|auto",
      "always: every buffer a split launch only reads gets a replica on each GPU, refreshed "
      "when the program may have written it, and every reduction that can be is privatised "
@@ -238,10 +240,14 @@ static int parse_spread_min(const char *v, struct mgpu_config *cfg, char *err, s
 {
     if (v == NULL || *v == '\0')
         return 0;
+    if (strcmp(v, "never") == 0) {
+        cfg->spread_min = SIZE_MAX;
+        return 0;
+    }
     if (parse_bytes(v, &cfg->spread_min) != 0)
         return fail(err, errlen,
                     "MGPU_SPREAD_MIN=%s is not valid; use a size such as 64M (1 spreads every "
-                    "buffer)",
+                    "buffer) or never",
                     v);
     return 0;
 }
@@ -318,7 +324,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->nccl = true;
     cfg->mirror = MGPU_MIRROR_AUTO;
     cfg->mirror_budget_percent = 50;
-    cfg->spread_min = (size_t)64 << 20;
+    cfg->spread_min = SIZE_MAX; /* principle 6: home until a split pays */
     cfg->rank = -1;
     cfg->blas_split = true;
     cfg->blas_split_min = 1073741824.0;

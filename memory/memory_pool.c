@@ -356,7 +356,9 @@ static void start_pool(void)
     if (pool.settings.started != NULL)
         pool.settings.started();
     char home_below[64] = "";
-    if (pool.settings.spread_min > MGPU_SUBALLOC_MAX)
+    if (pool.settings.spread_min == SIZE_MAX)
+        snprintf(home_below, sizeof home_below, ", new buffers on the home GPU");
+    else if (pool.settings.spread_min > MGPU_SUBALLOC_MAX)
         snprintf(home_below, sizeof home_below, ", buffers under %.0f MiB on the home GPU",
                  (double)pool.settings.spread_min / (1 << 20));
     mgpu_info("memory: one address range on %d GPUs (%d device%s), %s placement%s", pool.ngpus,
@@ -406,9 +408,11 @@ static void release_chunks(struct mgpu_allocation *a, size_t count)
 static CUresult map_large(struct mgpu_allocation *a)
 {
     size_t ngranules = a->span / MGPU_GRANULE_SIZE;
-    /* A buffer too small for a split to pay starts whole on the home GPU;
-     * MGPU_PLACEMENT=auto spreads it later if split launches use it. So
-     * does every buffer once nothing moves buffers any more. */
+    /* Under MGPU_PLACEMENT=auto a buffer starts whole on the home GPU (one
+     * under MGPU_SPREAD_MIN, by default every one) and is spread later if
+     * split launches pay for it; so does every buffer once nothing moves
+     * buffers any more. Where the home GPU is full, create_and_map takes
+     * the next GPU with room. */
     enum mgpu_placement placement =
         a->bytes < pool.settings.spread_min || atomic_load(&new_buffers_home) ? MGPU_PLACE_HOME
                                                                               : pool.placement;

@@ -405,7 +405,7 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
             snprintf(where, sizeof where, "spread after split launches");
         else if (sole_gpu(u) >= 0)
             snprintf(where, sizeof where,
-                     "on the home GPU, where it was made (under MGPU_SPREAD_MIN)");
+                     "on the home GPU, where it was made");
         else if (u->declined)
             snprintf(where, sizeof where, "where it was made (a move would not pay)");
         else

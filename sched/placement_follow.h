@@ -1,7 +1,8 @@
 /* Placement that follows the kernels (issue 19, MGPU_PLACEMENT=auto): a
- * large buffer starts distributed (the layout a kernel split along it
- * wants), one under MGPU_SPREAD_MIN on the home GPU (memory_pool.h), and
- * it moves after the launches that use it. Each launch from a
+ * buffer starts on the home GPU, where the plain program would have it
+ * (principle 6; one of MGPU_SPREAD_MIN or more, where that is set, starts
+ * distributed: memory_pool.h), and it moves after the launches that use
+ * it. Each launch from a
  * rewritten module counts for the pool buffers its parameters point into (the
  * analysis's uses); a kernel mgpu knows nothing of, or one that loads or
  * stores through pointers of unknown origin, counts for every large

@@ -34,9 +34,12 @@ struct shape {
     /* split, privatises its reductions (MGPU_MIRROR=auto): the estimate
      * found its split bound by atomics that privatised copies avoid */
     bool privatise;
-    /* the spread-first question was asked (split_after_spread), and its
-     * answer was to spread */
+    /* the spread-first question was answered for good (split_after_spread),
+     * and whether the answer was to spread */
     bool spread_asked, spread_for_split;
+    /* a spread that would pay once its copies are shared over more
+     * launches is asked again when the shape has made this many */
+    unsigned spread_ask_at;
     /* its next split launch spreads its buffers first */
     bool spread_first;
     /* launches of the shape so far, whichever way they went */
@@ -114,40 +117,56 @@ static void note_short(const void *kernel, const struct shape *s, double threads
         k->short_threads = threads;
 }
 
+/* What the estimate says of a first split try. */
+enum verdict { PAYS, NOT_YET, NEVER };
+
 /* Under policy_lock: whether a split that the estimate holds back with the
  * data where they lie would pay after the launch's large buffers on one
  * GPU were spread: the estimate with them spread, plus the model's time
- * for their copies shared over the shape's launches so far (an
- * allocation reused by a loop is weighed on what it has run, as
- * placement weighs a streak). Asked once per shape; sets s->spread_first. */
-static bool split_after_spread(struct shape *s, double whole_us,
-                               const struct mgpu_split_estimate *estimate, double as_is_us)
+ * for their copies shared over the shape's launches so far. A spread that
+ * would beat the whole launch but for its copies is asked again each time
+ * the shape's launches have doubled: the whole launches run meanwhile are
+ * what the program would have run anyway, and a spread made once they
+ * have lost as much as its copies cost costs at most twice what knowing
+ * the launches to come would have (a loop of 64 sweeps of a 512 MiB
+ * stencil: spread at the fourth to eighth, not at the second). Sets
+ * s->spread_first when it pays. */
+static enum verdict split_after_spread(struct shape *s, double whole_us,
+                                       const struct mgpu_split_estimate *estimate, double as_is_us)
 {
     if (s->spread_asked || estimate->kernel == NULL)
-        return false;
-    s->spread_asked = true;
+        return NEVER;
+    if (s->launches < s->spread_ask_at)
+        return NOT_YET;
     double copy_seconds =
         mgpu_follow_spread_seconds(estimate->kernel, estimate->params, estimate->buffer);
-    if (copy_seconds < 0.0)
-        return false;
     struct mgpu_split_estimate spread = *estimate;
     spread.spread = true;
-    double spread_us = mgpu_split_estimate_us(&spread, whole_us);
-    double copy_share_us = copy_seconds * 1e6 / (s->launches > 0 ? s->launches : 1);
-    if (spread_us < 0.0 || spread_us + copy_share_us >= whole_us)
-        return false;
+    double spread_us = copy_seconds < 0.0 ? -1.0 : mgpu_split_estimate_us(&spread, whole_us);
+    if (spread_us < 0.0 || spread_us >= whole_us) {
+        s->spread_asked = true;
+        return NEVER;
+    }
+    unsigned launches = s->launches > 0 ? s->launches : 1;
+    double copy_share_us = copy_seconds * 1e6 / launches;
+    if (spread_us + copy_share_us >= whole_us) {
+        s->spread_ask_at = 2 * launches;
+        return NOT_YET;
+    }
+    s->spread_asked = true;
     s->spread_first = s->spread_for_split = true;
     mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u is tried split after its "
               "buffers are spread: about %.1f us split so, %.1f us with them where they lie, "
               "%.1f us whole, and %.1f us of copies over %u launches",
               s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0], s->key.block[1],
               s->key.block[2], spread_us, as_is_us, whole_us, copy_seconds * 1e6, s->launches);
-    return true;
+    return PAYS;
 }
 
 /* Under policy_lock: whether a first split try of a shape whose whole
- * launch took whole_us may pay, as the estimate says (said with -v for the
- * first shapes it keeps whole). Under MGPU_MIRROR=auto, a split that only
+ * launch took whole_us pays, may pay later (a spread whose copies more
+ * launches would share), or never, as the estimate says (said with -v for
+ * the first shapes it keeps whole). Under MGPU_MIRROR=auto, a split that only
  * its atomics hold back is tried with its reductions privatised, and is
  * marked to be so whenever it splits: timed without them, such a split
  * would be kept whole before the mirror policy's tries could show what
@@ -155,22 +174,25 @@ static bool split_after_spread(struct shape *s, double whole_us,
  * whole, two split tries of about 1.2 ms). Not while mirrors are off (the
  * program uses NCCL itself), nor when every entry stands on the home
  * device: nothing would privatise them. */
-static bool split_may_pay(struct shape *s, double whole_us,
-                          const struct mgpu_split_estimate *estimate)
+static enum verdict split_may_pay(struct shape *s, double whole_us,
+                                  const struct mgpu_split_estimate *estimate)
 {
     static int told;
     if (s->spread_first)
-        return true;
+        return PAYS;
+    /* A spread asked of too early, until it is asked again. */
+    if (s->launches < s->spread_ask_at)
+        return NOT_YET;
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
     if (split_us < 0.0 || split_us < whole_us)
-        return true;
+        return PAYS;
     if (isinf(split_us)) {
         if (told++ < 16)
             mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: it uses "
                       "managed memory, whose pages each GPU's slice would fault over to it",
                       s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0],
                       s->key.block[1], s->key.block[2]);
-        return false;
+        return NEVER;
     }
     if (mgpu_cfg.mirror == MGPU_MIRROR_AUTO && !estimate->privatised && mgpu_replicas_on() &&
         mgpu_mirror_privatising_entries()) {
@@ -179,18 +201,20 @@ static bool split_may_pay(struct shape *s, double whole_us,
         double private_us = mgpu_split_estimate_us(&privatised, whole_us);
         if (private_us >= 0.0 && private_us < whole_us) {
             s->privatise = true;
-            return true;
+            return PAYS;
         }
     }
-    if (mgpu_follow_on() && split_after_spread(s, whole_us, estimate, split_us))
-        return true;
+    enum verdict spread =
+        mgpu_follow_on() ? split_after_spread(s, whole_us, estimate, split_us) : NEVER;
+    if (spread != NEVER)
+        return spread;
     if (told++ < 16)
         mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u stays whole: split, its "
                   "slices would read their data from other GPUs for about %.1f us against %.1f us "
                   "whole",
                   s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0], s->key.block[1],
                   s->key.block[2], split_us, whole_us);
-    return false;
+    return NEVER;
 }
 
 /* Under policy_lock, for a shape launched before: the way this launch
@@ -213,9 +237,12 @@ static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate
         s->launches * whole < MGPU_SPLIT_TRY_AFTER_MICROSECONDS)
         return false;
     /* A split never timed yet is tried only where the estimate lets it. */
-    if (split && isfinite(whole) && !isfinite(sliced) && !split_may_pay(s, whole, estimate)) {
-        s->kept_whole = true;
-        return false;
+    if (split && isfinite(whole) && !isfinite(sliced)) {
+        enum verdict v = split_may_pay(s, whole, estimate);
+        if (v != PAYS) {
+            s->kept_whole = v == NEVER;
+            return false;
+        }
     }
     if (!mgpu_shape_timings_arm(&s->t, split))
         return prior;
@@ -236,7 +263,11 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
     pthread_mutex_lock(&policy_lock);
     struct shape *s = find_shape(kernel, grid, block);
     double threads = threads_of(grid, block);
-    bool prior = threads >= MGPU_SPLIT_PRIOR_THREADS, split = prior;
+    /* Under MGPU_PLACEMENT=auto buffers start on the home GPU, where a
+     * split would read them from there: with nothing measured yet, the
+     * launch runs as the plain program's would, whole. */
+    bool prior = mgpu_cfg.placement != MGPU_PLACEMENT_AUTO && threads >= MGPU_SPLIT_PRIOR_THREADS,
+         split = prior;
     if (s != NULL && !s->kept_whole && shorter_than_measured(kernel, s, threads, estimate)) {
         s->kept_whole = true;
         s->t.warmed = true;

@@ -1,8 +1,10 @@
 /* When to split: MGPU_SPLIT=always splits every launch that can be split;
  * auto (the default) decides per kernel and grid shape from measured GPU
- * times. The first launch of a shape runs as the prior guess says (split
- * when the grid has at least MGPU_SPLIT_PRIOR_THREADS threads), untimed,
- * since it pays one-off costs. The next ones are timed with events, one at
+ * times. The first launch of a shape runs as the prior guess says, untimed,
+ * since it pays one-off costs: whole under MGPU_PLACEMENT=auto, where
+ * buffers start on the home GPU as the plain program's would (principle
+ * 6); under the other placements split when the grid has at least
+ * MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one at
  * a time: the prior's way, the other way, and split once more; from then
  * on the faster way is taken (the best of two split launches against the
  * whole one; one, when it took twice the whole launch or more). A shape the
@@ -29,8 +31,12 @@
  * that, with the copies the spread takes shared over the launches of the
  * shape so far, beats the whole launch, the buffers are spread before its
  * first try (trial->spread_first; placement_follow.h), and measured times
- * decide from there. Asked once per shape; the moves stay bounded by
- * placement's. */
+ * decide from there. A spread that would pay but for its copies is asked
+ * again each time the shape's launches double (the whole launches run
+ * meanwhile are the plain program's; spreading once they have lost what
+ * the copies cost is at most twice as dear as knowing the future); once
+ * it paid, or could never pay, it is not asked again. The moves stay
+ * bounded by placement's. */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 

@@ -6,8 +6,10 @@
 # whole launch (PyTorch's autograd thread: an elementwise chain after a
 # backward pass ran at 0.24x of one GPU on 4 x H100). tests/fake/
 # launch_threads_client launches from one thread or two, then allocates
-# 256 MiB and leaves it allocated: with one thread the pool spreads it
-# over the four GPUs (64 MiB each), with two it lies on the home GPU.
+# 256 MiB and leaves it allocated: under MGPU_SPREAD_MIN=64M (new buffers
+# of 64 MiB or more start spread; by default every one starts home), with
+# one thread the pool spreads it over the four GPUs (64 MiB each), with two
+# it lies on the home GPU.
 . "$(dirname "$0")/common.sh"
 use_fake_driver
 export FAKE_CUDA_GPUS=4
@@ -15,7 +17,7 @@ client=tests/fake/launch_threads_client
 
 run() {
   name=$1; shift
-  "$MGPU_RUN" -n 4 --report -v "$client" "$@" > "$work/$name.out" 2> "$work/$name.err" ||
+  MGPU_SPREAD_MIN=64M "$MGPU_RUN" -n 4 --report -v "$client" "$@" > "$work/$name.out" 2> "$work/$name.err" ||
     { cat "$work/$name.out" "$work/$name.err" >&2; fail "$client $* under mgpu-run -n 4"; }
   expect_match "$work/$name.out" "^launch_threads_client: [0-9]+ checks passed"
 }

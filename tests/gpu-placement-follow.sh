@@ -5,7 +5,10 @@
 # mgpu-run --gpus 0x4 (one GPU standing for four: decisions, not speed)
 # with MGPU_SPLIT=always (a one-block kernel still runs whole; auto for the
 # mode whose split and placement are decided together) and
-# MGPU_PLACEMENT=auto: the output must be the plain run's, and the report
+# MGPU_PLACEMENT=auto and MGPU_SPREAD_MIN=64M (buffers of 64 MiB or more
+# start spread, as before principle 6 made every one start on the home
+# GPU: the moves of both kinds are what this test follows): the output
+# must be the plain run's, and the report
 # must say where each buffer ended and how many times it moved, and -v
 # the cost model's bandwidths; mgpu-info --bandwidth measures them too.
 . "$(dirname "$0")/common.sh"
@@ -25,7 +28,7 @@ check() {
   [ "$m" = no_ptx ] && args="$m $cubin"
   timeout 120 $prog $args > "$work/$m.plain" 2> "$work/$m.plain-err" ||
     { cat "$work/$m.plain" "$work/$m.plain-err" >&2; fail "$m without mgpu"; }
-  timeout 120 env MGPU_SPLIT=$split MGPU_PLACEMENT=auto "$MGPU_RUN" --gpus 0x4 --report -v \
+  timeout 120 env MGPU_SPLIT=$split MGPU_PLACEMENT=auto MGPU_SPREAD_MIN=64M "$MGPU_RUN" --gpus 0x4 --report -v \
     --trace "$work/$m.json" $prog $args > "$work/$m.out" 2> "$work/$m.err" ||
     { cat "$work/$m.out" >&2; grep -E "placement|FAIL|error" "$work/$m.err" >&2; fail "$m under mgpu"; }
   cmp -s "$work/$m.plain" "$work/$m.out" ||
@@ -65,7 +68,7 @@ check unknown \
 check small_whole \
   '^  GPU 1( \(device 0\))?: 0 B now, 0 B at peak$' \
   '^  placement after the kernels \(auto\): 0 moves' \
-  '^    buffer of 16\.00 MiB: on the home GPU, where it was made \(under MGPU_SPREAD_MIN\); 6 whole and 0 split launches, 0 moves$'
+  '^    buffer of 16\.00 MiB: on the home GPU, where it was made; 6 whole and 0 split launches, 0 moves$'
 check small_split \
   '^  placement after the kernels \(auto\): 1 moves' \
   'placement: the 16777216-byte buffer at 0x[0-9a-f]+ spread over the GPUs after 4 split launches' \

@@ -186,10 +186,10 @@ locality() { # NAME GPUS EXPECT [PLACEMENT]: EXPECT is local, remote or outside
   done
 }
 locality ml_one "-n 1" outside
-locality ml_placed "--gpus 0x4" local
+locality ml_placed "--gpus 0x4" local distributed
 locality ml_interleave "--gpus 0x4" remote interleave
 cat "$work/locality.log"
-pass "memory-locality: every sampled access of the sampled blocks counted, by parameter; 0x4 local (default placement), interleaved remote, -n 1 outside"
+pass "memory-locality: every sampled access of the sampled blocks counted, by parameter; 0x4 local (distributed placement), interleaved remote, -n 1 outside"
 
 # The timing tools on a grid of 65536 blocks, over the 4096 that every block
 # of runs them: block-time's histograms count exactly the sampled blocks

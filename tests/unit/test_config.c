@@ -3,6 +3,7 @@
 #include "base/config.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 static const char *const *current_env;
 
@@ -33,7 +34,7 @@ int main(void)
     CHECK(cfg.topology_path[0] == '\0');
     CHECK(cfg.device_count == MGPU_DEVICE_COUNT_ALL && !cfg.call_log);
     CHECK(cfg.split == MGPU_SPLIT_AUTO && cfg.memory == MGPU_MEMORY_POOL);
-    CHECK(cfg.placement == MGPU_PLACEMENT_AUTO && cfg.spread_min == (size_t)64 << 20);
+    CHECK(cfg.placement == MGPU_PLACEMENT_AUTO && cfg.spread_min == SIZE_MAX);
     CHECK(cfg.mirror == MGPU_MIRROR_AUTO && cfg.nccl);
     CHECK(cfg.fork_join == MGPU_FORK_JOIN_FLAGS);
     CHECK(cfg.blas_split && cfg.blas_split_min == 1073741824.0);
@@ -100,6 +101,9 @@ int main(void)
     const char *const spread[] = {"MGPU_SPREAD_MIN", "1G", NULL};
     CHECK(parse(spread, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.spread_min == (size_t)1 << 30);
+    const char *const spread_never[] = {"MGPU_SPREAD_MIN", "never", NULL};
+    CHECK(parse(spread_never, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.spread_min == SIZE_MAX);
     const char *const ranked[] = {"MGPU_RANK", "12", NULL};
     CHECK(parse(ranked, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == 12);
     CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.rank == -1);

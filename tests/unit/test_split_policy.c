@@ -195,6 +195,20 @@ int main(void)
     CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && timed);
     CHECK(launch(&big, 65536, 1000.0, 300.0, &timed) && !timed);
     CHECK(estimates == 0);
+    /* Under MGPU_PLACEMENT=auto buffers start on the home GPU: the same
+     * grid runs whole until measured (principle 6), its first launch
+     * untimed, the second timed whole, then two split tries (1 ms whole:
+     * due at once, the estimate asked), and the split kept. */
+    static const char big_home;
+    mgpu_cfg.placement = MGPU_PLACEMENT_AUTO;
+    estimated_us = 300.0;
+    CHECK(!launch(&big_home, 65536, 1000.0, 300.0, &timed) && !timed);
+    CHECK(!launch(&big_home, 65536, 1000.0, 300.0, &timed) && timed);
+    CHECK(launch(&big_home, 65536, 1000.0, 300.0, &timed) && timed);
+    CHECK(launch(&big_home, 65536, 1000.0, 300.0, &timed) && timed);
+    CHECK(launch(&big_home, 65536, 1000.0, 300.0, &timed) && !timed);
+    CHECK(estimates == 1);
+    mgpu_cfg.placement = MGPU_PLACEMENT_DISTRIBUTED;
 
     /* Shrinking grids: once 4096 blocks of a kernel took 20 us whole,
      * smaller grids of it run whole untimed from their first launch; a
@@ -262,9 +276,25 @@ int main(void)
     CHECK(launch(&spread_first, 4096, 100.0, 40.0, &timed) && timed && !last_spread_first);
     CHECK(launch(&spread_first, 4096, 100.0, 40.0, &timed) && !timed && !last_spread_first);
     CHECK(spread_questions == 1);
-    /* Copies of 1 ms: 83 us a launch on top of the 30, more than whole. */
+    /* Copies of 1 ms: 83 us a launch over the 12 launches so far, on top
+     * of the 30, more than whole: whole, untimed, and asked again once
+     * the launches have doubled; at 24, 42 us a launch: spread and tried. */
     spread_copy_seconds = 1e-3;
-    never_tried(&copies_too_long);
+    spread_questions = 0;
+    CHECK(before_a_try(&copies_too_long, 100.0, 40.0) == 12);
+    for (int i = 12; i < 24; i++)
+        CHECK(!launch(&copies_too_long, 4096, 100.0, 40.0, &timed) && !timed && !last_spread_first);
+    CHECK(spread_questions == 1);
+    CHECK(launch(&copies_too_long, 4096, 100.0, 40.0, &timed) && timed && last_spread_first);
+    CHECK(spread_questions == 2);
+    /* Copies of 10 ms: asked at 12, 24, 48 and 96 launches, never enough. */
+    static const char copies_much_too_long;
+    spread_copy_seconds = 10e-3;
+    spread_questions = 0;
+    before_a_try(&copies_much_too_long, 100.0, 40.0);
+    for (int i = 12; i < 100; i++)
+        CHECK(!launch(&copies_much_too_long, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(spread_questions == 4);
     /* Buffers that cannot move (each moved the most allowed, a second
      * launching thread): not tried. */
     spread_copy_seconds = -1.0;
