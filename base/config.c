@@ -78,9 +78,9 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "mirrors' collectives (refreshes, combines of privatised reductions) through NCCL where "
      "libnccl.so.2 loads (default 1); 0: device copies and mgpu's own kernels only"},
     {"MGPU_FOOTPRINTS", "on|off",
-     "on: the split's estimate takes the bytes each slice reads and writes from the kernel's "
-     "footprint (mgpu-ptx list) rather than its share of each buffer; off (default) while it "
-     "is being measured"},
+     "on (default): the split's estimate takes the bytes each slice reads and writes from the "
+     "kernel's footprint (mgpu-ptx list) rather than its share of each buffer, and mirrors "
+     "leave out a buffer each slice reads only its own part of; off: shares, as before"},
     {"MGPU_BLAS", "auto|never",
      "auto: a large cuBLAS GEMM of the program becomes one GEMM per GPU, C cut by owner "
      "(default); never: cuBLAS runs as it is, on the home GPU"},
@@ -325,6 +325,7 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->mirror = MGPU_MIRROR_AUTO;
     cfg->mirror_budget_percent = 50;
     cfg->spread_min = SIZE_MAX; /* principle 6: home until a split pays */
+    cfg->footprints = true;
     cfg->rank = -1;
     cfg->blas_split = true;
     cfg->blas_split_min = 1073741824.0;

@@ -890,6 +890,14 @@ static CUresult migrate_range(struct mgpu_allocation *a, uint64_t from, uint64_t
     return r;
 }
 
+CUresult mgpu_pool_wait_for_home(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    CUresult r = pool.active ? wait_for_home() : CUDA_SUCCESS;
+    pthread_mutex_unlock(&pool.lock);
+    return r;
+}
+
 CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu)
 {
     if (!mgpu_pool_holds(address) || bytes == 0)

@@ -103,6 +103,10 @@ int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);
  * Returns CUDA_ERROR_INVALID_VALUE for a range outside one allocation. */
 CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu);
 
+/* Waits for the home context to be idle, as a migration does first: so
+ * that a move's own time can be told from the program's queued work. */
+CUresult mgpu_pool_wait_for_home(void);
+
 /* Lays the large allocation that starts at `start` out again as the
  * pool's placement has it (after migrations moved its granules), in the
  * same way. */

@@ -285,9 +285,10 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
      * than whole. Under always the plan looks the buffers up itself; only
      * auto times a shape, and only one with something to mirror. */
     struct mgpu_mirror_trial mirror_trial = {NULL};
+    struct mgpu_mirror_launch mirror_launch = {shape->grid, shape->block, slices, nslices};
     bool mirrored =
         (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-         mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer)) &&
+         mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer, &mirror_launch)) &&
         mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
                                   nslices > 0 && slices[0].iterations, &mirror_trial);
     if (mirrored)
@@ -322,7 +323,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
     struct mgpu_mirror_plan mirror = {.count = 0, .nprivate = 0};
     mgpu_mirror_trial_begin(&mirror_trial, shape->stream); /* before the refreshes */
     if (mirrored)
-        mgpu_mirror_plan_reads(&ml->kernel, ml->params, ml->buffer, slices, nslices, shape->stream,
+        mgpu_mirror_plan_reads(&ml->kernel, ml->params, ml->buffer, &mirror_launch, shape->stream,
                                trial->privatise, &mirror);
     req.mirror = mirror.count > 0 ? &mirror : NULL;
     if (mgpu_stats_enabled && mirror.count > 0) {

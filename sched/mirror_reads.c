@@ -7,6 +7,7 @@
 #include "sched/launch_params.h"
 #include "memory/memory_pool.h"
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_footprint.h"
 #include "mirror/replicas.h"
 #include "base/config.h"
 
@@ -101,8 +102,56 @@ bool mgpu_mirror_privatising_entries(void)
     return e == NULL;
 }
 
+/* Under MGPU_MIRROR=auto and MGPU_FOOTPRINTS=on: whether, by k's
+ * footprint, every slice of the launch (each cut by blocks) reads at most
+ * twice its share of buffer b through parameter `param`; false where the
+ * footprint cannot say (none, unknown, a loop, a slice cut by iterations,
+ * a pointer in a struct). */
+static bool slices_read_own_parts(const struct mgpu_gpu_kernels *k, void *const *params,
+                                  const void *buffer, unsigned param,
+                                  const struct mgpu_pool_block *b,
+                                  const struct mgpu_mirror_launch *launch)
+{
+    const struct mgpu_kernel_footprint *fp = k->footprint;
+    if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO || !mgpu_cfg.footprints || launch == NULL ||
+        launch->grid == NULL || launch->block == NULL || launch->nslices < 2 || fp == NULL ||
+        fp->unknown || fp->nslots > 64 || k->nparams > 64 || (params == NULL && buffer == NULL))
+        return false;
+    int dim = mgpu_grid_split_dim(launch->grid);
+    if (dim < 0)
+        return false;
+    void *values[64];
+    for (unsigned i = 0; i < k->nparams; i++)
+        values[i] = params != NULL ? params[i] : (char *)buffer + k->param_offsets[i];
+    struct mgpu_fp_launch l = {.params = values, .param_size = k->param_sizes,
+                               .nparams = k->nparams};
+    memcpy(l.grid, launch->grid, sizeof l.grid);
+    memcpy(l.block, launch->block, sizeof l.block);
+    double most = 2.0 * (double)b->bytes / launch->nslices;
+    struct mgpu_fp_range reads[64], writes[64];
+    for (int s = 0; s < launch->nslices; s++) {
+        const struct mgpu_grid_slice *sl = &launch->slices[s];
+        if (sl->iterations)
+            return false;
+        mgpu_fp_slice(fp, &l, dim, sl->first[dim], sl->first[dim] + sl->dims[dim], reads, writes);
+        bool seen = false;
+        for (size_t j = 0; j < fp->nslots; j++) {
+            if (fp->slots[j].param != (int)param)
+                continue;
+            if (fp->slots[j].offset != 0 || reads[j].whole)
+                return false;
+            seen = true;
+            if (reads[j].any && (double)(reads[j].hi - reads[j].lo) > most)
+                return false;
+        }
+        if (!seen)
+            return false;
+    }
+    return true;
+}
+
 bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
-                            const void *buffer)
+                            const void *buffer, const struct mgpu_mirror_launch *launch)
 {
     if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
         return false;
@@ -114,7 +163,9 @@ bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *param
             !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
             continue;
         if (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-            (reduction ? mgpu_mirror_privatising_entries() : copy_would_serve(&b)))
+            (reduction ? mgpu_mirror_privatising_entries()
+                       : copy_would_serve(&b) &&
+                             !slices_read_own_parts(k, params, buffer, i, &b, launch)))
             return true;
     }
     return false;
@@ -183,9 +234,11 @@ static bool plan_private(const struct mgpu_gpu_kernels *k, void *const *params, 
 }
 
 void mgpu_mirror_plan_reads(const struct mgpu_gpu_kernels *k, void *const *params,
-                            const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
+                            const void *buffer, const struct mgpu_mirror_launch *launch,
                             CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan)
 {
+    const struct mgpu_grid_slice *slices = launch->slices;
+    int nslices = launch->nslices;
     plan->count = 0;
     plan->nprivate = 0;
     if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
@@ -207,7 +260,8 @@ void mgpu_mirror_plan_reads(const struct mgpu_gpu_kernels *k, void *const *param
         struct mgpu_pool_block b;
         if (reductions_only || k->param_use[i] != MGPU_PARAM_LOAD ||
             !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b) ||
-            launch_writes_buffer(k, params, buffer, b.start) || b.shared)
+            launch_writes_buffer(k, params, buffer, b.start) || b.shared ||
+            slices_read_own_parts(k, params, buffer, i, &b, launch))
             continue; /* a shared buffer: another process may write it unseen */
         if (!begun) {
             mgpu_replicas_begin();

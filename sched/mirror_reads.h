@@ -34,12 +34,25 @@ struct mgpu_mirror_plan {
     struct mgpu_private_buffer privates[MGPU_MIRROR_MAX_PARAMS];
 };
 
+/* The launch a mirror plan is for: its grid and block (NULL: not known)
+ * and its slices. */
+struct mgpu_mirror_launch {
+    const unsigned *grid, *block;
+    const struct mgpu_grid_slice *slices;
+    int nslices;
+};
+
 /* Whether a launch of k has a parameter a mirror could serve: a pool
  * pointer it only loads through or privatises a reduction through (the
- * rest of the rules are the plan's). Cheap: for MGPU_MIRROR=auto, which
- * times only launches that have one. */
+ * rest of the rules are the plan's). Under MGPU_MIRROR=auto with
+ * MGPU_FOOTPRINTS=on, not a buffer of which, by the kernel's footprint,
+ * each slice cut by blocks reads at most twice its share: a copy would
+ * bring each GPU the whole buffer to serve a part that a spread brings
+ * (a histogram's 1 GiB input: four refreshes of 4 GiB, 0.55x of one
+ * GPU). Cheap: for MGPU_MIRROR=auto, which times only launches that have
+ * one. */
 bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
-                            const void *buffer);
+                            const void *buffer, const struct mgpu_mirror_launch *launch);
 
 /* Fills plan for a split launch of k (with the module launch's params or
  * buffer) whose slices are `slices`, queueing in `stream` (the program's,
@@ -49,7 +62,7 @@ bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *param
  * after the join. With `reductions_only`, nothing is replicated (a split
  * privatised for its atomics, whose slices read their own shares). */
 void mgpu_mirror_plan_reads(const struct mgpu_gpu_kernels *k, void *const *params,
-                            const void *buffer, const struct mgpu_grid_slice *slices, int nslices,
+                            const void *buffer, const struct mgpu_mirror_launch *launch,
                             CUstream stream, bool reductions_only, struct mgpu_mirror_plan *plan);
 
 /* The device that holds every page of pool buffer b, or -1 when its

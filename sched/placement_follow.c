@@ -41,6 +41,20 @@ static atomic_bool stopped;
 static atomic_int launching_threads;
 static _Thread_local bool launched_here;
 static struct mgpu_follow_stats stats;
+/* The moves made so far: what the link model gave for their copies and
+ * what they took, the program's queued work waited for first and not
+ * counted (remapping costs beside the copy: 2 MiB granules made, mapped
+ * and unmapped). */
+static double modelled_move_seconds, measured_move_seconds;
+
+/* Under lock: how much longer than the link model's copy a move takes, as
+ * the moves so far measured it (1 before any). */
+static double move_factor(void)
+{
+    if (modelled_move_seconds <= 0.0 || measured_move_seconds <= modelled_move_seconds)
+        return 1.0;
+    return measured_move_seconds / modelled_move_seconds;
+}
 
 void mgpu_follow_configure(bool on)
 {
@@ -169,7 +183,7 @@ static bool move_pays(struct buffer_use *u, int from, int gpu)
         return true;
     double share[MGPU_MAX_GPUS];
     spread_shares(u, model->nentries, share);
-    double copy = mgpu_link_copy_seconds(model, moves, n);
+    double copy = mgpu_link_copy_seconds(model, moves, n) * move_factor();
     double saved = history_seconds(model, u, from, share) - history_seconds(model, u, gpu, share);
     bool pays = saved > copy * (1 + u->moves);
     unsigned long launches = u->whole_launches + u->split_launches;
@@ -203,6 +217,14 @@ static int sole_gpu(const struct buffer_use *u)
  * the -v line ("after 4 split launches"). Returns whether it moved. */
 static bool move(struct buffer_use *u, int gpu, const char *why)
 {
+    const struct mgpu_link_model *model = mgpu_run_links();
+    struct mgpu_link_move planned[MOVES_MAX];
+    size_t nplanned = 0;
+    double modelled = model != NULL && planned_moves(u, gpu, planned, &nplanned)
+                          ? mgpu_link_copy_seconds(model, planned, nplanned)
+                          : -1.0;
+    /* The program's queued work first: the move's time is its own. */
+    mgpu_pool_wait_for_home();
     long long began = mgpu_monotonic_ns();
     CUresult r =
         gpu == SPLIT ? mgpu_pool_spread(u->start) : mgpu_pool_migrate(u->start, u->bytes, gpu);
@@ -220,15 +242,21 @@ static bool move(struct buffer_use *u, int gpu, const char *why)
     }
     u->on_gpu = gpu;
     u->for_split = false;
+    if (modelled > 0.0) {
+        modelled_move_seconds += modelled;
+        measured_move_seconds += ms / 1e3;
+    }
     stats.moves++;
     stats.bytes_moved += u->bytes;
     stats.move_ms += ms;
     if (gpu == SPLIT)
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs %s (%.2f ms)",
-                  u->bytes, (unsigned long long)u->start, why, ms);
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs %s (%.2f ms; "
+                  "copies of %.2f ms by the link model)",
+                  u->bytes, (unsigned long long)u->start, why, ms, modelled * 1e3);
     else
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d %s (%.2f ms)", u->bytes,
-                  (unsigned long long)u->start, gpu, why, ms);
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d %s (%.2f ms; copies "
+                  "of %.2f ms by the link model)",
+                  u->bytes, (unsigned long long)u->start, gpu, why, ms, modelled * 1e3);
     return true;
 }
 
@@ -352,6 +380,8 @@ double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const 
         else
             seconds = -1.0; /* too many runs to say: not weighed */
     }
+    if (seconds > 0.0)
+        seconds *= move_factor();
     pthread_mutex_unlock(&lock);
     return n > 0 ? seconds : -1.0;
 }

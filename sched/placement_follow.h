@@ -10,7 +10,9 @@
  * one GPU moves there; one on a single GPU that as many split launches in
  * a row used is spread; each only when the launches observed so far would
  * have cost more where it lies than there, by more than the copy times
- * one more than the moves it made (the run's link model). A buffer moves
+ * one more than the moves it made (the run's link model, its copy times
+ * scaled by how much longer the moves so far took than it said: a move
+ * remaps 2 MiB granules besides copying them). A buffer moves
  * at most MGPU_FOLLOW_MOVES_MAX times, then stays: one used both ways in
  * turn never gathers a streak, so it does not move at all.
  *

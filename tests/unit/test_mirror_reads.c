@@ -2,13 +2,15 @@
  * under MGPU_MIRROR=auto and always, with the pool, the run's GPU entries
  * and the replicas stubbed: a copy on a device that holds all of a buffer
  * is never made under auto, nor tried. One H200 listed twice with its data
- * at home made NCCL's communicator for such copies inside a timed loop. */
+ * at home made NCCL's communicator for such copies inside a timed loop.
+ * Nor, with footprints, of a buffer each slice reads only its part of. */
 #include "check.h"
 #include "partition/gpu_contexts.h"
 #include "partition/gpu_entries.h"
 #include "memory/memory_pool.h"
 #include "sched/mirror_reads.h"
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_footprint.h"
 #include "mirror/replicas.h"
 #include "base/config.h"
 
@@ -144,7 +146,8 @@ static int slices_reading_copies(const struct mgpu_gpu_kernels *k, void *const *
     for (int s = 0; s < entries.count; s++)
         slices[s].gpu = s;
     struct mgpu_mirror_plan plan;
-    mgpu_mirror_plan_reads(k, params, NULL, slices, entries.count, NULL, false, &plan);
+    struct mgpu_mirror_launch launch = {NULL, NULL, slices, entries.count};
+    mgpu_mirror_plan_reads(k, params, NULL, &launch, NULL, false, &plan);
     int n = 0;
     for (int j = 0; j < plan.count; j++)
         for (int g = 0; !plan.privatised[j] && plan.param[j] == 0 && g < entries.count; g++)
@@ -164,34 +167,82 @@ int main(void)
     /* One device listed four times, the buffer spread over its entries or
      * at home: every page is on the device, no copy serves anything. */
     run_on(4, one_device, -1);
-    CHECK(!mgpu_mirror_candidates(&reader, params, NULL));
+    CHECK(!mgpu_mirror_candidates(&reader, params, NULL, NULL));
     CHECK(slices_reading_copies(&reader, params) == 0);
     run_on(4, one_device, 0);
-    CHECK(!mgpu_mirror_candidates(&reader, params, NULL));
+    CHECK(!mgpu_mirror_candidates(&reader, params, NULL, NULL));
     /* Four devices: the entries off the buffer's device read copies. */
     run_on(4, four_devices, 0);
-    CHECK(mgpu_mirror_candidates(&reader, params, NULL));
+    CHECK(mgpu_mirror_candidates(&reader, params, NULL, NULL));
     CHECK(slices_reading_copies(&reader, params) == 3);
     run_on(4, four_devices, -1);
     CHECK(slices_reading_copies(&reader, params) == 4);
     /* Two devices of two entries, the buffer on the first: its entries read
      * the buffer itself, the second device's share one copy. */
     run_on(4, two_and_two, 0);
-    CHECK(mgpu_mirror_candidates(&reader, params, NULL));
+    CHECK(mgpu_mirror_candidates(&reader, params, NULL, NULL));
     CHECK(slices_reading_copies(&reader, params) == 2);
 
     /* A privatisable sum: only entries off the home device privatise. */
     struct mgpu_gpu_kernels summer = kernel(4, loads_and_atomics, sums_into_1);
     run_on(4, one_device, 0);
-    CHECK(!mgpu_mirror_candidates(&summer, params, NULL));
+    CHECK(!mgpu_mirror_candidates(&summer, params, NULL, NULL));
     run_on(4, two_and_two, 0);
-    CHECK(mgpu_mirror_candidates(&summer, params, NULL));
+    CHECK(mgpu_mirror_candidates(&summer, params, NULL, NULL));
+
+    /* Footprints (MGPU_FOOTPRINTS=on): in[ctaid.x * ntid.x + tid.x] read
+     * by 65536 blocks of 256 threads, the 64 MiB buffer's floats one each,
+     * cut into four slices of blocks: each reads its quarter, which a
+     * spread serves; no copy. A walk the footprint cannot bound (a loop:
+     * the slot whole) still gets one; so does any launch with footprints
+     * off. */
+    mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
+    run_on(4, four_devices, 0);
+    struct mgpu_fp_node nodes[] = {
+        {.op = MGPU_FP_SPECIAL, .value = MGPU_FP_CTAID_X},
+        {.op = MGPU_FP_SPECIAL, .value = MGPU_FP_NTID_X},
+        {.op = MGPU_FP_MUL, .a = 0, .b = 1},
+        {.op = MGPU_FP_SPECIAL, .value = MGPU_FP_TID_X},
+        {.op = MGPU_FP_ADD, .a = 2, .b = 3},
+        {.op = MGPU_FP_CONST, .value = 4},
+        {.op = MGPU_FP_MUL, .a = 4, .b = 5},
+    };
+    struct mgpu_fp_slot slot = {.param = 0, .offset = 0, .whole = 0};
+    struct mgpu_fp_access access = {.slot = 0, .use = MGPU_FP_LOAD, .offset = 6, .bytes = 4};
+    struct mgpu_kernel_footprint own_part = {.slots = &slot, .nslots = 1, .accesses = &access,
+                                             .naccesses = 1, .nodes = nodes, .nnodes = 7};
+    reader.footprint = &own_part;
+    unsigned grid[3] = {65536, 1, 1}, block[3] = {256, 1, 1};
+    struct mgpu_grid_slice quarters[4];
+    memset(quarters, 0, sizeof quarters);
+    for (int s = 0; s < 4; s++) {
+        quarters[s].gpu = s;
+        quarters[s].first[0] = 16384u * (unsigned)s;
+        quarters[s].dims[0] = 16384;
+        quarters[s].dims[1] = quarters[s].dims[2] = 1;
+    }
+    struct mgpu_mirror_launch cut = {grid, block, quarters, 4};
+    mgpu_cfg.footprints = false;
+    CHECK(mgpu_mirror_candidates(&reader, params, NULL, &cut));
+    mgpu_cfg.footprints = true;
+    CHECK(!mgpu_mirror_candidates(&reader, params, NULL, &cut));
+    struct mgpu_mirror_plan own_plan;
+    reads = 0;
+    mgpu_mirror_plan_reads(&reader, params, NULL, &cut, NULL, false, &own_plan);
+    CHECK(own_plan.count == 0 && reads == 0);
+    /* Without the launch's shape, as before. */
+    CHECK(mgpu_mirror_candidates(&reader, params, NULL, NULL));
+    slot.whole = MGPU_FP_LOAD;
+    CHECK(mgpu_mirror_candidates(&reader, params, NULL, &cut));
+    mgpu_mirror_plan_reads(&reader, params, NULL, &cut, NULL, false, &own_plan);
+    CHECK(own_plan.count == 1 && reads == 3);
+    reader.footprint = NULL;
 
     /* always: every entry its own copy, one device or not (for tests). */
     mgpu_cfg.mirror = MGPU_MIRROR_ALWAYS;
     run_on(4, one_device, 0);
-    CHECK(mgpu_mirror_candidates(&reader, params, NULL));
+    CHECK(mgpu_mirror_candidates(&reader, params, NULL, NULL));
     CHECK(slices_reading_copies(&reader, params) == 4);
-    CHECK(mgpu_mirror_candidates(&summer, params, NULL));
+    CHECK(mgpu_mirror_candidates(&summer, params, NULL, NULL));
     return check_failures;
 }
