@@ -15,6 +15,7 @@ struct shape {
     struct mgpu_shape_key key;
     struct mgpu_shape_timings t; /* the ways: [0] without mirrors, [1] with */
     bool counted;                /* in the stats, once decided */
+    bool seeded;                 /* its mirrored samples from the split policy's tries */
     bool privatised;             /* for the split policy: in the stats */
 };
 
@@ -60,7 +61,8 @@ static bool decide(struct shape *s, struct mgpu_mirror_trial *trial)
 }
 
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               bool privatise, bool by_iterations, struct mgpu_mirror_trial *trial)
+                               bool privatise, bool by_iterations, double mirrored_us,
+                               struct mgpu_mirror_trial *trial)
 {
     trial->shape = NULL;
     if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO)
@@ -73,6 +75,12 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
         mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh)
         mgpu_shape_timings_reset(&s->t);
+    if (s != NULL && mirrored_us > 0.0 && !s->seeded && s->t.samples[1] == 0) {
+        s->seeded = true;
+        s->t.warmed = true;
+        s->t.samples[1] = MIRRORED_SAMPLES;
+        s->t.best_us[1] = mirrored_us;
+    }
     if (privatise) {
         if (s != NULL && !s->privatised) {
             s->privatised = true;

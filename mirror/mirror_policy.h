@@ -45,11 +45,15 @@ struct mgpu_mirror_trial {
 
 /* Whether this split launch of `kernel` with this grid and block mirrors;
  * `privatise`: the split policy wants its reductions privatised;
- * `by_iterations`: its slices cut a grid-stride loop by iterations. Fills
+ * `by_iterations`: its slices cut a grid-stride loop by iterations;
+ * `mirrored_us`: the split policy's best split try of the shape, made
+ * mirrored (split_policy.h), or 0: taken as both mirrored samples, the
+ * shape warm, so that only one launch is timed without. Fills
  * *trial; when trial->shape is set, call mgpu_mirror_trial_begin before
  * the launch's refreshes and mgpu_mirror_trial_end after it. */
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
-                               bool privatise, bool by_iterations, struct mgpu_mirror_trial *trial);
+                               bool privatise, bool by_iterations, double mirrored_us,
+                               struct mgpu_mirror_trial *trial);
 void mgpu_mirror_trial_begin(struct mgpu_mirror_trial *trial, CUstream stream);
 void mgpu_mirror_trial_end(struct mgpu_mirror_trial *trial, CUstream stream, CUresult launched);
 

@@ -246,6 +246,12 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
     bool go = why == MGPU_UNSPLIT_NONE || moved_to > 0;
     /* Not worth it: a split runs whole; a move stays home, for its reason. */
     enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
+    /* Whether mirrors could serve some buffer of it (MGPU_MIRROR=auto):
+     * asked once, for the split policy's tries and the mirror policy. */
+    struct mgpu_mirror_launch mirror_launch = {shape->grid, shape->block, slices, nslices};
+    bool mirrorable = go && moved_to == 0 && mgpu_cfg.mirror == MGPU_MIRROR_AUTO &&
+                      !(nslices > 0 && slices[0].iterations) &&
+                      mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer, &mirror_launch);
     struct mgpu_split_estimate estimate = {.kernel = &ml->kernel,
                                            .params = ml->params,
                                            .buffer = ml->buffer,
@@ -253,7 +259,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                                            .block = shape->block,
                                            .slices = slices,
                                            .nslices = nslices,
-                                           .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
+                                           .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS,
+                                           .mirrorable = mirrorable};
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
                                         moved_to > 0 ? NULL : &estimate, trial))
         go = false;
@@ -284,13 +291,17 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
      * 0.6 s (4 x H200), which would make that launch's split look slower
      * than whole. Under always the plan looks the buffers up itself; only
      * auto times a shape, and only one with something to mirror. */
+    /* A split try of a mirrorable shape mirrors, untimed by the mirror
+     * policy (split_policy.h). The slices may have been cut again after a
+     * spread: mirror_launch points at them. */
     struct mgpu_mirror_trial mirror_trial = {NULL};
-    struct mgpu_mirror_launch mirror_launch = {shape->grid, shape->block, slices, nslices};
+    mirror_launch.nslices = nslices;
     bool mirrored =
-        (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-         mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer, &mirror_launch)) &&
-        mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
-                                  nslices > 0 && slices[0].iterations, &mirror_trial);
+        trial->mirrored ||
+        ((mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS || mirrorable) &&
+         mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
+                                   nslices > 0 && slices[0].iterations, trial->mirrored_split_us,
+                                   &mirror_trial));
     if (mirrored)
         mgpu_replicas_prepare(ml->kernel.contexts[0]);
     struct mgpu_split_request req = {
@@ -373,7 +384,7 @@ CUresult mgpu_launch(const struct mgpu_launch *l, mgpu_launch_whole_fn whole)
     void **prm = from_rewritten ? ml.params : l->params;
     void **ext = from_rewritten ? ml.extra : l->extra;
     CUresult launch_result;
-    struct mgpu_split_trial trial = {NULL, false, false, false};
+    struct mgpu_split_trial trial = {NULL, false, false, false, false, 0.0};
     int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */
     if (from_rewritten && split_launch(&shape, &ml, l->shared_bytes, l->config, &trial,
                                        &launch_result, &ran_whole_on)) {

@@ -44,6 +44,8 @@ struct shape {
     bool spread_first;
     /* launches of the shape so far, whichever way they went */
     unsigned launches;
+    /* its split tries were made mirrored (estimate->mirrorable) */
+    bool mirrored_tries;
     /* In a kernel's own record (grid 0 x 0 x 0, with the block of its
      * shapes): the most threads of a shape of it measured whole under
      * MGPU_SPLIT_MIN_MICROSECONDS. */
@@ -258,6 +260,8 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
     trial->split = true;
     trial->privatise = false;
     trial->spread_first = false;
+    trial->mirrored = false;
+    trial->mirrored_split_us = 0.0;
     if (mgpu_cfg.split == MGPU_SPLIT_ALWAYS)
         return true;
     pthread_mutex_lock(&policy_lock);
@@ -295,6 +299,12 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
             mgpu_shape_timings_await(&s->t, &policy_lock);
         note_short(kernel, s, threads);
         split = decide(s, prior, estimate, trial);
+        if (split && trial->shape != NULL && !s->privatise && estimate != NULL &&
+            estimate->mirrorable && s->t.samples[1] == 0)
+            s->mirrored_tries = true;
+        trial->mirrored = split && trial->shape != NULL && s->mirrored_tries;
+        trial->mirrored_split_us =
+            split && trial->shape == NULL && s->mirrored_tries ? s->t.best_us[1] : 0.0;
         trial->privatise = split && s->privatise;
         trial->spread_first = split && s->spread_first;
         if (split)

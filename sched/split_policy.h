@@ -23,7 +23,14 @@
  * unless the kernel has a grid-stride loop. Under MGPU_MIRROR=auto, a split
  * that the estimate holds back only for atomics it could privatise is
  * tried privatised, two tries deciding, and privatises whenever it splits
- * (trial->privatise; mirror_policy.h).
+ * (trial->privatise; mirror_policy.h). Under MGPU_MIRROR=auto, a shape whose
+ * launches have buffers that mirrors could serve (estimate->mirrorable)
+ * makes its split tries with them mirrored (trial->mirrored): a tiled
+ * GEMM's slices each read all of B, which over the links (re-read tile by
+ * tile) keep a split slower than whole, and mirrored make it 3.9x faster
+ * on 4 GPUs; the mirror policy's own tries came only after a split was
+ * chosen. Once such a shape splits, the mirror policy is told the best
+ * mirrored try (trial->mirrored_split_us) and times it once without.
  *
  * Decided with placement (issue 19, item 2): a split that the estimate
  * holds back only because its buffers lie on one GPU is estimated again
@@ -69,6 +76,13 @@ struct mgpu_split_trial {
     /* the launch's buffers are to be spread before it (split after a
      * move: mgpu_follow_spread_for_split), and its slices planned after */
     bool spread_first;
+    /* a split try of a shape with buffers mirrors could serve: made with
+     * them mirrored, whatever the mirror policy would say */
+    bool mirrored;
+    /* once the shape is decided split after mirrored tries: the best of
+     * them, in microseconds, for the mirror policy (mirror_policy.h);
+     * 0 otherwise */
+    double mirrored_split_us;
 };
 
 /* Whether to split this launch of `kernel` with this grid and block on

@@ -16,12 +16,15 @@ struct mgpu_driver_api mgpu_drv;
 /* One launch of the shape (kernel k, a grid of `blocks`), timed at `us`
  * if the policy times it; returns whether it mirrored, and whether it was
  * timed in *timed. */
+static double seed_us; /* the split policy's mirrored tries, passed on */
+
 static bool launch_cut(const void *k, unsigned blocks, double us, bool privatise,
                        bool by_iterations, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     struct mgpu_mirror_trial trial;
-    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, &trial);
+    bool mirrored =
+        mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, seed_us, &trial);
     *timed = trial.shape != NULL;
     stub_elapsed_ms = (float)(us / 1000.0);
     mgpu_mirror_trial_begin(&trial, NULL);
@@ -83,8 +86,24 @@ int main(void)
     CHECK(launch_cut(&stride_kernel, 4096, 400.0, false, true, &timed) && !timed);
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
 
+    /* A shape split after the split policy's mirrored tries (best 100 us):
+     * warm already, one launch timed without (400 us), then mirrored; one
+     * whose launch without (200 us) beats its mirrored tries (300 us), as
+     * a small buffer rewritten before each launch makes them, left
+     * without. */
+    static const char seeded_kernel, seeded_slower_kernel;
+    seed_us = 100.0;
+    CHECK(!launch(&seeded_kernel, 4096, 400.0, &timed) && timed);
+    for (int i = 0; i < 3; i++)
+        CHECK(launch(&seeded_kernel, 4096, 100.0, &timed) && !timed);
+    seed_us = 300.0;
+    CHECK(!launch(&seeded_slower_kernel, 4096, 200.0, &timed) && timed);
+    for (int i = 0; i < 3; i++)
+        CHECK(!launch(&seeded_slower_kernel, 4096, 200.0, &timed) && !timed);
+    seed_us = 0.0;
+
     struct mgpu_mirror_policy_stats stats;
     mgpu_mirror_policy_stats(&stats);
-    CHECK(stats.decided == 3 && stats.mirrored == 1 && stats.privatised == 2);
+    CHECK(stats.decided == 5 && stats.mirrored == 2 && stats.privatised == 2);
     return check_failures;
 }

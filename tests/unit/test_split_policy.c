@@ -58,6 +58,9 @@ double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const 
 
 static bool last_privatise;    /* the last launch's trial.privatise */
 static bool last_spread_first; /* and its trial.spread_first */
+static bool mirrorable;        /* the launches have buffers mirrors could serve */
+static bool last_mirrored;     /* trial.mirrored */
+static double last_mirrored_us; /* trial.mirrored_split_us */
 
 static bool mirrors_on = true;
 
@@ -82,12 +85,15 @@ static bool launch_of(const void *k, const struct mgpu_gpu_kernels *copies, unsi
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     static struct mgpu_gpu_kernels unknown_kernel;
-    struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel};
+    struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel,
+                                           .mirrorable = mirrorable};
     struct mgpu_split_trial trial;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &trial);
     *timed = trial.shape != NULL;
     last_privatise = trial.privatise;
     last_spread_first = trial.spread_first;
+    last_mirrored = trial.mirrored;
+    last_mirrored_us = trial.mirrored_split_us;
     stub_elapsed_ms = (float)((split ? split_us : whole_us) / 1000.0);
     mgpu_split_trial_begin(&trial, NULL);
     mgpu_split_trial_end(&trial, NULL, CUDA_SUCCESS);
@@ -316,6 +322,25 @@ int main(void)
     for (int i = 0; i < 12; i++)
         CHECK(!launch(&spread_loses, 4096, 100.0, 300.0, &timed) && !timed && !last_spread_first);
     CHECK(spread_questions == 1);
+
+    /* Buffers mirrors could serve (a tiled GEMM's B): both split tries
+     * mirrored; once split, not a try, and the best of them (40 us) passed
+     * on to the mirror policy. Without such buffers, tries unmirrored. */
+    static const char mirrors_serve;
+    estimated_us = 60.0;
+    mirrorable = true;
+    before_a_try(&mirrors_serve, 100.0, 40.0);
+    CHECK(launch(&mirrors_serve, 4096, 100.0, 45.0, &timed) && timed && last_mirrored);
+    CHECK(launch(&mirrors_serve, 4096, 100.0, 40.0, &timed) && timed && last_mirrored);
+    CHECK(launch(&mirrors_serve, 4096, 100.0, 40.0, &timed) && !timed && !last_mirrored &&
+          fabs(last_mirrored_us - 40.0) < 0.01);
+    mirrorable = false;
+    static const char nothing_to_mirror;
+    before_a_try(&nothing_to_mirror, 100.0, 40.0);
+    CHECK(launch(&nothing_to_mirror, 4096, 100.0, 40.0, &timed) && timed && !last_mirrored);
+    CHECK(launch(&nothing_to_mirror, 4096, 100.0, 40.0, &timed) && timed && !last_mirrored);
+    CHECK(launch(&nothing_to_mirror, 4096, 100.0, 40.0, &timed) && !timed &&
+          last_mirrored_us == 0.0);
 
     /* A kernel on managed memory (an estimate of INFINITY): never tried,
      * not even after a spread. */
