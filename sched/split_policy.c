@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #define TABLE_SIZE 4096 /* a power of two */
@@ -267,11 +268,12 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
     pthread_mutex_lock(&policy_lock);
     struct shape *s = find_shape(kernel, grid, block);
     double threads = threads_of(grid, block);
-    /* Under MGPU_PLACEMENT=auto buffers start on the home GPU, where a
-     * split would read them from there: with nothing measured yet, the
-     * launch runs as the plain program's would, whole. */
-    bool prior = mgpu_cfg.placement != MGPU_PLACEMENT_AUTO && threads >= MGPU_SPLIT_PRIOR_THREADS,
-         split = prior;
+    /* Under MGPU_PLACEMENT=auto buffers start on the home GPU (unless
+     * MGPU_SPREAD_MIN is set), where a split would read them from there:
+     * with nothing measured yet, the launch runs as the plain program's
+     * would, whole. */
+    bool home_first = mgpu_cfg.placement == MGPU_PLACEMENT_AUTO && mgpu_cfg.spread_min == SIZE_MAX;
+    bool prior = !home_first && threads >= MGPU_SPLIT_PRIOR_THREADS, split = prior;
     if (s != NULL && !s->kept_whole && shorter_than_measured(kernel, s, threads, estimate)) {
         s->kept_whole = true;
         s->t.warmed = true;

@@ -3,8 +3,8 @@
  * times. The first launch of a shape runs as the prior guess says, untimed,
  * since it pays one-off costs: whole under MGPU_PLACEMENT=auto, where
  * buffers start on the home GPU as the plain program's would (principle
- * 6); under the other placements split when the grid has at least
- * MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one at
+ * 6); under the other placements, or with MGPU_SPREAD_MIN set, split when
+ * the grid has at least MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one at
  * a time: the prior's way, the other way, and split once more; from then
  * on the faster way is taken (the best of two split launches against the
  * whole one; one, when it took twice the whole launch or more). A shape the

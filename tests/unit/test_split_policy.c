@@ -21,6 +21,7 @@
 #include "sched/split_policy.h"
 
 #include <math.h>
+#include <stdint.h>
 
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
@@ -207,6 +208,7 @@ int main(void)
      * due at once, the estimate asked), and the split kept. */
     static const char big_home;
     mgpu_cfg.placement = MGPU_PLACEMENT_AUTO;
+    mgpu_cfg.spread_min = SIZE_MAX;
     estimated_us = 300.0;
     CHECK(!launch(&big_home, 65536, 1000.0, 300.0, &timed) && !timed);
     CHECK(!launch(&big_home, 65536, 1000.0, 300.0, &timed) && timed);
@@ -215,6 +217,7 @@ int main(void)
     CHECK(launch(&big_home, 65536, 1000.0, 300.0, &timed) && !timed);
     CHECK(estimates == 1);
     mgpu_cfg.placement = MGPU_PLACEMENT_DISTRIBUTED;
+    mgpu_cfg.spread_min = 0;
 
     /* Shrinking grids: once 4096 blocks of a kernel took 20 us whole,
      * smaller grids of it run whole untimed from their first launch; a
