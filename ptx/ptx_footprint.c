@@ -1,6 +1,14 @@
 /* Owns deriving kernels' footprints from PTX (see ptx_footprint.h): the
  * registers' values as expressions, each global access's pointer slot and
- * offset (ptx_footprint_bounds.c reads them at a launch). */
+ * offset (ptx_footprint_bounds.c reads them at a launch).
+ *
+ * A register written once has that write's value wherever it is read. One
+ * written more than once (nvcc reuses a register: the thread's index early
+ * in reduce_sum, a loop's counter at its end) has, where it is read
+ * outside every loop, the value of its only write before that statement
+ * when there is exactly one and it is unguarded: with no backward branch
+ * around the reading statement, only statements before it can have run
+ * before it. Anywhere else it is unknown. */
 #include "ptx/ptx_footprint.h"
 
 #include "ptx/ptx_edit.h"
@@ -9,6 +17,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +41,17 @@ struct builder {
     int *defs;        /* per register: how often written */
     size_t *def_stmt; /* per register: the statement that writes it (when once) */
     int *value;       /* per register: its node, NONE not yet, IN_PROGRESS */
+    /* per register written more than once: its first write, whether that
+     * is a plain one (unguarded, the whole register), and its second */
+    size_t *first_def, *second_def;
+    bool *first_plain;
     size_t cap_regs;
+    /* per statement: inside a loop (between a backward branch and its
+     * label); and the value of its write, for registers written more than
+     * once (NONE not yet, IN_PROGRESS) */
+    bool *in_loop;
+    int *stmt_value;
+    size_t at; /* the statement whose operands are being read */
     int top, symbol, zero;
     int depth;
     bool oom;
@@ -328,10 +347,44 @@ static int evaluate(struct builder *b, const struct ptx_instruction *ins)
     return b->top;
 }
 
+/* The value statement `stmt` writes, its operands read where it stands. */
+static int evaluate_at(struct builder *b, size_t stmt)
+{
+    size_t saved = b->at;
+    b->at = stmt;
+    b->depth++;
+    int v = evaluate(b, &b->f->body[stmt]->u.ins);
+    b->depth--;
+    b->at = saved;
+    return v;
+}
+
+/* Register id, written more than once, as statement b->at reads it. */
+static int reaching_value(struct builder *b, long id)
+{
+    size_t u = b->at;
+    if (b->in_loop == NULL || b->stmt_value == NULL || u >= b->f->nbody || b->in_loop[u] ||
+        !b->first_plain[id] || !(b->first_def[id] < u && u < b->second_def[id]))
+        return b->top;
+    size_t d = b->first_def[id];
+    if (b->stmt_value[d] == IN_PROGRESS)
+        return b->top;
+    if (b->stmt_value[d] != NONE)
+        return b->stmt_value[d];
+    if (b->depth >= FP_MAX_DEPTH)
+        return b->top;
+    b->stmt_value[d] = IN_PROGRESS;
+    int v = evaluate_at(b, d);
+    b->stmt_value[d] = v;
+    return v;
+}
+
 static int value_of_register(struct builder *b, long id)
 {
-    if ((size_t)id >= b->cap_regs || b->defs[id] != 1)
+    if ((size_t)id >= b->cap_regs || b->defs[id] == 0)
         return b->top;
+    if (b->defs[id] != 1)
+        return reaching_value(b, id);
     if (b->value[id] == IN_PROGRESS)
         return b->top; /* a cycle: a loop's value */
     if (b->value[id] != NONE)
@@ -339,9 +392,7 @@ static int value_of_register(struct builder *b, long id)
     if (b->depth >= FP_MAX_DEPTH)
         return b->top;
     b->value[id] = IN_PROGRESS;
-    b->depth++;
-    int v = evaluate(b, &b->f->body[b->def_stmt[id]]->u.ins);
-    b->depth--;
+    int v = evaluate_at(b, b->def_stmt[id]);
     b->value[id] = v;
     return v;
 }
@@ -378,11 +429,22 @@ static int grow_registers(struct builder *b, size_t need)
     int *value = realloc(b->value, cap * sizeof *value);
     if (value != NULL)
         b->value = value;
-    if (defs == NULL || def_stmt == NULL || value == NULL)
+    size_t *first_def = realloc(b->first_def, cap * sizeof *first_def);
+    if (first_def != NULL)
+        b->first_def = first_def;
+    size_t *second_def = realloc(b->second_def, cap * sizeof *second_def);
+    if (second_def != NULL)
+        b->second_def = second_def;
+    bool *first_plain = realloc(b->first_plain, cap * sizeof *first_plain);
+    if (first_plain != NULL)
+        b->first_plain = first_plain;
+    if (defs == NULL || def_stmt == NULL || value == NULL || first_def == NULL ||
+        second_def == NULL || first_plain == NULL)
         return -1;
     for (size_t i = b->cap_regs; i < cap; i++) {
         b->defs[i] = 0;
         b->value[i] = NONE;
+        b->second_def[i] = SIZE_MAX;
     }
     b->cap_regs = cap;
     return 0;
@@ -397,9 +459,82 @@ static int count_write(struct builder *b, struct ptx_str name, size_t stmt, int 
     long id = ptx_name_set_add(&b->regs, name);
     if (id < 0 || grow_registers(b, (size_t)id + 1) != 0)
         return -1;
+    if (b->defs[id] == 0) {
+        b->first_def[id] = stmt;
+        b->first_plain[id] = times == 1;
+    } else if (stmt == b->first_def[id]) {
+        b->first_plain[id] = false; /* written twice by one statement */
+    } else if (b->second_def[id] == SIZE_MAX) {
+        b->second_def[id] = stmt; /* statements come in order */
+    }
     b->defs[id] += times;
     b->def_stmt[id] = stmt;
     return 0;
+}
+
+/* Marks the statements inside loops: from a label to a branch after it
+ * back to it. An indirect branch (brx) or a branch to a label not found
+ * marks every statement. */
+static int mark_loops(struct builder *b)
+{
+    const struct ptx_function *f = b->f;
+    b->in_loop = calloc(f->nbody + 1, sizeof *b->in_loop);
+    b->stmt_value = malloc((f->nbody + 1) * sizeof *b->stmt_value);
+    int *depth = calloc(f->nbody + 1, sizeof *depth);
+    struct ptx_name_set labels = {0};
+    long *label_at = NULL;
+    size_t nlabels = 0;
+    int rc = b->in_loop == NULL || b->stmt_value == NULL || depth == NULL ? -1 : 0;
+    for (size_t i = 0; rc == 0 && i < f->nbody; i++) {
+        b->stmt_value[i] = NONE;
+        if (f->body[i]->kind != PTX_LABEL)
+            continue;
+        long id = ptx_name_set_add(&labels, f->body[i]->u.text);
+        if (id < 0) {
+            rc = -1;
+            break;
+        }
+        if ((size_t)id >= nlabels) {
+            long *grown = realloc(label_at, ((size_t)id + 1) * sizeof *grown);
+            if (grown == NULL) {
+                rc = -1;
+                break;
+            }
+            label_at = grown;
+            while (nlabels <= (size_t)id)
+                label_at[nlabels++] = -1;
+        }
+        if (label_at[id] < 0)
+            label_at[id] = (long)i;
+    }
+    bool everywhere = false;
+    for (size_t i = 0; rc == 0 && i < f->nbody && !everywhere; i++) {
+        const struct ptx_stmt *s = f->body[i];
+        if (s->kind != PTX_INSTRUCTION)
+            continue;
+        struct ptx_str op = s->u.ins.opcode;
+        if (ptx_str_is(op, "brx")) {
+            everywhere = true;
+        } else if (ptx_str_is(op, "bra")) {
+            long id = s->u.ins.nops > 0 ? ptx_name_set_find(&labels, s->u.ins.ops[0]) : -1;
+            long at = id >= 0 && (size_t)id < nlabels ? label_at[id] : -1;
+            if (at < 0) {
+                everywhere = true;
+            } else if ((size_t)at <= i) {
+                depth[at]++;
+                depth[i + 1]--;
+            }
+        }
+    }
+    int open = 0;
+    for (size_t i = 0; rc == 0 && i < f->nbody; i++) {
+        open += depth[i];
+        b->in_loop[i] = everywhere || open > 0;
+    }
+    ptx_name_set_free(&labels);
+    free(label_at);
+    free(depth);
+    return rc;
 }
 
 static void count_unfollowed(struct ptx_str name, void *ctx)
@@ -582,6 +717,7 @@ static void follow_access(struct builder *b, size_t i, struct ptx_str address, u
     struct ptx_str base, offset_text;
     ptx_address_parts(address, &base, &offset_text);
     long long offset = 0;
+    b->at = i;
     int addr = operand(b, base);
     if (offset_text.n > 0 && !integer_immediate(offset_text, &offset))
         addr = b->top;
@@ -735,13 +871,15 @@ int mgpu_ptx_footprint(const struct ptx_function *f, const int *access_param,
                 b.traced[access_param[i]] = true;
     }
     int rc = b.oom ? -1 : count_writes(&b);
+    if (rc == 0)
+        rc = mark_loops(&b);
     for (size_t i = 0; rc == 0 && i < f->nbody && !b.oom; i++) {
         const struct ptx_stmt *s = f->body[i];
         /* in body order, so that a register's inputs are mostly known */
         if (s->kind == PTX_INSTRUCTION && s->u.ins.nops > 0 &&
             writes_first_operand(s->u.ins.opcode)) {
             long id = ptx_name_set_find(&b.regs, s->u.ins.ops[0]);
-            if (id >= 0)
+            if (id >= 0 && b.defs[id] == 1)
                 (void)value_of_register(&b, id);
         }
         follow_statement(&b, i);
@@ -753,6 +891,11 @@ int mgpu_ptx_footprint(const struct ptx_function *f, const int *access_param,
     free(b.defs);
     free(b.def_stmt);
     free(b.value);
+    free(b.first_def);
+    free(b.second_def);
+    free(b.first_plain);
+    free(b.in_loop);
+    free(b.stmt_value);
     if (rc != 0 || b.oom) {
         mgpu_kernel_footprint_free(out);
         return -1;

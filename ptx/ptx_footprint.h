@@ -10,8 +10,12 @@
  * max, selp, division, remainder and shifts right by a positive constant,
  * and with a non-negative mask, and conversions between integer widths
  * (a 32-bit value is exact only while it fits its type: past that, its
- * whole range). Everything else (a value loaded from memory, a register
- * written twice such as a loop's counter, floating point) is unknown. A
+ * whole range). A register written more than once has, where a statement
+ * outside every loop reads it, the value of its only unguarded write
+ * before that statement, if there is exactly one (nvcc reuses registers:
+ * reduce_sum's thread index becomes a loop's counter). Everything else (a
+ * value loaded from memory, a loop's counter read in the loop, floating
+ * point) is unknown. A
  * global access's address is split into the pointer it adds to (a 64-bit
  * parameter, or 8 bytes of a struct passed by value: a slot) and an
  * offset; at a launch the offset's interval over the slice's threads gives

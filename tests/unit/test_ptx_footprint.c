@@ -3,7 +3,8 @@
  * its grid reads and writes at a launch, against what its threads touch.
  * A 1D stencil with halos, a 2D kernel cut by rows, a column walk, index
  * arithmetic with shifts, masks and remainders, a pointer in a struct
- * passed by value, atomics; and what must widen to the whole buffer or the
+ * passed by value, atomics, a register written again after its first use;
+ * and what must widen to the whole buffer or the
  * whole kernel: a loop's pointer, a pointer loaded from memory, a call, a
  * 32-bit index that may wrap, a register written under a guard. Shared
  * and local memory are not a parameter's. */
@@ -131,6 +132,23 @@ static const char guarded[] =
          "setp.gt.u32 %p1, %r1, 3;\n@%p1 mov.u32 %r2, %r1;\n"
          "cvta.to.global.u64 %rd2, %rd1;\nmul.wide.u32 %rd3, %r2, 4;\nadd.s64 %rd4, %rd2, %rd3;\n"
          "st.global.u32 [%rd4], %r1;\nret;\n}\n";
+
+/* A register nvcc reuses (reduce_sum's thread index, later a loop's
+ * counter): read before its second write and outside every loop, the
+ * first write's value (in[tid] bounded); in the loop and after it,
+ * unknown (table[k] and in[k] anywhere). */
+static const char reused[] =
+    HEAD ".visible .entry ru(.param .u64 ru_param_0, .param .u64 ru_param_1)\n"
+         "{\n.reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<12>;\n.reg .f32 %f<4>;\n"
+         "ld.param.u64 %rd1, [ru_param_0];\nld.param.u64 %rd8, [ru_param_1];\n"
+         "cvta.to.global.u64 %rd3, %rd1;\ncvta.to.global.u64 %rd9, %rd8;\n"
+         "mov.u32 %r1, %tid.x;\ncvt.u64.u32 %rd2, %r1;\nshl.b64 %rd4, %rd2, 2;\n"
+         "add.s64 %rd5, %rd3, %rd4;\nld.global.f32 %f1, [%rd5];\nmov.u64 %rd2, 0;\n"
+         "$L_sum:\nshl.b64 %rd6, %rd2, 2;\nadd.s64 %rd7, %rd9, %rd6;\n"
+         "ld.global.f32 %f2, [%rd7];\nadd.f32 %f1, %f1, %f2;\nadd.s64 %rd2, %rd2, 1;\n"
+         "setp.lt.u64 %p1, %rd2, 8;\n@%p1 bra $L_sum;\nst.global.f32 [%rd5], %f1;\n"
+         "shl.b64 %rd10, %rd2, 2;\nadd.s64 %rd11, %rd3, %rd10;\nst.global.f32 [%rd11], %f1;\n"
+         "ret;\n}\n";
 
 struct kernel {
     struct ptx_module module;
@@ -283,6 +301,27 @@ int main(void)
             mgpu_fp_slice(&k.fp, &l, 0, 1, 2, reads, writes);
             CHECK(reads[s0].whole && !writes[s0].any);
             CHECK(range_is(&writes[s1], 0, 32 * 4));
+        }
+    }
+    kernel_free(&k);
+
+    /* The reused register: in[tid] read in [0, 32 * 4) by a slice of
+     * blocks of 32 threads, written anywhere (in[k] after the loop), the
+     * table read anywhere. */
+    CHECK(footprint_of(reused, &k));
+    CHECK(!k.fp.unknown);
+    {
+        int s0 = slot(&k, 0, 0), s1 = slot(&k, 1, 0);
+        CHECK(s0 >= 0 && s1 >= 0);
+        if (s0 >= 0 && s1 >= 0 && k.fp.nslots <= MAX_SLOTS) {
+            uint64_t a = 0x1000, t = 0x2000;
+            void *params[] = {&a, &t};
+            size_t sizes[] = {8, 8};
+            struct mgpu_fp_launch l = {{4, 1, 1}, {32, 1, 1}, params, sizes, 2};
+            mgpu_fp_slice(&k.fp, &l, 0, 1, 2, reads, writes);
+            CHECK(range_is(&reads[s0], 0, 32 * 4));
+            CHECK(writes[s0].whole);
+            CHECK(reads[s1].whole && !writes[s1].any);
         }
     }
     kernel_free(&k);
