@@ -288,6 +288,10 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
             fprintf(out, "  * launched with several shapes; the first is shown\n");
         print_mirrored_params(out, r, false);
         print_mirrored_params(out, r, true);
+        if (r->split_line_count > 0)
+            fprintf(out, "split or whole (MGPU_SPLIT=auto), the shapes of most GPU time first:\n");
+        for (size_t i = 0; i < r->split_line_count; i++)
+            fprintf(out, "  %s\n", r->split_lines[i]);
     }
 
     if (r->slice_gpus > 0) {

@@ -21,7 +21,7 @@ struct mgpu_report_row {
     unsigned long moved_launches; /* unsplit, run whole on another GPU */
     int moved_gpu;                /* that GPU; -1 when several */
     double gpu_ms;
-    unsigned long timed;                /* launches with a GPU time */
+    unsigned long timed;                  /* launches with a GPU time */
     unsigned long long mirrored_params;   /* bit i: parameter i read from replicas */
     unsigned long long privatised_params; /* bit i: parameter i's reduction privatised */
 };
@@ -34,7 +34,7 @@ struct mgpu_report {
      * otherwise. */
     const int *gpu_devices;
     const char *home_name;
-    bool ranked;      /* under MPI: the rank and node it ran as */
+    bool ranked; /* under MPI: the rank and node it ran as */
     int rank;
     const char *host;
     int devices_seen; /* devices the program saw */
@@ -89,7 +89,11 @@ struct mgpu_report {
     /* the program's cuBLAS GEMMs (blas/): a line per routine called */
     const char (*blas_lines)[160];
     size_t blas_line_count;
-    bool blas_static; /* the program carries cuBLAS linked in: nothing intercepted */
+    /* MGPU_SPLIT=auto's decisions, a line per kernel shape
+     * (sched/split_policy.h) */
+    const char (*split_lines)[160];
+    size_t split_line_count;
+    bool blas_static;    /* the program carries cuBLAS linked in: nothing intercepted */
     const char *startup; /* "start-up: ..." (base/startup_times.h), or empty */
     const char (*host_blas_lines)[160]; /* a CPU program's BLAS calls (--blas) */
     size_t host_blas_line_count;

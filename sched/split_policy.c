@@ -10,9 +10,13 @@
 #include "mirror/replicas.h"
 #include "base/config.h"
 #include "base/shape_timings.h"
+#include "base/demangle.h"
+#include "base/kernel_stats.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -47,6 +51,9 @@ struct shape {
     unsigned launches;
     /* its split tries were made mirrored (estimate->mirrorable) */
     bool mirrored_tries;
+    /* For the report: the estimate's last answers, in microseconds (NAN:
+     * not asked), with the data where they lay and with them spread. */
+    double estimate_us, spread_estimate_us;
     /* In a kernel's own record (grid 0 x 0 x 0, with the block of its
      * shapes): the most threads of a shape of it measured whole under
      * MGPU_SPLIT_MIN_MICROSECONDS. */
@@ -64,8 +71,10 @@ static struct shape *find_shape(const void *kernel, const unsigned grid[3], cons
     bool fresh;
     struct shape *s =
         mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
-    if (s != NULL && fresh)
+    if (s != NULL && fresh) {
         mgpu_shape_timings_reset(&s->t);
+        s->estimate_us = s->spread_estimate_us = NAN;
+    }
     return s;
 }
 
@@ -146,6 +155,7 @@ static enum verdict split_after_spread(struct shape *s, double whole_us,
     struct mgpu_split_estimate spread = *estimate;
     spread.spread = true;
     double spread_us = copy_seconds < 0.0 ? -1.0 : mgpu_split_estimate_us(&spread, whole_us);
+    s->spread_estimate_us = spread_us;
     if (spread_us < 0.0 || spread_us >= whole_us) {
         s->spread_asked = true;
         return NEVER;
@@ -187,6 +197,7 @@ static enum verdict split_may_pay(struct shape *s, double whole_us,
     if (s->launches < s->spread_ask_at)
         return NOT_YET;
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
+    s->estimate_us = split_us;
     if (split_us < 0.0 || split_us < whole_us)
         return PAYS;
     if (isinf(split_us)) {
@@ -330,4 +341,94 @@ void mgpu_split_trial_end(struct mgpu_split_trial *trial, CUstream stream, CUres
     struct shape *s = trial->shape;
     if (s != NULL)
         mgpu_shape_timings_end(&s->t, &policy_lock, stream, launched);
+}
+
+/* Under policy_lock: the way shape s goes now, in words. */
+static const char *way_of(const struct shape *s)
+{
+    if (s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS || s->kept_whole)
+        return "whole";
+    if (decided(s))
+        return s->t.best_us[1] < s->t.best_us[0] ? "split" : "whole";
+    return s->t.samples[1] > 0 || s->t.in_flight ? "being measured" : "whole so far";
+}
+
+/* Under policy_lock: why shape s's split was never timed, in words. */
+static void untried_why(const struct shape *s, char *out, size_t n)
+{
+    if (s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS)
+        snprintf(out, n, "not tried: under %.0f us whole", MGPU_SPLIT_MIN_MICROSECONDS);
+    else if (s->launches < s->spread_ask_at)
+        snprintf(out, n, "not tried: a spread (%.3f ms) waits for %u launches",
+                 s->spread_estimate_us / 1e3, s->spread_ask_at);
+    else if (s->kept_whole && isfinite(s->estimate_us) && s->estimate_us >= 0.0)
+        snprintf(out, n, "not tried: estimated %.3f ms", s->estimate_us / 1e3);
+    else if (s->kept_whole)
+        snprintf(out, n, "not tried: a smaller grid's whole time or managed memory");
+    else
+        snprintf(out, n, "not tried yet");
+}
+
+size_t mgpu_split_policy_describe(char (*lines)[160], size_t max)
+{
+    enum { MOST = 16 };
+    const struct shape *top[MOST];
+    double weight[MOST];
+    size_t ntop = 0, used = 0;
+    if (max > MOST)
+        max = MOST;
+    pthread_mutex_lock(&policy_lock);
+    for (size_t i = 0; i < TABLE_SIZE; i++) {
+        struct shape *s = &table[i];
+        if (s->key.kernel == NULL || s->key.grid[0] == 0 || s->launches == 0)
+            continue;
+        mgpu_shape_timings_collect(&s->t);
+        double best = isfinite(s->t.best_us[0]) ? s->t.best_us[0] : 0.0;
+        if (isfinite(s->t.best_us[1]) && s->t.best_us[1] < best)
+            best = s->t.best_us[1];
+        double w = best * s->launches;
+        if (w <= 0.0)
+            continue;
+        size_t at = ntop < max ? ntop++ : max;
+        if (at == max) {
+            if (max == 0 || w <= weight[max - 1])
+                continue;
+            at = max - 1;
+        }
+        while (at > 0 && weight[at - 1] < w) {
+            top[at] = top[at - 1];
+            weight[at] = weight[at - 1];
+            at--;
+        }
+        top[at] = s;
+        weight[at] = w;
+    }
+    for (size_t k = 0; k < ntop; k++) {
+        const struct shape *s = top[k];
+        char split[96];
+        if (s->t.samples[1] > 0)
+            snprintf(split, sizeof split, "split %.3f ms (%d tr%s%s)", s->t.best_us[1] / 1e3,
+                     s->t.samples[1], s->t.samples[1] == 1 ? "y" : "ies",
+                     s->mirrored_tries     ? ", mirrored"
+                     : s->spread_for_split ? ", after a spread"
+                                           : "");
+        else
+            untried_why(s, split, sizeof split);
+        int id = mgpu_kernel_stats_find(s->key.kernel);
+        const struct mgpu_kernel_record *rec = id >= 0 ? mgpu_kernel_stats_get((size_t)id) : NULL;
+        char *name = rec != NULL && rec->name != NULL ? mgpu_demangle(rec->name) : NULL;
+        const char *shown = name != NULL ? name : rec != NULL && rec->name ? rec->name : "?";
+        char kernel[40];
+        size_t len = strcspn(shown, "(");
+        snprintf(kernel, sizeof kernel, "%.*s", (int)(len < 39 ? len : 39), shown);
+        int written = snprintf(
+            lines[used], 160, "%s %ux%ux%u of %ux%ux%u, %u launches: whole %.3f ms, %.60s: %s",
+            kernel, s->key.grid[0], s->key.grid[1], s->key.grid[2], s->key.block[0],
+            s->key.block[1], s->key.block[2], s->launches, s->t.best_us[0] / 1e3, split, way_of(s));
+        if (written > 0)
+            used++; /* a line past 160 characters is cut there */
+        free(name);
+    }
+    pthread_mutex_unlock(&policy_lock);
+    return used;
 }

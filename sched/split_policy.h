@@ -4,14 +4,12 @@
  * since it pays one-off costs: whole under MGPU_PLACEMENT=auto, where
  * buffers start on the home GPU as the plain program's would (principle
  * 6); under the other placements, or with MGPU_SPREAD_MIN set, split when
- * the grid has at least MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one at
- * a time: the prior's way, the other way, and split once more; from then
- * on the faster way is taken (the best of two split launches against the
- * whole one; one, when it took twice the whole launch or more). A shape the
- * prior keeps whole is first tried split only once its launches so far add
- * up to MGPU_SPLIT_TRY_AFTER_MICROSECONDS of whole time (their count times
- * the whole time measured); until then it runs whole, untimed and not
- * waited for. A launch made while one of these
+ * the grid has at least MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one
+ * at a time: the prior's way, the other way, and split once more; from then on the faster way is
+ * taken (the best of two split launches against the whole one; one, when it took twice the whole
+ * launch or more). A shape the prior keeps whole is first tried split only once its launches so far
+ * add up to MGPU_SPLIT_TRY_AFTER_MICROSECONDS of whole time (their count times the whole time
+ * measured); until then it runs whole, untimed and not waited for. A launch made while one of these
  * timings is still out waits for it (at most a second): a loop queues its launches long before the
  * first one ends, and they would otherwise all follow the guess. A shape
  * whose whole launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole,
@@ -94,6 +92,12 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
                               const struct mgpu_split_estimate *estimate,
                               struct mgpu_split_trial *trial);
 void mgpu_split_trial_begin(struct mgpu_split_trial *trial, CUstream stream);
+/* For the report: a line per kernel shape the policy decides, the ones of
+ * most GPU time first (at most `max`, 16 at most): its whole and split
+ * times and tries, or why its split was not tried (the estimate, a
+ * spread waiting for launches to pay for it), and the way it goes now.
+ * Returns how many. */
+size_t mgpu_split_policy_describe(char (*lines)[160], size_t max);
 void mgpu_split_trial_end(struct mgpu_split_trial *trial, CUstream stream, CUresult launched);
 
 #endif

@@ -98,6 +98,14 @@ peaks=$(grep -c -E '^  GPU [0-9].*[1-9][0-9.]* MiB at peak' "$work/auto.err")
 [ "$peaks" -eq 1 ] || fail "auto: buffers under MGPU_SPREAD_MIN held on $peaks GPUs, not on the home GPU alone"
 pass "-n 4, MGPU_SPLIT=auto: the buffers (under MGPU_SPREAD_MIN) on the home GPU"
 
+# The split policy's decisions in the report: the fill launched 8 times
+# (FAKE_CLIENT_FILL_REPEAT), its whole and split times and the way it went.
+FAKE_CLIENT_FILL_REPEAT=8 run auto_repeat -n 4
+expect_match "$work/auto_repeat.err" '^split or whole \(MGPU_SPLIT=auto\), the shapes of most GPU time first:$'
+expect_match "$work/auto_repeat.err" \
+  '^  mgpu_test_fill 97x1x1 of 256x1x1, 8 launches: whole [0-9.]+ ms, (split [0-9.]+ ms \([12] tr(y|ies)[^)]*\)|not tried: [^:]*): (split|whole)$'
+pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided"
+
 # Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on
 # four entries of one device and on four devices, refreshed by device
 # copies (NCCL cannot run on the fake GPU): results still correct, the

@@ -20,6 +20,7 @@
 #include "mirror/nccl_collectives.h"
 #include "mirror/mirror_policy.h"
 #include "sched/placement_follow.h"
+#include "sched/split_policy.h"
 #include "mirror/private_reductions.h"
 #include "mirror/replicas.h"
 #include "base/report_format.h"
@@ -194,6 +195,10 @@ void mgpu_report_print(void)
     r.mirror_shapes_privatised = policy.privatised;
     r.mirror_gain_percent = (1.0 - MGPU_MIRROR_GAIN) * 100.0;
 
+    static char split_lines[16][160];
+    r.split_lines = (const char(*)[160])split_lines;
+    r.split_line_count =
+        mgpu_cfg.split == MGPU_SPLIT_AUTO ? mgpu_split_policy_describe(split_lines, 8) : 0;
     static char blas_lines[64][160];
     r.blas_lines = (const char(*)[160])blas_lines;
     r.blas_line_count = mgpu_blas_stats_describe(blas_lines, 64);

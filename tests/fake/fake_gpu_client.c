@@ -143,13 +143,22 @@ static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CU
      * cut against a device's capacity. */
     const char *fill_env = getenv("FAKE_CLIENT_FILL_BLOCKS");
     unsigned fill_blocks = fill_env ? (unsigned)strtoul(fill_env, NULL, 10) : 97;
+    /* FAKE_CLIENT_FILL_REPEAT launches the fill that many times (the same
+     * values each time), for the split policy's report. */
+    const char *repeat_env = getenv("FAKE_CLIENT_FILL_REPEAT");
+    unsigned fill_repeat = repeat_env ? (unsigned)strtoul(repeat_env, NULL, 10) : 1;
     if (!TRY(cuEventRecord, (start, stream)) ||
         !TRY(cuLaunchKernel, (axpy, axpy_blocks, 1, 1, BLOCK, 1, 1, 0, stream, axpy_params, NULL)))
         goto out;
     bind_nccl_late();
     if (!TRY(cuLaunchKernel, (axpy, 4, 1, 1, BLOCK, 1, 1, 0, stream, small_params, NULL)) ||
-        !TRY(cuLaunchKernel, (fill, fill_blocks, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)) ||
-        !TRY(cuEventRecord, (end, stream)) || !TRY(cuEventSynchronize, (end)))
+        !TRY(cuLaunchKernel, (fill, fill_blocks, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)))
+        goto out;
+    for (unsigned r = 1; r < fill_repeat; r++)
+        if (!TRY(cuLaunchKernel,
+                 (fill, fill_blocks, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)))
+            goto out;
+    if (!TRY(cuEventRecord, (end, stream)) || !TRY(cuEventSynchronize, (end)))
         goto out;
     float ms = 0;
     if (!TRY(cuEventElapsedTime, (&ms, start, end)) || !TRY(cuStreamSynchronize, (stream)))

@@ -19,9 +19,34 @@
 #include "mirror/replicas.h"
 #include "base/config.h"
 #include "sched/split_policy.h"
+#include "base/demangle.h"
+#include "base/kernel_stats.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The kernel statistics the report's lines name kernels by: every kernel
+ * is "k". */
+static char kernel_name[] = "k";
+static const struct mgpu_kernel_record kernel_record = {.name = kernel_name};
+
+int mgpu_kernel_stats_find(const void *handle)
+{
+    (void)handle;
+    return 0;
+}
+
+const struct mgpu_kernel_record *mgpu_kernel_stats_get(size_t id)
+{
+    return id == 0 ? &kernel_record : NULL;
+}
+
+char *mgpu_demangle(const char *mangled)
+{
+    return strdup(mangled);
+}
 
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
@@ -57,10 +82,10 @@ double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const 
     return spread_copy_seconds;
 }
 
-static bool last_privatise;    /* the last launch's trial.privatise */
-static bool last_spread_first; /* and its trial.spread_first */
-static bool mirrorable;        /* the launches have buffers mirrors could serve */
-static bool last_mirrored;     /* trial.mirrored */
+static bool last_privatise;     /* the last launch's trial.privatise */
+static bool last_spread_first;  /* and its trial.spread_first */
+static bool mirrorable;         /* the launches have buffers mirrors could serve */
+static bool last_mirrored;      /* trial.mirrored */
 static double last_mirrored_us; /* trial.mirrored_split_us */
 
 static bool mirrors_on = true;
@@ -352,5 +377,22 @@ int main(void)
     spread_questions = 0;
     never_tried(&on_managed_memory);
     CHECK(spread_questions == 0);
+
+    /* The report's lines: the shapes of most GPU time first (launches
+     * times their best time), with their times, why a split was not
+     * tried, and the way each goes. */
+    char lines[8][160];
+    size_t n = mgpu_split_policy_describe(lines, 8);
+    CHECK(n == 8);
+    bool said_spread = false, said_estimate = false, said_tries = false;
+    for (size_t i = 0; i < n; i++) {
+        CHECK(strncmp(lines[i], "k 4096x1x1 of 256x1x1, ", 23) == 0);
+        said_spread |= strstr(lines[i], "not tried: a spread (0.030 ms) waits for 192 launches: "
+                                        "whole so far") != NULL;
+        said_estimate |= strstr(lines[i], "not tried: estimated 0.250 ms: whole") != NULL;
+        said_tries |= strstr(lines[i], "split 0.300 ms (2 tries, after a spread): whole") != NULL;
+    }
+    CHECK(said_spread && said_estimate && said_tries);
+    CHECK(strstr(lines[0], ", 100 launches: ") != NULL); /* copies_much_too_long: the most */
     return check_failures;
 }
