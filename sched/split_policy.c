@@ -25,8 +25,9 @@
  * on the other GPUs: the best of two decides, unless the first took twice
  * the whole launch or more, beyond what cold pages cost (transpose_naive,
  * 50 us whole on the home GPU of 4 x H200: 0.4 to 1.3 ms split four ways).
- * A privatised split's first try also makes its private copies, and one
- * after a spread for it meets pages just moved: two always decide. */
+ * A privatised split's first try also makes its private copies, a
+ * mirrored one its replicas, and one after a spread for it meets pages
+ * just moved: two always decide. */
 #define SPLIT_SAMPLES 2
 #define SPLIT_CLEARLY_SLOWER 2.0
 
@@ -91,7 +92,7 @@ static bool decided(const struct shape *s)
     return s->kept_whole || t->best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS ||
            (t->samples[0] >= 1 && t->samples[1] >= SPLIT_SAMPLES) ||
            (t->samples[0] >= 1 && t->samples[1] >= 1 && !s->privatise && !s->spread_for_split &&
-            t->best_us[1] >= SPLIT_CLEARLY_SLOWER * t->best_us[0]);
+            !s->mirrored_tries && t->best_us[1] >= SPLIT_CLEARLY_SLOWER * t->best_us[0]);
 }
 
 /* Under policy_lock: the record of a kernel with this block; NULL when the

@@ -7,7 +7,7 @@
  * the grid has at least MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one
  * at a time: the prior's way, the other way, and split once more; from then on the faster way is
  * taken (the best of two split launches against the whole one; one, when it took twice the whole
- * launch or more). A shape the prior keeps whole is first tried split only once its launches so far
+ * launch or more, unless its tries were privatised, mirrored or made after a spread). A shape the prior keeps whole is first tried split only once its launches so far
  * add up to MGPU_SPLIT_TRY_AFTER_MICROSECONDS of whole time (their count times the whole time
  * measured); until then it runs whole, untimed and not waited for. A launch made while one of these
  * timings is still out waits for it (at most a second): a loop queues its launches long before the

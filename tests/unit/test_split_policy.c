@@ -362,6 +362,13 @@ int main(void)
     CHECK(launch(&mirrors_serve, 4096, 100.0, 40.0, &timed) && timed && last_mirrored);
     CHECK(launch(&mirrors_serve, 4096, 100.0, 40.0, &timed) && !timed && !last_mirrored &&
           fabs(last_mirrored_us - 40.0) < 0.01);
+    /* The first mirrored try makes the replicas (three times the whole
+     * launch here): the second decides, as after a spread. */
+    static const char mirrors_made_first;
+    before_a_try(&mirrors_made_first, 100.0, 40.0);
+    CHECK(launch(&mirrors_made_first, 4096, 100.0, 300.0, &timed) && timed && last_mirrored);
+    CHECK(launch(&mirrors_made_first, 4096, 100.0, 40.0, &timed) && timed && last_mirrored);
+    CHECK(launch(&mirrors_made_first, 4096, 100.0, 40.0, &timed) && !timed);
     mirrorable = false;
     static const char nothing_to_mirror;
     before_a_try(&nothing_to_mirror, 100.0, 40.0);
