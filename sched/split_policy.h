@@ -1,47 +1,52 @@
 /* When to split: MGPU_SPLIT=always splits every launch that can be split;
  * auto (the default) decides per kernel and grid shape from measured GPU
- * times. The first launch of a shape runs as the prior guess says, untimed,
- * since it pays one-off costs: whole under MGPU_PLACEMENT=auto, where
- * buffers start on the home GPU as the plain program's would (principle
- * 6); under the other placements, or with MGPU_SPREAD_MIN set, split when
- * the grid has at least MGPU_SPLIT_PRIOR_THREADS threads. The next ones are timed with events, one
- * at a time: the prior's way, the other way, and split once more; from then on the faster way is
- * taken (the best of two split launches against the whole one; one, when it took twice the whole
- * launch or more, unless its tries were privatised, mirrored or made after a spread). A shape the prior keeps whole is first tried split only once its launches so far
- * add up to MGPU_SPLIT_TRY_AFTER_MICROSECONDS of whole time (their count times the whole time
- * measured); until then it runs whole, untimed and not waited for. A launch made while one of these
- * timings is still out waits for it (at most a second): a loop queues its launches long before the
- * first one ends, and they would otherwise all follow the guess. A shape
- * whose whole launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole,
- * since the host cost of a split launch is of that order; so does one
- * whose split, by the estimate of where its data lie (split_estimate.h),
- * could not beat its whole launch: it is never tried; and so does, untimed,
- * a grid no larger than one of the same kernel and block that ran whole
- * under MGPU_SPLIT_MIN_MICROSECONDS (the shrinking grids of an elimination),
- * unless the kernel has a grid-stride loop. Under MGPU_MIRROR=auto, a split
- * that the estimate holds back only for atomics it could privatise is
- * tried privatised, two tries deciding, and privatises whenever it splits
- * (trial->privatise; mirror_policy.h). Under MGPU_MIRROR=auto, a shape whose
- * launches have buffers that mirrors could serve (estimate->mirrorable)
- * makes its split tries with them mirrored (trial->mirrored): a tiled
- * GEMM's slices each read all of B, which over the links (re-read tile by
- * tile) keep a split slower than whole, and mirrored make it 3.9x faster
- * on 4 GPUs; the mirror policy's own tries came only after a split was
- * chosen. Once such a shape splits, the mirror policy is told the best
- * mirrored try (trial->mirrored_split_us) and times it once without.
+ * times. The first launch of a shape runs as the prior guess says,
+ * untimed, since it pays one-off costs: whole under MGPU_PLACEMENT=auto,
+ * where buffers start on the home GPU as the plain program's would
+ * (principle 6); under the other placements, or with MGPU_SPREAD_MIN set,
+ * split when the grid has at least MGPU_SPLIT_PRIOR_THREADS threads. The
+ * next ones are timed with events, one at a time: the prior's way, the
+ * other way, and split once more; from then on the faster way is taken
+ * (the best of two split launches against the whole one; one, when it took
+ * twice the whole launch or more, unless its tries were privatised,
+ * mirrored or made after a spread). A shape the prior keeps whole is first
+ * tried split only once its launches so far add up to
+ * MGPU_SPLIT_TRY_AFTER_MICROSECONDS of whole time (their count times the
+ * whole time measured); until then it runs whole, untimed and not waited
+ * for. A launch made while one of these timings is still out waits for it
+ * (at most a second): a loop queues its launches long before the first one
+ * ends, and they would otherwise all follow the guess. A shape whose whole
+ * launch takes under MGPU_SPLIT_MIN_MICROSECONDS stays whole, since the
+ * host cost of a split launch is of that order; so does one whose split,
+ * by the estimate of where its data lie (split_estimate.h), could not beat
+ * its whole launch: it is never tried; and so does, untimed, a grid no
+ * larger than one of the same kernel and block that ran whole under
+ * MGPU_SPLIT_MIN_MICROSECONDS (the shrinking grids of an elimination),
+ * unless the kernel has a grid-stride loop. Under MGPU_MIRROR=auto, a
+ * split that the estimate holds back only for atomics it could privatise
+ * is tried privatised, two tries deciding, and privatises whenever it
+ * splits (trial->privatise; mirror_policy.h). Under MGPU_MIRROR=auto, a
+ * shape whose launches have buffers that mirrors could serve
+ * (estimate->mirrorable) makes its split tries with them mirrored
+ * (trial->mirrored): a tiled GEMM's slices each read all of B, which over
+ * the links (re-read tile by tile) keep a split slower than whole, and
+ * mirrored make it 3.9x faster on 4 GPUs; the mirror policy's own tries
+ * came only after a split was chosen. Once such a shape splits, the mirror
+ * policy is told the best mirrored try (trial->mirrored_split_us) and
+ * times it once without.
  *
  * Decided with placement (issue 19, item 2): a split that the estimate
- * holds back only because its buffers lie on one GPU is estimated again
- * as it would run with them spread (split_estimate.h, `spread`); when
- * that, with the copies the spread takes shared over the launches of the
- * shape so far, beats the whole launch, the buffers are spread before its
- * first try (trial->spread_first; placement_follow.h), and measured times
- * decide from there. A spread that would pay but for its copies is asked
- * again each time the shape's launches double (the whole launches run
- * meanwhile are the plain program's; spreading once they have lost what
- * the copies cost is at most twice as dear as knowing the future); once
- * it paid, or could never pay, it is not asked again. The moves stay
- * bounded by placement's. */
+ * holds back only because its buffers lie on one GPU is estimated again as
+ * it would run with them spread (split_estimate.h, `spread`); when that,
+ * with the copies the spread takes shared over the launches of the shape
+ * so far, beats the whole launch, the buffers are spread before its first
+ * try (trial->spread_first; placement_follow.h), and measured times decide
+ * from there. A spread that would pay but for its copies is asked again
+ * each time the shape's launches double (the whole launches run meanwhile
+ * are the plain program's; spreading once they have lost what the copies
+ * cost is at most twice as dear as knowing the future); once it paid, or
+ * could never pay, it is not asked again. The moves stay bounded by
+ * placement's. */
 #ifndef MGPU_SPLIT_POLICY_H
 #define MGPU_SPLIT_POLICY_H
 
