@@ -123,8 +123,8 @@ static bool slices_read_own_parts(const struct mgpu_gpu_kernels *k, void *const 
     void *values[64];
     for (unsigned i = 0; i < k->nparams; i++)
         values[i] = params != NULL ? params[i] : (char *)buffer + k->param_offsets[i];
-    struct mgpu_fp_launch l = {.params = values, .param_size = k->param_sizes,
-                               .nparams = k->nparams};
+    struct mgpu_fp_launch l = {
+        .params = values, .param_size = k->param_sizes, .nparams = k->nparams};
     memcpy(l.grid, launch->grid, sizeof l.grid);
     memcpy(l.block, launch->block, sizeof l.block);
     double most = 2.0 * (double)b->bytes / launch->nslices;

@@ -443,8 +443,7 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
         else if (u->on_gpu == SPLIT)
             snprintf(where, sizeof where, "spread after split launches");
         else if (sole_gpu(u) >= 0)
-            snprintf(where, sizeof where,
-                     "on the home GPU, where it was made");
+            snprintf(where, sizeof where, "on the home GPU, where it was made");
         else if (u->declined)
             snprintf(where, sizeof where, "where it was made (a move would not pay)");
         else

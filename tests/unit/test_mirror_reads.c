@@ -209,8 +209,12 @@ int main(void)
     };
     struct mgpu_fp_slot slot = {.param = 0, .offset = 0, .whole = 0};
     struct mgpu_fp_access access = {.slot = 0, .use = MGPU_FP_LOAD, .offset = 6, .bytes = 4};
-    struct mgpu_kernel_footprint own_part = {.slots = &slot, .nslots = 1, .accesses = &access,
-                                             .naccesses = 1, .nodes = nodes, .nnodes = 7};
+    struct mgpu_kernel_footprint own_part = {.slots = &slot,
+                                             .nslots = 1,
+                                             .accesses = &access,
+                                             .naccesses = 1,
+                                             .nodes = nodes,
+                                             .nnodes = 7};
     reader.footprint = &own_part;
     unsigned grid[3] = {65536, 1, 1}, block[3] = {256, 1, 1};
     struct mgpu_grid_slice quarters[4];
