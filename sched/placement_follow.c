@@ -258,14 +258,16 @@ static bool move(struct buffer_use *u, int gpu, const char *why)
     stats.moves++;
     stats.bytes_moved += u->bytes;
     stats.move_ms += ms;
+    char model_said[64] = "";
+    if (modelled > 0.0)
+        snprintf(model_said, sizeof model_said, "; copies of %.2f ms by the link model",
+                 modelled * 1e3);
     if (gpu == SPLIT)
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs %s (%.2f ms; "
-                  "copies of %.2f ms by the link model)",
-                  u->bytes, (unsigned long long)u->start, why, ms, modelled * 1e3);
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx spread over the GPUs %s (%.2f ms%s)",
+                  u->bytes, (unsigned long long)u->start, why, ms, model_said);
     else
-        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d %s (%.2f ms; copies "
-                  "of %.2f ms by the link model)",
-                  u->bytes, (unsigned long long)u->start, gpu, why, ms, modelled * 1e3);
+        mgpu_info("placement: the %zu-byte buffer at 0x%llx moved to GPU %d %s (%.2f ms%s)",
+                  u->bytes, (unsigned long long)u->start, gpu, why, ms, model_said);
     return true;
 }
 
