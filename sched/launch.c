@@ -15,6 +15,7 @@
 #include "modules/program_modules.h"
 #include "probes/probe_runtime.h"
 #include "ptx/ptx_footprint.h"
+#include "sched/launch_params.h"
 #include "sched/mirror_reads.h"
 #include "sched/placement_follow.h"
 #include "sched/slice_plan.h"
@@ -150,18 +151,10 @@ static void describe_footprints(const struct launch_shape *shape,
         mgpu_debug("  footprint: every buffer whole (%s)", fp->reason);
         return;
     }
-    unsigned n = ml->kernel.nparams;
     void *inline_values[32];
-    void **values = ml->params;
-    if (values == NULL && ml->buffer != NULL && n <= 32) {
-        for (unsigned i = 0; i < n; i++)
-            inline_values[i] = (char *)ml->buffer + ml->kernel.param_offsets[i];
-        values = inline_values;
-    }
-    struct mgpu_fp_launch l = {
-        .params = values, .param_size = ml->kernel.param_sizes, .nparams = values != NULL ? n : 0};
-    memcpy(l.grid, shape->grid, sizeof l.grid);
-    memcpy(l.block, shape->block, sizeof l.block);
+    struct mgpu_fp_launch l;
+    mgpu_launch_footprint(&ml->kernel, ml->params, ml->buffer, shape->grid, shape->block,
+                          inline_values, 32, &l); /* without parameters, where it cannot */
     struct mgpu_fp_range *reads = malloc(2 * (fp->nslots + 1) * sizeof *reads);
     if (reads == NULL)
         return;
@@ -246,12 +239,6 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
     bool go = why == MGPU_UNSPLIT_NONE || moved_to > 0;
     /* Not worth it: a split runs whole; a move stays home, for its reason. */
     enum mgpu_unsplit_reason declined = why == MGPU_UNSPLIT_NONE ? MGPU_UNSPLIT_SMALL : why;
-    /* Whether mirrors could serve some buffer of it (MGPU_MIRROR=auto):
-     * asked once, for the split policy's tries and the mirror policy. */
-    struct mgpu_mirror_launch mirror_launch = {shape->grid, shape->block, slices, nslices};
-    bool mirrorable = go && moved_to == 0 && mgpu_cfg.mirror == MGPU_MIRROR_AUTO &&
-                      !(nslices > 0 && slices[0].iterations) &&
-                      mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer, &mirror_launch);
     struct mgpu_split_estimate estimate = {.kernel = &ml->kernel,
                                            .params = ml->params,
                                            .buffer = ml->buffer,
@@ -259,8 +246,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                                            .block = shape->block,
                                            .slices = slices,
                                            .nslices = nslices,
-                                           .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS,
-                                           .mirrorable = mirrorable};
+                                           .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
                                         moved_to > 0 ? NULL : &estimate, trial))
         go = false;
@@ -291,14 +277,14 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
      * 0.6 s (4 x H200), which would make that launch's split look slower
      * than whole. Under always the plan looks the buffers up itself; only
      * auto times a shape, and only one with something to mirror. */
-    /* A split try of a mirrorable shape mirrors, untimed by the mirror
-     * policy (split_policy.h). The slices may have been cut again after a
-     * spread: mirror_launch points at them. */
+    /* A split try of a shape mirrors could serve mirrors, untimed by the
+     * mirror policy (split_policy.h). */
     struct mgpu_mirror_trial mirror_trial = {NULL};
-    mirror_launch.nslices = nslices;
+    struct mgpu_mirror_launch mirror_launch = {shape->grid, shape->block, slices, nslices};
     bool mirrored =
         trial->mirrored ||
-        ((mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS || mirrorable) &&
+        ((mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
+          mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer, &mirror_launch)) &&
          mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
                                    nslices > 0 && slices[0].iterations, trial->mirrored_split_us,
                                    &mirror_trial));

@@ -115,18 +115,14 @@ static bool slices_read_own_parts(const struct mgpu_gpu_kernels *k, void *const 
     const struct mgpu_kernel_footprint *fp = k->footprint;
     if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO || !mgpu_cfg.footprints || launch == NULL ||
         launch->grid == NULL || launch->block == NULL || launch->nslices < 2 || fp == NULL ||
-        fp->unknown || fp->nslots > 64 || k->nparams > 64 || (params == NULL && buffer == NULL))
+        fp->unknown || fp->nslots > 64 || k->nparams > 64)
         return false;
     int dim = mgpu_grid_split_dim(launch->grid);
-    if (dim < 0)
-        return false;
     void *values[64];
-    for (unsigned i = 0; i < k->nparams; i++)
-        values[i] = params != NULL ? params[i] : (char *)buffer + k->param_offsets[i];
-    struct mgpu_fp_launch l = {
-        .params = values, .param_size = k->param_sizes, .nparams = k->nparams};
-    memcpy(l.grid, launch->grid, sizeof l.grid);
-    memcpy(l.block, launch->block, sizeof l.block);
+    struct mgpu_fp_launch l;
+    if (dim < 0 ||
+        !mgpu_launch_footprint(k, params, buffer, launch->grid, launch->block, values, 64, &l))
+        return false;
     double most = 2.0 * (double)b->bytes / launch->nslices;
     struct mgpu_fp_range reads[64], writes[64];
     for (int s = 0; s < launch->nslices; s++) {

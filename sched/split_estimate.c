@@ -100,14 +100,10 @@ static bool footprint_ranges(const struct mgpu_split_estimate *e,
         fp->nslots > 64)
         return false;
     void *values[64];
-    if (k->nparams > 64 || (e->params == NULL && e->buffer == NULL))
+    struct mgpu_fp_launch l;
+    if (k->nparams > 64 ||
+        !mgpu_launch_footprint(k, e->params, e->buffer, e->grid, e->block, values, 64, &l))
         return false;
-    for (unsigned i = 0; i < k->nparams; i++)
-        values[i] = e->params != NULL ? e->params[i] : (char *)e->buffer + k->param_offsets[i];
-    struct mgpu_fp_launch l = {
-        .params = values, .param_size = k->param_sizes, .nparams = k->nparams};
-    memcpy(l.grid, e->grid, sizeof l.grid);
-    memcpy(l.block, e->block, sizeof l.block);
     struct mgpu_fp_range reads[64], writes[64];
     mgpu_fp_slice(fp, &l, dim, begin, end, reads, writes);
     bool covered[64] = {false};

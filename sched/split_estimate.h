@@ -58,10 +58,6 @@ struct mgpu_split_estimate {
     bool privatised;
     /* Estimate it with the large buffers spread (see above). */
     bool spread;
-    /* Not the estimate's: the launch has buffers that mirrors could serve
-     * (MGPU_MIRROR=auto, sched/mirror_reads.h), so the split policy makes
-     * its split tries mirrored (split_policy.h). */
-    bool mirrorable;
 };
 
 /* The split launch's estimated GPU time in microseconds, given the whole

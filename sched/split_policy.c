@@ -50,7 +50,7 @@ struct shape {
     bool spread_first;
     /* launches of the shape so far, whichever way they went */
     unsigned launches;
-    /* its split tries were made mirrored (estimate->mirrorable) */
+    /* its split tries were made mirrored (mirrors_could_serve) */
     bool mirrored_tries;
     /* For the report: the estimate's last answers, in microseconds (NAN:
      * not asked), with the data where they lay and with them spread. */
@@ -232,6 +232,18 @@ static enum verdict split_may_pay(struct shape *s, double whole_us,
     return NEVER;
 }
 
+/* Whether mirrors could serve some buffer of the launch the estimate is
+ * of (MGPU_MIRROR=auto; not a grid-stride loop cut by iterations, which
+ * the mirror policy never mirrors): asked at a shape's first split try. */
+static bool mirrors_could_serve(const struct mgpu_split_estimate *e)
+{
+    if (mgpu_cfg.mirror != MGPU_MIRROR_AUTO || e->kernel == NULL ||
+        (e->nslices > 0 && e->slices[0].iterations))
+        return false;
+    struct mgpu_mirror_launch launch = {e->grid, e->block, e->slices, e->nslices};
+    return mgpu_mirror_candidates(e->kernel, e->params, e->buffer, &launch);
+}
+
 /* Under policy_lock, for a shape launched before: the way this launch
  * goes, and whether it is to be timed. */
 static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate *estimate,
@@ -314,7 +326,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         note_short(kernel, s, threads);
         split = decide(s, prior, estimate, trial);
         if (split && trial->shape != NULL && !s->privatise && estimate != NULL &&
-            estimate->mirrorable && s->t.samples[1] == 0)
+            s->t.samples[1] == 0 && mirrors_could_serve(estimate))
             s->mirrored_tries = true;
         trial->mirrored = split && trial->shape != NULL && s->mirrored_tries;
         trial->mirrored_split_us =

@@ -27,7 +27,8 @@
  * is tried privatised, two tries deciding, and privatises whenever it
  * splits (trial->privatise; mirror_policy.h). Under MGPU_MIRROR=auto, a
  * shape whose launches have buffers that mirrors could serve
- * (estimate->mirrorable) makes its split tries with them mirrored
+ * (mgpu_mirror_candidates, asked at its first split try) makes its split
+ * tries with them mirrored
  * (trial->mirrored): a tiled GEMM's slices each read all of B, which over
  * the links (re-read tile by tile) keep a split slower than whole, and
  * mirrored make it 3.9x faster on 4 GPUs; the mirror policy's own tries

@@ -84,7 +84,6 @@ double mgpu_follow_spread_seconds(const struct mgpu_gpu_kernels *k, void *const 
 
 static bool last_privatise;     /* the last launch's trial.privatise */
 static bool last_spread_first;  /* and its trial.spread_first */
-static bool mirrorable;         /* the launches have buffers mirrors could serve */
 static bool last_mirrored;      /* trial.mirrored */
 static double last_mirrored_us; /* trial.mirrored_split_us */
 
@@ -102,6 +101,15 @@ bool mgpu_mirror_privatising_entries(void)
     return privatising_entries;
 }
 
+static bool mirrorable; /* the launches have buffers mirrors could serve */
+
+bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
+                            const void *buffer, const struct mgpu_mirror_launch *launch)
+{
+    (void)k, (void)params, (void)buffer, (void)launch;
+    return mirrorable;
+}
+
 /* One launch of kernel k over `blocks` blocks of 256 threads; whole launches
  * take whole_us, split ones split_us, when timed. Returns whether it split,
  * and whether it was timed in *timed. `copies` (NULL: none) is what mgpu
@@ -111,8 +119,7 @@ static bool launch_of(const void *k, const struct mgpu_gpu_kernels *copies, unsi
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     static struct mgpu_gpu_kernels unknown_kernel;
-    struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel,
-                                           .mirrorable = mirrorable};
+    struct mgpu_split_estimate estimate = {.kernel = copies != NULL ? copies : &unknown_kernel};
     struct mgpu_split_trial trial;
     bool split = mgpu_split_policy_choose(k, grid, block, &estimate, &trial);
     *timed = trial.shape != NULL;
@@ -356,6 +363,7 @@ int main(void)
      * on to the mirror policy. Without such buffers, tries unmirrored. */
     static const char mirrors_serve;
     estimated_us = 60.0;
+    mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
     mirrorable = true;
     before_a_try(&mirrors_serve, 100.0, 40.0);
     CHECK(launch(&mirrors_serve, 4096, 100.0, 45.0, &timed) && timed && last_mirrored);
@@ -376,6 +384,13 @@ int main(void)
     CHECK(launch(&nothing_to_mirror, 4096, 100.0, 40.0, &timed) && timed && !last_mirrored);
     CHECK(launch(&nothing_to_mirror, 4096, 100.0, 40.0, &timed) && !timed &&
           last_mirrored_us == 0.0);
+    /* Under MGPU_MIRROR=never, never mirrored. */
+    mgpu_cfg.mirror = MGPU_MIRROR_NEVER;
+    mirrorable = true;
+    static const char mirrors_off;
+    before_a_try(&mirrors_off, 100.0, 40.0);
+    CHECK(launch(&mirrors_off, 4096, 100.0, 40.0, &timed) && timed && !last_mirrored);
+    mirrorable = false;
 
     /* A kernel on managed memory (an estimate of INFINITY): never tried,
      * not even after a spread. */
