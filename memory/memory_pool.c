@@ -45,6 +45,7 @@ static struct {
     int ngpus;                         /* the run's GPUs (entries) */
     CUdevice devices[MGPU_MAX_GPUS];   /* the device each stands on */
     CUcontext contexts[MGPU_MAX_GPUS]; /* its primary context, retained once per entry */
+    CUstream move_streams[MGPU_MAX_GPUS]; /* where moves copy into each GPU */
     /* The distinct devices, each once: those that map every granule. */
     CUdevice access_devices[MGPU_MAX_GPUS];
     int naccess;
@@ -454,12 +455,20 @@ static CUresult map_large(struct mgpu_allocation *a)
     a->chunks = malloc(capacity * sizeof *a->chunks);
     if (a->chunks == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    /* A buffer made on the home GPU is still cut where the pool's
+     * distributed placement changes owner, so that spreading it later
+     * moves whole chunks and copies nothing that stays. */
+    bool cut_as_spread = placement != pool.placement && pool.placement == MGPU_PLACE_DISTRIBUTED;
     size_t i = 0;
     while (i < ngranules) {
         int owner = mgpu_placement_owner(placement, i, ngranules, pool.ngpus, NULL);
+        int spread_owner = mgpu_placement_owner(pool.placement, i, ngranules, pool.ngpus, NULL);
         size_t j = i + 1;
         while (j < ngranules && (j - i) * MGPU_GRANULE_SIZE < CHUNK_MAX &&
-               mgpu_placement_owner(placement, j, ngranules, pool.ngpus, NULL) == owner)
+               mgpu_placement_owner(placement, j, ngranules, pool.ngpus, NULL) == owner &&
+               (!cut_as_spread ||
+                mgpu_placement_owner(pool.placement, j, ngranules, pool.ngpus, NULL) ==
+                    spread_owner))
             j++;
         if (a->nchunks == capacity) {
             capacity *= 2;
@@ -827,91 +836,282 @@ static void release_unmapped(const struct mgpu_chunk *parts, size_t count)
     }
 }
 
-/* Rebuilds chunk `index` of `a` as up to three chunks: [offset, cut1) stays
- * on its GPU, [cut1, cut2) goes to `gpu`, [cut2, end) stays. The new
- * physical memory is mapped at a scratch address, filled from the old, and
- * then mapped in place of the old. */
-static CUresult rebuild_chunk(struct mgpu_allocation *a, size_t index, uint64_t cut1, uint64_t cut2,
-                              int gpu)
+/* A move is made in steps over every chunk it touches, so that the copies
+ * of a spread to several GPUs run at the same time on their links and the
+ * host waits once: (1) each chunk's new parts made, each mapped at a
+ * scratch address with access for its own device only; (2) each part's
+ * bytes copied from the old chunk on a stream of the part's GPU (a GPU
+ * that receives pulls its part; a part that stays is copied within its
+ * GPU), then every stream waited for; (3) each old chunk unmapped and
+ * released, its parts mapped in its place, and access granted to every
+ * device once per stretch rebuilt. A chunk that moves whole makes one
+ * part and copies only itself: map_large cuts buffers at the boundaries
+ * of the pool's placement, so that a spread moves whole chunks. */
+
+struct chunk_move {
+    size_t index;          /* of the old chunk in a->chunks before the commit */
+    struct mgpu_chunk old; /* as it was */
+    struct mgpu_chunk *parts;
+    size_t nparts, made;
+    uint64_t scratch; /* 0: none taken */
+};
+
+struct move_batch {
+    struct mgpu_allocation *a;
+    struct chunk_move *moves;
+    size_t count, capacity;
+    uint64_t moving_bytes; /* those that change GPU */
+    uint64_t copied_bytes; /* those of every chunk rebuilt */
+};
+
+/* The GPU granule `i` of a (an index into its span), now on GPU `now`, is
+ * to be on. */
+typedef int (*granule_owner_fn)(const struct mgpu_allocation *a, size_t i, int now, void *ctx);
+
+/* Under pool.lock: chunk `index` of a into the batch, cut into runs of one
+ * owner each as `owner` says; nothing where every granule stays. */
+static CUresult plan_chunk(struct move_batch *b, size_t index, granule_owner_fn owner, void *ctx)
 {
-    struct mgpu_chunk old = a->chunks[index];
-    struct mgpu_chunk parts[3];
+    const struct mgpu_chunk *c = &b->a->chunks[index];
+    size_t first = c->offset / MGPU_GRANULE_SIZE, last = (c->offset + c->bytes) / MGPU_GRANULE_SIZE;
     size_t nparts = 0;
-    uint64_t bounds[4] = {old.offset, cut1, cut2, old.offset + old.bytes};
-    for (int k = 0; k < 3; k++)
-        if (bounds[k + 1] > bounds[k])
-            parts[nparts++] = (struct mgpu_chunk){bounds[k], bounds[k + 1] - bounds[k],
-                                                  k == 1 ? gpu : old.gpu, 0};
-    uint64_t scratch;
-    if (mgpu_address_space_take(&pool.space, old.bytes, &scratch) != 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    /* With MGPU_VERBOSE=2, where a move's time goes: [0] made and mapped
-     * at the scratch address, [1] its access, [2] the copy and its wait,
-     * [3] unmapped and mapped in place, [4] the access there. */
-    long long t[6];
-    t[0] = mgpu_monotonic_ns();
-    size_t made = 0;
-    CUresult r = CUDA_SUCCESS;
-    for (; made < nparts && r == CUDA_SUCCESS; made++) {
-        CUmemGenericAllocationHandle h;
-        int where = parts[made].gpu;
-        r = create_and_map(scratch + parts[made].offset - old.offset, parts[made].bytes, &where,
-                           &h);
-        if (r != CUDA_SUCCESS)
-            break;
-        parts[made].gpu = where;
-        parts[made].handle = h;
+    bool moves = false;
+    int before = -1;
+    for (size_t i = first; i < last; i++) {
+        int g = owner(b->a, i, c->gpu, ctx);
+        moves |= g != c->gpu;
+        nparts += i == first || g != before;
+        before = g;
     }
+    if (!moves)
+        return CUDA_SUCCESS;
+    if (b->count == b->capacity) {
+        size_t capacity = b->capacity ? 2 * b->capacity : 8;
+        struct chunk_move *grown = realloc(b->moves, capacity * sizeof *grown);
+        if (grown == NULL)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        b->moves = grown;
+        b->capacity = capacity;
+    }
+    struct chunk_move *m = &b->moves[b->count];
+    *m = (struct chunk_move){index, *c, calloc(nparts, sizeof *m->parts), 0, 0, 0};
+    if (m->parts == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = first; i < last; i++) {
+        int g = owner(b->a, i, c->gpu, ctx);
+        if (m->nparts == 0 || g != m->parts[m->nparts - 1].gpu)
+            m->parts[m->nparts++] = (struct mgpu_chunk){i * MGPU_GRANULE_SIZE, 0, g, 0};
+        m->parts[m->nparts - 1].bytes += MGPU_GRANULE_SIZE;
+        if (g != c->gpu)
+            b->moving_bytes += MGPU_GRANULE_SIZE;
+    }
+    b->copied_bytes += c->bytes;
+    b->count++;
+    return CUDA_SUCCESS;
+}
+
+/* Access for one device to [va, va + bytes), for the copy into it. */
+static CUresult grant_access_to(uint64_t va, size_t bytes, CUdevice device)
+{
+    CUmemAccessDesc access;
+    memset(&access, 0, sizeof access);
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    return mgpu_drv.cuMemSetAccess(va, bytes, &access, 1);
+}
+
+/* Under pool.lock: step (1) for one chunk. */
+static CUresult make_parts(struct chunk_move *m)
+{
+    if (mgpu_address_space_take(&pool.space, m->old.bytes, &m->scratch) != 0) {
+        m->scratch = 0;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (; m->made < m->nparts; m->made++) {
+        struct mgpu_chunk *p = &m->parts[m->made];
+        uint64_t va = m->scratch + p->offset - m->old.offset;
+        CUmemGenericAllocationHandle h;
+        int where = p->gpu; /* or the next GPU with room */
+        CUresult r = create_and_map(va, p->bytes, &where, &h);
+        if (r != CUDA_SUCCESS)
+            return r;
+        p->gpu = where;
+        p->handle = h;
+        r = grant_access_to(va, p->bytes, pool.devices[where]);
+        if (r != CUDA_SUCCESS) {
+            m->made++; /* made and mapped: undone with the others */
+            return r;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Under pool.lock: the scratch mappings of a chunk's parts undone; with
+ * `release`, the parts' memory given back too (a move that failed). */
+static void drop_scratch(struct chunk_move *m, bool release)
+{
+    if (m->scratch == 0)
+        return;
+    for (size_t k = 0; k < m->made; k++) {
+        mgpu_drv.cuMemUnmap(m->scratch + m->parts[k].offset - m->old.offset, m->parts[k].bytes);
+        if (release) {
+            mgpu_drv.cuMemRelease((CUmemGenericAllocationHandle)m->parts[k].handle);
+            count_held(m->parts[k].gpu, m->parts[k].bytes, false);
+        }
+    }
+    mgpu_address_space_give(&pool.space, m->scratch, m->old.bytes);
+    m->scratch = 0;
+}
+
+/* Under pool.lock, GPU g's context current: the stream on which moves
+ * copy into GPU g, made at its first move. */
+static CUstream move_stream(int g)
+{
+    if (pool.move_streams[g] == NULL &&
+        mgpu_drv.cuStreamCreate(&pool.move_streams[g], CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        pool.move_streams[g] = NULL;
+    return pool.move_streams[g];
+}
+
+/* Under pool.lock: step (2), every part's copy queued on its GPU's stream,
+ * then each stream used waited for. */
+static CUresult copy_parts(struct move_batch *b)
+{
+    bool used[MGPU_MAX_GPUS] = {false};
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < b->count && r == CUDA_SUCCESS; i++) {
+        struct chunk_move *m = &b->moves[i];
+        for (size_t k = 0; k < m->nparts && r == CUDA_SUCCESS; k++) {
+            const struct mgpu_chunk *p = &m->parts[k];
+            r = mgpu_drv.cuCtxPushCurrent(pool.contexts[p->gpu]);
+            if (r != CUDA_SUCCESS)
+                break;
+            CUstream stream = move_stream(p->gpu);
+            r = stream == NULL ? CUDA_ERROR_OUT_OF_MEMORY
+                               : mgpu_drv.cuMemcpyDtoDAsync(m->scratch + p->offset - m->old.offset,
+                                                            b->a->start + p->offset, p->bytes,
+                                                            stream);
+            used[p->gpu] |= stream != NULL;
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+    }
+    /* Waited for after a failure too: no copy may still write into memory
+     * that is given back. */
+    for (int g = 0; g < pool.ngpus; g++) {
+        if (!used[g])
+            continue;
+        CUresult w = mgpu_drv.cuCtxPushCurrent(pool.contexts[g]);
+        if (w == CUDA_SUCCESS) {
+            w = mgpu_drv.cuStreamSynchronize(pool.move_streams[g]);
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+        if (r == CUDA_SUCCESS)
+            r = w;
+    }
+    return r;
+}
+
+/* Under pool.lock: step (3) for one chunk, whose copies are done. */
+static CUresult commit_parts(struct mgpu_allocation *a, struct chunk_move *m)
+{
+    drop_scratch(m, false);
+    if (m->nparts > 1) {
+        struct mgpu_chunk *grown =
+            realloc(a->chunks, (a->nchunks + m->nparts - 1) * sizeof *grown);
+        if (grown == NULL) { /* the old chunk stays, with its bytes */
+            release_unmapped(m->parts, m->nparts);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        a->chunks = grown;
+    }
+    unmap_and_release(a->start + m->old.offset, m->old.bytes, m->old.gpu,
+                      (CUmemGenericAllocationHandle)m->old.handle);
+    CUresult r = CUDA_SUCCESS;
+    for (size_t k = 0; k < m->nparts; k++)
+        if (mgpu_drv.cuMemMap(a->start + m->parts[k].offset, m->parts[k].bytes, 0,
+                              (CUmemGenericAllocationHandle)m->parts[k].handle, 0) != CUDA_SUCCESS)
+            r = CUDA_ERROR_UNKNOWN;
+    memmove(&a->chunks[m->index + m->nparts], &a->chunks[m->index + 1],
+            (a->nchunks - m->index - 1) * sizeof *a->chunks);
+    memcpy(&a->chunks[m->index], m->parts, m->nparts * sizeof *m->parts);
+    a->nchunks += m->nparts - 1;
+    return r;
+}
+
+/* Under pool.lock, the GPUs idle: the batch's moves made (steps 1 to 3),
+ * or none of them where a part could not be made or copied. */
+static CUresult run_batch(struct move_batch *b)
+{
+    if (b->count == 0)
+        return CUDA_SUCCESS;
+    /* With MGPU_VERBOSE=2, where the time goes: [0..1] parts made and
+     * mapped at scratch addresses, [1..2] copied and waited for, [2..3]
+     * unmapped and mapped in place, [3..4] access for every device. */
+    long long t[5];
+    t[0] = mgpu_monotonic_ns();
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < b->count && r == CUDA_SUCCESS; i++)
+        r = make_parts(&b->moves[i]);
     t[1] = mgpu_monotonic_ns();
     if (r == CUDA_SUCCESS)
-        r = grant_access(scratch, old.bytes);
+        r = copy_parts(b);
     t[2] = mgpu_monotonic_ns();
-    if (r == CUDA_SUCCESS && mgpu_drv.cuCtxPushCurrent(pool.contexts[0]) == CUDA_SUCCESS) {
-        r = mgpu_drv.cuMemcpyDtoD(scratch, a->start + old.offset, old.bytes);
-        /* A device-to-device copy returns before it is done. */
+    if (r != CUDA_SUCCESS) {
+        for (size_t i = 0; i < b->count; i++)
+            drop_scratch(&b->moves[i], true);
+        return r;
+    }
+    /* The last chunk first, so that the indices of those before stay true. */
+    for (size_t i = b->count; i-- > 0;) {
+        CUresult c = commit_parts(b->a, &b->moves[i]);
         if (r == CUDA_SUCCESS)
-            r = mgpu_drv.cuCtxSynchronize();
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
+            r = c;
     }
     t[3] = mgpu_monotonic_ns();
-    for (size_t k = 0; k < made; k++)
-        mgpu_drv.cuMemUnmap(scratch + parts[k].offset - old.offset, parts[k].bytes);
-    mgpu_address_space_give(&pool.space, scratch, old.bytes);
-    if (r != CUDA_SUCCESS) {
-        release_unmapped(parts, made);
-        return r;
+    /* One grant per stretch of chunks rebuilt side by side. */
+    for (size_t i = 0; i < b->count;) {
+        uint64_t from = b->moves[i].old.offset, to = from + b->moves[i].old.bytes;
+        size_t j = i + 1;
+        while (j < b->count && b->moves[j].old.offset == to)
+            to += b->moves[j++].old.bytes;
+        CUresult g = grant_access(b->a->start + from, to - from);
+        if (r == CUDA_SUCCESS)
+            r = g;
+        i = j;
     }
-    struct mgpu_chunk *grown = realloc(a->chunks, (a->nchunks + 2) * sizeof *grown);
-    if (grown == NULL)
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-    else
-        a->chunks = grown;
-    if (r != CUDA_SUCCESS) {
-        release_unmapped(parts, nparts);
-        return r;
-    }
-    unmap_and_release(a->start + old.offset, old.bytes, old.gpu,
-                      (CUmemGenericAllocationHandle)old.handle);
-    for (size_t k = 0; k < nparts; k++)
-        if (mgpu_drv.cuMemMap(a->start + parts[k].offset, parts[k].bytes, 0,
-                              (CUmemGenericAllocationHandle)parts[k].handle, 0) != CUDA_SUCCESS)
-            r = CUDA_ERROR_UNKNOWN;
     t[4] = mgpu_monotonic_ns();
-    if (r == CUDA_SUCCESS)
-        r = grant_access(a->start + old.offset, old.bytes);
-    t[5] = mgpu_monotonic_ns();
-    mgpu_debug("memory: %.1f MiB of a buffer onto GPU %d in %.2f ms: made and mapped %.2f, access "
-               "%.2f, copied %.2f, remapped %.2f, access %.2f",
-               (double)(cut2 - cut1) / (1 << 20), gpu, (double)(t[5] - t[0]) / 1e6,
-               (double)(t[1] - t[0]) / 1e6, (double)(t[2] - t[1]) / 1e6,
-               (double)(t[3] - t[2]) / 1e6, (double)(t[4] - t[3]) / 1e6,
-               (double)(t[5] - t[4]) / 1e6);
-    memmove(&a->chunks[index + nparts], &a->chunks[index + 1],
-            (a->nchunks - index - 1) * sizeof *a->chunks);
-    memcpy(&a->chunks[index], parts, nparts * sizeof *parts);
-    a->nchunks += nparts - 1;
     atomic_fetch_add(&layout_version, 1);
+    mgpu_debug("memory: %.1f MiB of a buffer moved (%zu chunk%s, %.1f MiB copied) in %.2f ms: "
+               "made and mapped %.2f, copied %.2f, remapped %.2f, access %.2f",
+               (double)b->moving_bytes / (1 << 20), b->count, b->count == 1 ? "" : "s",
+               (double)b->copied_bytes / (1 << 20),
+               (double)(t[4] - t[0]) / 1e6, (double)(t[1] - t[0]) / 1e6,
+               (double)(t[2] - t[1]) / 1e6, (double)(t[3] - t[2]) / 1e6,
+               (double)(t[4] - t[3]) / 1e6);
+    return r;
+}
+
+static void free_batch(struct move_batch *b)
+{
+    for (size_t i = 0; i < b->count; i++)
+        free(b->moves[i].parts);
+    free(b->moves);
+}
+
+/* Under pool.lock, the GPUs idle: every chunk of a that `owner` moves,
+ * moved as one batch. */
+static CUresult move_chunks(struct mgpu_allocation *a, granule_owner_fn owner, void *ctx)
+{
+    struct move_batch b = {a, NULL, 0, 0, 0, 0};
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < a->nchunks && r == CUDA_SUCCESS; i++)
+        r = plan_chunk(&b, i, owner, ctx);
+    if (r == CUDA_SUCCESS)
+        r = run_batch(&b);
+    free_batch(&b);
     return r;
 }
 
@@ -922,22 +1122,24 @@ static CUresult wait_for_home(void)
     return mgpu_drv_synchronize_context(pool.contexts[0]);
 }
 
+struct range_move {
+    size_t from, to; /* granules */
+    int gpu;
+};
+
+static int range_owner(const struct mgpu_allocation *a, size_t i, int now, void *ctx)
+{
+    (void)a;
+    const struct range_move *m = ctx;
+    return i >= m->from && i < m->to ? m->gpu : now;
+}
+
 /* Under pool.lock, the GPUs idle: the granules of [from, to) (offsets in
  * a, granule-aligned) onto `gpu`. */
 static CUresult migrate_range(struct mgpu_allocation *a, uint64_t from, uint64_t to, int gpu)
 {
-    CUresult r = CUDA_SUCCESS;
-    for (size_t i = 0; r == CUDA_SUCCESS && i < a->nchunks; i++) {
-        struct mgpu_chunk c = a->chunks[i];
-        uint64_t lo = c.offset > from ? c.offset : from;
-        uint64_t hi = c.offset + c.bytes < to ? c.offset + c.bytes : to;
-        if (lo >= hi || c.gpu == gpu)
-            continue;
-        size_t before = a->nchunks;
-        r = rebuild_chunk(a, i, lo, hi, gpu);
-        i += a->nchunks - before; /* skip the parts just made */
-    }
-    return r;
+    struct range_move m = {from / MGPU_GRANULE_SIZE, to / MGPU_GRANULE_SIZE, gpu};
+    return move_chunks(a, range_owner, &m);
 }
 
 CUresult mgpu_pool_wait_for_home(void)
@@ -993,16 +1195,11 @@ static void each_placed_run(const struct mgpu_allocation *a,
     }
 }
 
-struct spreading {
-    struct mgpu_allocation *a;
-    CUresult r;
-};
-
-static bool migrate_run(const struct mgpu_owner_run *run, void *ctx)
+static int placed_owner(const struct mgpu_allocation *a, size_t i, int now, void *ctx)
 {
-    struct spreading *s = ctx;
-    s->r = migrate_range(s->a, run->offset, run->offset + run->bytes, run->gpu);
-    return s->r == CUDA_SUCCESS;
+    (void)now;
+    (void)ctx;
+    return mgpu_placement_owner(pool.placement, i, a->span / MGPU_GRANULE_SIZE, pool.ngpus, NULL);
 }
 
 CUresult mgpu_pool_spread(CUdeviceptr start)
@@ -1010,18 +1207,19 @@ CUresult mgpu_pool_spread(CUdeviceptr start)
     if (!mgpu_pool_holds(start))
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&pool.lock);
-    struct spreading s = {mgpu_allocation_table_at(&pool.table, start), CUDA_ERROR_INVALID_VALUE};
-    if (s.a != NULL && s.a->shared)
-        s.r = CUDA_ERROR_NOT_PERMITTED; /* another process maps its pages */
-    else if (s.a != NULL && !s.a->small) {
-        s.r = wait_for_home();
-        if (s.r == CUDA_SUCCESS)
-            each_placed_run(s.a, migrate_run, &s);
-        if (s.r == CUDA_SUCCESS)
+    struct mgpu_allocation *a = mgpu_allocation_table_at(&pool.table, start);
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (a != NULL && a->shared)
+        r = CUDA_ERROR_NOT_PERMITTED; /* another process maps its pages */
+    else if (a != NULL && !a->small) {
+        r = wait_for_home();
+        if (r == CUDA_SUCCESS)
+            r = move_chunks(a, placed_owner, NULL);
+        if (r == CUDA_SUCCESS)
             pool.migrations++;
     }
     pthread_mutex_unlock(&pool.lock);
-    return s.r;
+    return r;
 }
 
 struct run_list {
@@ -1170,6 +1368,14 @@ void mgpu_pool_release_all(void)
     for (size_t i = 0; i < pool.npending; i++)
         mgpu_drv.cuEventDestroy(pool.pending[i].done);
     pool.npending = 0;
+    for (int g = 0; g < pool.ngpus; g++)
+        if (pool.move_streams[g] != NULL &&
+            mgpu_drv.cuCtxPushCurrent(pool.contexts[g]) == CUDA_SUCCESS) {
+            mgpu_drv.cuStreamDestroy(pool.move_streams[g]);
+            pool.move_streams[g] = NULL;
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
     mgpu_allocation_table_each(&pool.table, free_record, NULL);
     mgpu_allocation_table_destroy(&pool.table);
     mgpu_suballoc_destroy(&pool.small);

@@ -106,6 +106,16 @@ expect_match "$work/auto_repeat.err" \
   '^  mgpu_test_fill 97x1x1 of 256x1x1, 8 launches: whole [0-9.]+ ms, (split [0-9.]+ ms \([12] tr(y|ies)[^)]*\)|not tried: [^:]*): (split|whole)$'
 pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided"
 
+# A spread rebuilds only the chunks that move (memory/memory_pool.c): the
+# fill's 8.8 MB buffer (five granules), made on the home GPU and cut where
+# the distributed placement changes owner, is spread after four split
+# launches; the three chunks that change GPU, 8 MiB, are all it copies,
+# and the results stay correct.
+FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always MGPU_VERBOSE=2 run moved -n 4
+expect_match "$work/moved.err" 'the 8800004-byte buffer at 0x[0-9a-f]+ spread over the GPUs after 4 split launches'
+expect_match "$work/moved.err" 'memory: 8\.0 MiB of a buffer moved \(3 chunks, 8\.0 MiB copied\) in [0-9.]+ ms: made and mapped'
+pass "-n 4: a buffer spread after split launches copies only what moves, correct"
+
 # Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on
 # four entries of one device and on four devices, refreshed by device
 # copies (NCCL cannot run on the fake GPU): results still correct, the

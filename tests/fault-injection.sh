@@ -86,12 +86,24 @@ sweep() {
   while [ "$1" != -- ]; do vars="$vars $1"; shift; done
   shift
   env $vars FAKE_CUDA_CALL_COUNT="$work/$name.calls" FAKE_CUDA_LEAK_REPORT="$work/$name.clean" \
-    "$MGPU_RUN" "$@" "$PROGRAM" > "$work/$name.out" 2>&1 || {
+    FAKE_CUDA_CALL_LOG="$work/$name.log" "$MGPU_RUN" "$@" "$PROGRAM" > "$work/$name.out" 2>&1 || {
     cat "$work/$name.out"; fail "the clean run of $name"; }
   n=$(cat "$work/$name.calls")
   [ "$n" -gt 0 ] || fail "$name: the fake counted no calls"
   start=$(date +%s)
-  ks=${FAULT_SWEEP_K:-$(seq 1 "$stride" "$n")}
+  if [ "$stride" = move ]; then
+    # Every call of the pool's first move: from the home context's wait
+    # (two cuCtxSynchronize before the first part's cuMemCreate) to the
+    # access granted after the parts are mapped in place.
+    ks=$(awk '$2 == "cuCtxSynchronize" { sync = $1 }
+      $2 == "cuMemCreate" && prev == "cuCtxSynchronize" && !from { from = sync - 3 }
+      from && $2 == "cuStreamSynchronize" { copied = 1 }
+      from && copied && $2 == "cuMemSetAccess" { for (k = from; k <= $1; k++) print k; exit }
+      { prev = $2 }' "$work/$name.log")
+    [ -n "$ks" ] || fail "$name: no move in the clean run"
+  else
+    ks=${FAULT_SWEEP_K:-$(seq 1 "$stride" "$n")}
+  fi
   # xargs replaces its -I string inside every argument: "{}" cannot occur
   # in mktemp's names, where "K" did (mgpu-test.wpTKcd became wpT95cd).
   echo $ks | tr ' ' '\n' | xargs -P "$jobs" -I {} sh "$work/one.sh" {} "$name" "$kind" $vars \
@@ -118,5 +130,9 @@ sweep entries client 6 0 tests/fake/fake_gpu_client MGPU_SPLIT=always -- --gpus 
 sweep devices client 13 0 tests/fake/fake_gpu_client MGPU_SPLIT=always -- --gpus 0,1,2,3
 sweep mirrors client 11 0 tests/fake/fake_gpu_client MGPU_SPLIT=always MGPU_MIRROR=always \
   MGPU_NCCL=0 -- --gpus 0x4
+# Every call of a move (memory/memory_pool.c): the fill's buffer, made on
+# the home GPU, spread after four split launches.
+sweep moves client move 0 tests/fake/fake_gpu_client MGPU_SPLIT=always FAKE_CLIENT_FILL_REPEAT=8 \
+  -- --gpus 0,1,2,3
 [ "$failures" -eq 0 ] || fail "$failures injected failures were not passed on cleanly"
 pass "every injected failure ended in a correct result or one clean error, with nothing left"

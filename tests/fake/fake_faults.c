@@ -3,7 +3,9 @@
  * (counted over every entry point and thread of the process), and
  * FAKE_CUDA_FAIL_LOG names a file that gets "K cuName" for it;
  * FAKE_CUDA_CALL_COUNT names a file that gets the number of calls at exit,
- * so that a sweep knows how many there are to fail. */
+ * so that a sweep knows how many there are to fail, and FAKE_CUDA_CALL_LOG
+ * one that gets "K cuName" for every call, so that a sweep can fail those
+ * of one stretch of the run. */
 #include "fake_gpu.h"
 
 #include <stdio.h>
@@ -12,6 +14,8 @@
 static atomic_bool counting;
 static atomic_ulong calls;
 static unsigned long fail_at; /* 0: none */
+static FILE *call_log;
+static pthread_mutex_t call_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void fake_calls_start(void)
 {
@@ -19,6 +23,9 @@ void fake_calls_start(void)
         return;
     const char *k = getenv("FAKE_CUDA_FAIL_CALL");
     fail_at = k != NULL ? strtoul(k, NULL, 10) : 0;
+    const char *log = getenv("FAKE_CUDA_CALL_LOG");
+    if (log != NULL)
+        call_log = fopen(log, "w");
     atomic_store(&counting, true);
 }
 
@@ -32,6 +39,12 @@ bool fake_call_fails(const char *name)
     if (!atomic_load_explicit(&counting, memory_order_relaxed))
         return false;
     unsigned long n = atomic_fetch_add(&calls, 1) + 1;
+    if (call_log != NULL) {
+        pthread_mutex_lock(&call_log_lock);
+        fprintf(call_log, "%lu %s\n", n, name);
+        fflush(call_log);
+        pthread_mutex_unlock(&call_log_lock);
+    }
     if (n != fail_at)
         return false;
     const char *log = getenv("FAKE_CUDA_FAIL_LOG");
