@@ -85,6 +85,7 @@ int mgpu_driver_load(const char *path, char *err, size_t errlen)
         {"cuMemAlloc_v2", (void **)&mgpu_drv.cuMemAlloc},
         {"cuMemFree_v2", (void **)&mgpu_drv.cuMemFree},
         {"cuMemcpyDtoDAsync_v2", (void **)&mgpu_drv.cuMemcpyDtoDAsync},
+        {"cuMemcpy2DAsync_v2", (void **)&mgpu_drv.cuMemcpy2DAsync},
         {"cuMemcpyPeerAsync", (void **)&mgpu_drv.cuMemcpyPeerAsync},
         {"cuDevicePrimaryCtxRetain", (void **)&mgpu_drv.cuDevicePrimaryCtxRetain},
         {"cuDevicePrimaryCtxRelease_v2", (void **)&mgpu_drv.cuDevicePrimaryCtxRelease},

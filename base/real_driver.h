@@ -43,6 +43,7 @@ struct mgpu_driver_api {
     PFN_cuMemAlloc_v3020 cuMemAlloc;
     PFN_cuMemFree_v3020 cuMemFree;
     PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync;
+    PFN_cuMemcpy2DAsync_v3020 cuMemcpy2DAsync;
     PFN_cuMemcpyPeerAsync_v4000 cuMemcpyPeerAsync;
     PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain;
     PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease;

@@ -62,6 +62,13 @@ struct gemm_job {
      * device does not hold all of it; freed after, in the same stream. */
     bool staged[MGPU_MAX_GPUS];
     size_t staged_bytes;
+    /* The part's own slice of the operand that is cut (B's columns for a
+     * cut by columns, A's rows by rows), copied into memory of the part's
+     * GPU before its GEMM where that GPU does not hold it: cuBLAS reads an
+     * operand's tiles many times, each over the links when it lies on
+     * another GPU (a cut 8192^3 SGEMM with its operands on the home GPU
+     * took 46.6 ms on 4 x H200 against 21.4 ms whole). */
+    bool slice_staged[MGPU_MAX_GPUS];
 };
 
 /* Where the call writes: C, or D for cublasLtMatmul. */
@@ -304,6 +311,100 @@ static bool stage_shared(struct gemm_job *job, int gpu, CUstream stream)
     return true;
 }
 
+/* Part p's slice of the cut operand as stored: where it starts, its rows
+ * (contiguous elements) and columns, leading dimension and element size;
+ * false where the call's form or cut has no such slice (batches, a cut
+ * by batch) or the copy cannot be made. */
+struct operand_slice {
+    const void *start;
+    long long rows, cols, ld;
+    size_t bytes; /* per element */
+};
+
+static bool cut_slice(const struct gemm_job *job, const struct mgpu_gemm_call *sub,
+                      struct operand_slice *out)
+{
+    const struct mgpu_gemm_call *call = job->call;
+    if (call->form != MGPU_GEMM_PLAIN || mgpu_drv.cuMemcpy2DAsync == NULL ||
+        mgpu_drv.cuMemAllocAsync == NULL || mgpu_drv.cuMemFreeAsync == NULL)
+        return false;
+    if (job->plan.cut == MGPU_GEMM_BY_COLUMNS) /* op(B) is k x sub->n */
+        *out = (struct operand_slice){sub->b, call->transb == 0 ? call->k : sub->n,
+                                      call->transb == 0 ? sub->n : call->k, call->ldb,
+                                      call->b_bytes};
+    else if (job->plan.cut == MGPU_GEMM_BY_ROWS) /* op(A) is sub->m x k */
+        *out = (struct operand_slice){sub->a, call->transa == 0 ? sub->m : call->k,
+                                      call->transa == 0 ? call->k : sub->m, call->lda,
+                                      call->a_bytes};
+    else
+        return false;
+    return out->rows > 0 && out->cols > 0 && out->ld >= out->rows && out->bytes > 0;
+}
+
+/* The bytes from a slice's first element to past its last. */
+static size_t slice_span(const struct operand_slice *s)
+{
+    return (size_t)((s->cols - 1) * s->ld + s->rows) * s->bytes;
+}
+
+/* Which parts copy their slice of the cut operand: those whose GPU (the
+ * run's entry, as for the shared operand) does not hold all of it.
+ * Returns how many. */
+static int plan_slice_reads(struct gemm_job *job)
+{
+    int copies = 0;
+    for (int p = 0; p < job->plan.nparts; p++) {
+        struct mgpu_gemm_call sub;
+        struct operand_slice slice;
+        int g = job->plan.parts[p].gpu;
+        part_call(job, p, &sub);
+        job->slice_staged[g] = false;
+        if (!cut_slice(job, &sub, &slice))
+            continue;
+        size_t held[MGPU_MAX_GPUS], span = slice_span(&slice);
+        if (mgpu_pool_bytes_by_gpu((CUdeviceptr)slice.start, span, held) >= 1)
+            job->slice_staged[g] = held[g] < span;
+        copies += job->slice_staged[g];
+    }
+    return copies;
+}
+
+/* Part `sub`'s slice of the cut operand copied, packed (its leading
+ * dimension its rows), into memory of the part's GPU in `stream`, and the
+ * part pointed at the copy; 0 (the part reads the slice where it is)
+ * when the memory or the copy could not be had. */
+static CUdeviceptr stage_slice(const struct gemm_job *job, struct mgpu_gemm_call *sub,
+                               CUstream stream)
+{
+    struct operand_slice s;
+    CUdeviceptr copy = 0;
+    if (!cut_slice(job, sub, &s) ||
+        mgpu_drv.cuMemAllocAsync(&copy, (size_t)(s.rows * s.cols) * s.bytes, stream) !=
+            CUDA_SUCCESS)
+        return 0;
+    CUDA_MEMCPY2D m;
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.srcDevice = (CUdeviceptr)s.start;
+    m.srcPitch = (size_t)s.ld * s.bytes;
+    m.dstDevice = copy;
+    m.dstPitch = (size_t)s.rows * s.bytes;
+    m.WidthInBytes = (size_t)s.rows * s.bytes;
+    m.Height = (size_t)s.cols;
+    if (mgpu_drv.cuMemcpy2DAsync(&m, stream) != CUDA_SUCCESS) {
+        mgpu_drv.cuMemFreeAsync(copy, stream);
+        return 0;
+    }
+    if (job->plan.cut == MGPU_GEMM_BY_COLUMNS) {
+        sub->b = (const void *)copy;
+        sub->ldb = s.rows;
+    } else {
+        sub->a = (const void *)copy;
+        sub->lda = s.rows;
+    }
+    return copy;
+}
+
 /* sched/'s split launch calls this for part p on GPU gpu, with its
  * context current and `stream` the program's (home part) or the GPU's
  * slice stream. */
@@ -316,6 +417,7 @@ static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
     struct mgpu_gemm_call sub;
     bool staged = job->staged[gpu] && stage_shared(job, gpu, stream);
     part_call(job, p, &sub);
+    CUdeviceptr slice = job->slice_staged[gpu] ? stage_slice(job, &sub, stream) : 0;
     struct mgpu_launch_timer timer;
     bool traced = mgpu_timing_traced();
     if (traced)
@@ -329,6 +431,8 @@ static CUresult run_part(void *arg, int p, int gpu, CUstream stream)
     mgpu_driver_bypass_end();
     if (staged)
         mgpu_drv.cuMemFreeAsync(job->shared_copy[gpu], stream);
+    if (slice != 0)
+        mgpu_drv.cuMemFreeAsync(slice, stream);
     CUresult r = st == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
     if (traced)
         mgpu_timing_end(&timer, stream, r);
@@ -373,10 +477,29 @@ static double estimate_split_us(void *arg, double whole_us)
     if (links == NULL || total <= 0)
         return -1.0;
     double compute_us = whole_us * (double)largest / (double)total;
+    struct mgpu_link_move moves[2 * MGPU_MAX_GPUS];
+    size_t n = 0;
+    /* Each part's slice of the cut operand, where its GPU lacks it. */
+    for (int p = 0; p < job->plan.nparts; p++) {
+        struct mgpu_gemm_call sub;
+        struct operand_slice slice;
+        part_call(job, p, &sub);
+        size_t held[MGPU_MAX_GPUS] = {0}, span;
+        int g = job->plan.parts[p].gpu;
+        if (!cut_slice(job, &sub, &slice) ||
+            mgpu_pool_bytes_by_gpu((CUdeviceptr)slice.start, span = slice_span(&slice), held) < 1 ||
+            held[g] >= span)
+            continue;
+        int from = 0;
+        for (int h = 1; h < links->nentries && h < MGPU_MAX_GPUS; h++)
+            if (held[h] > held[from])
+                from = h;
+        moves[n++] = (struct mgpu_link_move){span - held[g], from, g};
+    }
     CUdeviceptr operand;
     struct mgpu_pool_block shared;
     if (!shared_operand(job, &operand, &shared))
-        return compute_us;
+        return compute_us + mgpu_link_copy_seconds(links, moves, n) * 1e6;
     size_t held[MGPU_MAX_GPUS] = {0};
     if (mgpu_pool_bytes_by_gpu(operand, shared.bytes, held) < 1)
         return -1.0;
@@ -384,8 +507,6 @@ static double estimate_split_us(void *arg, double whole_us)
     for (int g = 1; g < links->nentries && g < MGPU_MAX_GPUS; g++)
         if (held[g] > held[holder])
             holder = g;
-    struct mgpu_link_move moves[MGPU_MAX_GPUS];
-    size_t n = 0;
     for (int p = 0; p < job->plan.nparts; p++) {
         int g = job->plan.parts[p].gpu;
         if (g != holder && held[g] < shared.bytes)
@@ -546,6 +667,7 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     mgpu_gemm_trial_begin(&trial, stream);
     bool mirrored = plan_shared_reads(&job, contexts, stream);
     bool staged = !mirrored && plan_staged_reads(&job);
+    int slice_copies = plan_slice_reads(&job);
     CUresult r = mgpu_split_launch(&req);
     if (start != NULL && (mgpu_drv.cuEventCreate(&end, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                           mgpu_drv.cuEventRecord(end, stream) != CUDA_SUCCESS))
@@ -577,7 +699,9 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
         mgpu_replicas_written((CUdeviceptr)output_of(call), c_span(call));
     mgpu_blas_stats_split(call->name, &job.plan, mirrored, staged, call->m, call->n, call->k, start,
                           end);
-    mgpu_debug("%s %lldx%lldx%lld (batch %lld) split by %s into %d parts", call->name, call->m,
-               call->n, call->k, call->batch, mgpu_gemm_cut_name(job.plan.cut), job.plan.nparts);
+    mgpu_debug("%s %lldx%lldx%lld (batch %lld) split by %s into %d parts, %d of them copying "
+               "their slice of the cut operand",
+               call->name, call->m, call->n, call->k, call->batch,
+               mgpu_gemm_cut_name(job.plan.cut), job.plan.nparts, slice_copies);
     return true;
 }

@@ -67,6 +67,15 @@ expect_match "$work/n4.err" "parts per GPU: 0:[0-9]+ 1:[0-9]+ 2:[0-9]+ 3:[0-9]+"
 expect_match "$work/n4.err" "parts per GPU: .*; 15 calls copied A or B to the GPUs first"
 pass "-n 4: every routine form split (columns, rows, matrices), correct to the bit; the small and uncuttable ones whole; the shared operand copied first"
 
+# Each part whose GPU does not hold its own slice of the cut operand (B's
+# columns, A's rows: all on the home GPU here) copies it, packed, before
+# its GEMM (the transposed and conjugated forms by a 2D copy), and the
+# results stay exact.
+MGPU_VERBOSE=2 MGPU_SPLIT=always MGPU_MIRROR=never MGPU_BLAS_MIN=1000 run slices "$client" -n 4
+expect_in "$work/slices.err" "cublasSgemm_v2 67x45x23 (batch 1) split by columns into 4 parts, 3 of them copying their slice of the cut operand"
+expect_in "$work/slices.err" "cublasSgemm_v2 203x2x30 (batch 1) split by rows into 4 parts, 3 of them copying their slice of the cut operand"
+pass "-n 4: the parts off the home GPU copy their slices of the cut operand first, exact"
+
 MGPU_SPLIT=always MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
 count_is entries '^cublasSgemm_v2 m=67 n=1[12] k=23 ' 36 "the Sgemms of 67x45x23 in parts on one device"
 expect_match "$work/entries.err" "cublasSgemm_v2: 16 calls, 15 split"
