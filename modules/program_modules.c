@@ -867,7 +867,6 @@ bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsig
         mgpu_probes_launch(k->name, block[0] * block[1] * block[2], &sample_blocks);
     l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
     l->fn = k->fns[0];
-    l->whole_as_given = m->rewritten.globals.nredirected == 0 && !mgpu_probes_on();
     l->kernel = (struct mgpu_gpu_kernels){
         .ngpus = m->rewritten.ngpus,
         .contexts = m->rewritten.contexts,

@@ -92,12 +92,6 @@ struct mgpu_gpu_kernels {
 struct mgpu_module_launch {
     struct mgpu_gpu_kernels kernel;
     CUfunction fn; /* the home GPU's rewritten module */
-    /* The launch may run whole on the home GPU as the program gave it (its
-     * own kernel, parameters and `extra`): the module redirects no
-     * __device__ variable to storage the program's module does not see,
-     * and no probe is injected. A whole launch then costs what it costs
-     * without mgpu, not the rewritten kernel's slice arithmetic. */
-    bool whole_as_given;
     void **params;
     void **extra;
     struct mgpu_grid_param grid; /* __mgpu_grid: first block 0, the full grid, no iterations */

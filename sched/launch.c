@@ -366,11 +366,9 @@ CUresult mgpu_launch(const struct mgpu_launch *l, mgpu_launch_whole_fn whole)
     struct mgpu_module_launch ml;
     bool from_rewritten = mgpu_module_launch_prepare(
         l->function, shape.stream, shape.grid, shape.block, l->params, l->extra, &ml, &shape.why);
-    /* Whole on the home GPU: the program's own kernel where it may be. */
-    bool rewritten_whole = from_rewritten && !ml.whole_as_given;
-    CUfunction fn = rewritten_whole ? ml.fn : l->function;
-    void **prm = rewritten_whole ? ml.params : l->params;
-    void **ext = rewritten_whole ? ml.extra : l->extra;
+    CUfunction fn = from_rewritten ? ml.fn : l->function;
+    void **prm = from_rewritten ? ml.params : l->params;
+    void **ext = from_rewritten ? ml.extra : l->extra;
     CUresult launch_result;
     struct mgpu_split_trial trial = {NULL, false, false, false, false, 0.0};
     int ran_whole_on = 0; /* the home GPU, unless split_launch says otherwise */

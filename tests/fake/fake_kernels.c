@@ -14,7 +14,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 extern unsigned long fake_launches, fake_launches_ptsz;
@@ -206,15 +205,6 @@ static CUresult launch(CUfunction fn, const unsigned grid[3], const unsigned blo
     if (r == CUDA_SUCCESS)
         fake_clock_advance(2000);
     fake_stream_end(s);
-    /* FAKE_CUDA_LAUNCH_LOG gets "NAME rewritten|program" per launch: a
-     * rewritten module's kernel (mgpu's __mgpu_grid parameter last) or
-     * the program's own. */
-    const char *log = getenv("FAKE_CUDA_LAUNCH_LOG");
-    FILE *f = r == CUDA_SUCCESS && log != NULL ? fopen(log, "a") : NULL;
-    if (f != NULL) {
-        fprintf(f, "%s %s\n", l.f->name, l.f->grid_param ? "rewritten" : "program");
-        fclose(f);
-    }
     return r;
 }
 
