@@ -6,6 +6,8 @@
  * to a worker that has gone to sleep without being woken. */
 #include "partition/gpu_workers.h"
 
+#include "base/process_state.h"
+
 #include "base/log.h"
 #include "base/monotonic_clock.h"
 #include "base/real_driver.h"
@@ -82,6 +84,7 @@ static void bind_near_gpu(const struct worker *w)
 static void *worker_main(void *p)
 {
     struct worker *w = p;
+    mgpu_process_thread_is_mgpus();
     mgpu_drv_relax_capture_mode();
     mgpu_drv.cuCtxSetCurrent(w->context);
     bool bound = false;

@@ -109,19 +109,29 @@ static void report_from_callback(void)
                   CALLBACK_REPORT_SECONDS);
 }
 
-/* The report first, while the pool still holds what it counts; then the
- * pool's memory goes back, after it has waited for the GPUs' work; then
- * the slice watch stops. Not before: with sequence flags the pool's wait
- * can end only when the watch writes the join flag of a GPU that faulted.
- * One function, not one atexit handler per part, because handlers run in
- * the reverse order of their registration, which follows the program's
- * first allocation and first split launch, not what each part needs.
+/* The end of a run is two handlers of exit(). at_exit, registered again
+ * whenever a part starts (the pool, the probes, the first launch with
+ * --report), so that it runs before the CUDA runtime's own handlers:
+ * the start-up figures, the probes' results, the report and the trace,
+ * while the pool still holds what they count. Then final_exit, registered
+ * once at the program's first successful cuInit (every CUDA program calls
+ * it, or its CUDA runtime does, before it touches the GPU), so that it
+ * runs after every handler the program registers later: they may still
+ * read and free device memory. Not earlier: a handler registered while
+ * the libraries are being loaded, before main (the shim's constructor
+ * runs then for a program linked with -lcuda), runs only after the
+ * libraries' destructors, the driver's among them. It gives the pool's memory back, after waiting for the GPUs'
+ * work, and then stops the slice watch (not before: with sequence flags
+ * the pool's wait can end only when the watch writes the join flag of a
+ * GPU that faulted).
  *
- * exit() called in a host callback runs this on the driver's callback
- * thread, where no CUDA call is allowed and any wait for the GPU waits for
- * the callback itself: the launches still in flight go untimed, and the
- * pool's memory is left to the driver, which frees all of a process's
- * memory as it ends. */
+ * The pool is left to the driver, which frees all of a process's memory
+ * as it ends, where giving it back is not safe: while other threads of
+ * the program that called the driver are still alive (exit() does not
+ * stop them, and one may be copying from the pool), and when exit() is
+ * called in a host callback, on the driver's callback thread, where no
+ * CUDA call is allowed and any wait for the GPU waits for the callback
+ * itself (the launches still in flight go untimed then). */
 /* The pool waits for every GPU, then gives its memory back; the replicas'
  * copies go after it. */
 static void release_memory(void)
@@ -152,9 +162,25 @@ static void at_exit(void)
             report_and_trace();
         }
     }
-    if (in_callback)
+}
+
+static void final_exit(void)
+{
+    static atomic_bool done;
+    if (atomic_exchange(&done, true))
+        return;
+    at_exit(); /* when no part registered it */
+    if (atomic_load(&mgpu_forked_child))
+        return;
+    int others = mgpu_process_other_driver_threads();
+    if (mgpu_on_callback_thread())
         mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "
                   "it as the process ends");
+    else if (others > 0)
+        mgpu_debug("exit with %d other thread%s of the program that called the driver still "
+                   "running: the pool's memory is left to the driver, which frees it as the "
+                   "process ends",
+                   others, others == 1 ? "" : "s");
     else
         release_memory();
     mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
@@ -220,6 +246,18 @@ static void start(void)
         mgpu_stats_enabled = true;
         atexit(at_exit);
     }
+}
+
+static pthread_once_t final_exit_once = PTHREAD_ONCE_INIT;
+
+static void register_final_exit(void)
+{
+    atexit(final_exit);
+}
+
+void mgpu_runtime_driver_initialised(void)
+{
+    pthread_once(&final_exit_once, register_final_exit);
 }
 
 bool mgpu_runtime_logs_calls(void)

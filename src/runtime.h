@@ -17,6 +17,11 @@ MGPU_EXPORT void mgpu_runtime_start(const char *shim_path);
 /* Whether every driver call is to be logged (MGPU_CALL_LOG=1). */
 MGPU_EXPORT bool mgpu_runtime_logs_calls(void);
 
+/* Called at the program's first successful cuInit: mgpu's end (the pool
+ * given back) is registered to run after every exit handler the program
+ * registers from then on. */
+void mgpu_runtime_driver_initialised(void);
+
 /* Called at the program's first launch: the report is then also registered
  * to run at exit after the CUDA runtime's own exit handlers were registered,
  * so that it runs before them, while contexts are alive. */

@@ -8,6 +8,7 @@
 #include "base/process_state.h"
 #include "base/startup_times.h"
 #include "src/hooks/hook_table.h"
+#include "src/runtime.h"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -23,8 +24,10 @@ static CUresult CUDAAPI hook_cuInit(unsigned flags)
     long long start = mgpu_monotonic_ns();
     CUresult r = real_cuInit(flags);
     mgpu_startup_add(MGPU_STARTUP_DRIVER, mgpu_monotonic_ns() - start);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         mgpu_process_driver_initialised();
+        mgpu_runtime_driver_initialised();
+    }
     return r;
 }
 

@@ -52,6 +52,7 @@ static inline CUstream mgpu_per_thread_stream(CUstream s)
     do {                                                                                           \
         if (atomic_load_explicit(&mgpu_forked_child, memory_order_relaxed))                        \
             return CUDA_ERROR_NOT_INITIALIZED;                                                     \
+        mgpu_process_thread_calls_driver();                                                        \
         if (mgpu_stats_enabled)                                                                    \
             atomic_fetch_add_explicit(&calls_##sym, 1, memory_order_relaxed);                      \
     } while (0)
