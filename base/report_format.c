@@ -221,6 +221,31 @@ static void print_wrapped(FILE *out, const char *text, int first, int rest)
     }
 }
 
+/* One line: what the policies' tries and placement's moves cost, against
+ * the kernels' GPU time; nothing when nothing was tried or moved. */
+static void print_trying_cost(FILE *out, const struct mgpu_report *r)
+{
+    if (r->split_tries + r->mirror_tries + r->gemm_tries + r->follow_moves == 0)
+        return;
+    double kernels_ms = 0.0;
+    for (size_t i = 0; i < r->row_count; i++)
+        if (r->rows[i].timed)
+            kernels_ms += r->rows[i].gpu_ms;
+    double spent = r->split_tries_over_ms + r->mirror_tries_over_ms + r->gemm_tries_over_ms +
+                   r->follow_ms;
+    char line[400];
+    snprintf(line, sizeof line,
+             "what trying cost: %lu split tr%s %.3f ms over whole, %lu mirrored tr%s %.3f ms over "
+             "unmirrored, %lu GEMM cut tr%s %.3f ms over whole, %lu move%s %.3f ms; %.3f ms in "
+             "all, %.2f %% of the kernels' %.3f ms",
+             r->split_tries, r->split_tries == 1 ? "y" : "ies", r->split_tries_over_ms,
+             r->mirror_tries, r->mirror_tries == 1 ? "y" : "ies", r->mirror_tries_over_ms,
+             r->gemm_tries, r->gemm_tries == 1 ? "y" : "ies", r->gemm_tries_over_ms,
+             r->follow_moves, r->follow_moves == 1 ? "" : "s", r->follow_ms, spent,
+             kernels_ms > 0.0 ? 100.0 * spent / kernels_ms : 0.0, kernels_ms);
+    print_wrapped(out, line, 0, 4);
+}
+
 /* The kernels that read parameters from replicas (MGPU_MIRROR), or
  * privatise reductions through them, with those parameters. */
 static void print_mirrored_params(FILE *out, const struct mgpu_report *r, bool privatised)
@@ -292,6 +317,7 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
             fprintf(out, "split or whole (MGPU_SPLIT=auto), the shapes of most GPU time first:\n");
         for (size_t i = 0; i < r->split_line_count; i++)
             fprintf(out, "  %s\n", r->split_lines[i]);
+        print_trying_cost(out, r);
     }
 
     if (r->slice_gpus > 0) {

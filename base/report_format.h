@@ -93,6 +93,11 @@ struct mgpu_report {
      * (sched/split_policy.h) */
     const char (*split_lines)[160];
     size_t split_line_count;
+    /* What trying cost: the policies' timed tries of the other way (a
+     * split, a mirrored split, a cut GEMM) and what they took beyond the
+     * first way at its best; the moves are follow_moves and follow_ms. */
+    unsigned long split_tries, mirror_tries, gemm_tries;
+    double split_tries_over_ms, mirror_tries_over_ms, gemm_tries_over_ms;
     bool blas_static;    /* the program carries cuBLAS linked in: nothing intercepted */
     const char *startup; /* "start-up: ..." (base/startup_times.h), or empty */
     const char (*host_blas_lines)[160]; /* a CPU program's BLAS calls (--blas) */

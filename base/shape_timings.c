@@ -52,8 +52,18 @@ void mgpu_shape_timings_collect(struct mgpu_shape_timings *t)
         if (us < t->best_us[t->in_flight_way])
             t->best_us[t->in_flight_way] = us;
         t->samples[t->in_flight_way]++;
+        t->sum_us[t->in_flight_way] += us;
+        t->summed[t->in_flight_way]++;
     }
     t->in_flight = false;
+}
+
+double mgpu_shape_timings_tries_over_us(const struct mgpu_shape_timings *t)
+{
+    if (t->summed[1] == 0 || !isfinite(t->best_us[0]))
+        return 0.0;
+    double over = t->sum_us[1] - t->summed[1] * t->best_us[0];
+    return over > 0.0 ? over : 0.0;
 }
 
 bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way)

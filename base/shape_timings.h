@@ -27,6 +27,8 @@ void *mgpu_shape_record(void *records, size_t count, size_t stride, const void *
 struct mgpu_shape_timings {
     double best_us[2]; /* per way: INFINITY until measured */
     int samples[2];
+    double sum_us[2]; /* of the samples measured here (not seeded) */
+    int summed[2];
     bool warmed; /* launched once, untimed */
     bool in_flight;
     bool in_flight_way;
@@ -37,6 +39,10 @@ struct mgpu_shape_timings {
 void mgpu_shape_timings_reset(struct mgpu_shape_timings *t);
 /* Takes in the timing in flight if it is done. */
 void mgpu_shape_timings_collect(struct mgpu_shape_timings *t);
+/* What the measured launches of way 1 (a split, a mirrored split) took
+ * beyond as many of way 0 at its best: the cost of trying the other way,
+ * 0 while way 0 is not measured. */
+double mgpu_shape_timings_tries_over_us(const struct mgpu_shape_timings *t);
 /* A timing of `way` in flight from now; false (nothing in flight) when its
  * events cannot be made. */
 bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way);

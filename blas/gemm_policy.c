@@ -145,6 +145,23 @@ void mgpu_gemm_trial_end(struct mgpu_gemm_trial *trial, CUstream stream, CUresul
     trial->shape = NULL;
 }
 
+double mgpu_gemm_policy_tries_over_us(unsigned long *tries)
+{
+    double over = 0.0;
+    *tries = 0;
+    pthread_mutex_lock(&policy_lock);
+    for (size_t i = 0; i < TABLE_SIZE; i++) {
+        struct shape *s = &table[i];
+        if (s->key.kernel == NULL)
+            continue;
+        mgpu_shape_timings_collect(&s->t);
+        *tries += (unsigned long)s->t.summed[1];
+        over += mgpu_shape_timings_tries_over_us(&s->t);
+    }
+    pthread_mutex_unlock(&policy_lock);
+    return over;
+}
+
 size_t mgpu_gemm_policy_describe(char (*lines)[160], size_t max)
 {
     size_t used = 0;

@@ -60,6 +60,10 @@ void mgpu_gemm_trial_begin(struct mgpu_gemm_trial *trial, CUstream stream);
  * cublasSgemm_v2 8192x8192x8192: whole 21.223 ms, cut 5.572 ms (2 tries):
  * cut"); returns how many. */
 size_t mgpu_gemm_policy_describe(char (*lines)[160], size_t max);
+
+/* For the report: the cut calls timed as tries, into *tries, and what they
+ * took beyond as many whole calls at the shape's best, summed. */
+double mgpu_gemm_policy_tries_over_us(unsigned long *tries);
 void mgpu_gemm_trial_end(struct mgpu_gemm_trial *trial, CUstream stream, CUresult ran);
 
 #endif

@@ -111,6 +111,24 @@ void mgpu_mirror_trial_end(struct mgpu_mirror_trial *trial, CUstream stream, CUr
         mgpu_shape_timings_end(&s->t, &policy_lock, stream, launched);
 }
 
+double mgpu_mirror_policy_tries_over_us(unsigned long *tries)
+{
+    double over = 0.0;
+    *tries = 0;
+    pthread_mutex_lock(&policy_lock);
+    for (size_t i = 0; i < TABLE_SIZE; i++) {
+        struct shape *s = &table[i];
+        if (s->key.kernel == NULL)
+            continue;
+        if (s->t.in_flight)
+            collect(s);
+        *tries += (unsigned long)s->t.summed[1];
+        over += mgpu_shape_timings_tries_over_us(&s->t);
+    }
+    pthread_mutex_unlock(&policy_lock);
+    return over;
+}
+
 void mgpu_mirror_policy_stats(struct mgpu_mirror_policy_stats *out)
 {
     pthread_mutex_lock(&policy_lock);

@@ -64,4 +64,10 @@ struct mgpu_mirror_policy_stats {
 };
 void mgpu_mirror_policy_stats(struct mgpu_mirror_policy_stats *out);
 
+/* For the report: the split launches timed with mirrors as this policy's
+ * tries (not those the split policy's mirrored tries seeded), into *tries,
+ * and what they took beyond as many split launches without mirrors at the
+ * shape's best, summed. */
+double mgpu_mirror_policy_tries_over_us(unsigned long *tries);
+
 #endif

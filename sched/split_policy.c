@@ -382,6 +382,23 @@ static void untried_why(const struct shape *s, char *out, size_t n)
         snprintf(out, n, "not tried yet");
 }
 
+double mgpu_split_policy_tries_over_us(unsigned long *tries)
+{
+    double over = 0.0;
+    *tries = 0;
+    pthread_mutex_lock(&policy_lock);
+    for (size_t i = 0; i < TABLE_SIZE; i++) {
+        struct shape *s = &table[i];
+        if (s->key.kernel == NULL)
+            continue;
+        mgpu_shape_timings_collect(&s->t);
+        *tries += (unsigned long)s->t.summed[1];
+        over += mgpu_shape_timings_tries_over_us(&s->t);
+    }
+    pthread_mutex_unlock(&policy_lock);
+    return over;
+}
+
 size_t mgpu_split_policy_describe(char (*lines)[160], size_t max)
 {
     enum { MOST = 16 };

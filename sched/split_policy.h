@@ -104,6 +104,11 @@ void mgpu_split_trial_begin(struct mgpu_split_trial *trial, CUstream stream);
  * spread waiting for launches to pay for it), and the way it goes now.
  * Returns how many. */
 size_t mgpu_split_policy_describe(char (*lines)[160], size_t max);
+
+/* For the report: the split launches timed as tries, into *tries, and
+ * what they took beyond as many whole launches at the shape's best
+ * (mgpu_shape_timings_tries_over_us), summed over the shapes. */
+double mgpu_split_policy_tries_over_us(unsigned long *tries);
 void mgpu_split_trial_end(struct mgpu_split_trial *trial, CUstream stream, CUresult launched);
 
 #endif

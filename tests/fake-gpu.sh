@@ -104,7 +104,9 @@ FAKE_CLIENT_FILL_REPEAT=8 run auto_repeat -n 4
 expect_match "$work/auto_repeat.err" '^split or whole \(MGPU_SPLIT=auto\), the shapes of most GPU time first:$'
 expect_match "$work/auto_repeat.err" \
   '^  mgpu_test_fill 97x1x1 of 256x1x1, 8 launches: whole [0-9.]+ ms, (split [0-9.]+ ms \([12] tr(y|ies)[^)]*\)|not tried: [^:]*): (split|whole)$'
-pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided"
+# and what the try cost beyond the whole launch it lost to.
+expect_match "$work/auto_repeat.err" '^what trying cost: 1 split try [0-9.]+ ms over whole, 0 mirrored tries'
+pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided, and what trying cost"
 
 # A spread rebuilds only the chunks that move (memory/memory_pool.c): the
 # fill's 8.8 MB buffer (five granules), made on the home GPU and cut where
@@ -114,6 +116,9 @@ pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided"
 FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always MGPU_VERBOSE=2 run moved -n 4
 expect_match "$work/moved.err" 'the 8800004-byte buffer at 0x[0-9a-f]+ spread over the GPUs after 4 split launches'
 expect_match "$work/moved.err" 'memory: 8\.0 MiB of a buffer moved \(3 chunks, 8\.0 MiB copied\) in [0-9.]+ ms: made and mapped'
+# The report counts the move among what trying cost (its line wrapped).
+tr '\n' ' ' < "$work/moved.err" | tr -s ' ' | grep -Eq 'what trying cost: 0 split tries .* 1 move [0-9.]+ ms; [0-9.]+ ms in all' ||
+  fail "moved: the report's cost of trying does not count the move"
 pass "-n 4: a buffer spread after split launches copies only what moves, correct"
 
 # Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on

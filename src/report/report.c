@@ -8,6 +8,7 @@
 #include "partition/gpu_contexts.h"
 
 #include "blas/blas_stats.h"
+#include "blas/gemm_policy.h"
 #include "src/hooks/hook_table.h"
 #include "base/kernel_stats.h"
 #include "memory/copy_router.h"
@@ -199,6 +200,9 @@ void mgpu_report_print(void)
     r.split_lines = (const char(*)[160])split_lines;
     r.split_line_count =
         mgpu_cfg.split == MGPU_SPLIT_AUTO ? mgpu_split_policy_describe(split_lines, 8) : 0;
+    r.split_tries_over_ms = mgpu_split_policy_tries_over_us(&r.split_tries) / 1e3;
+    r.mirror_tries_over_ms = mgpu_mirror_policy_tries_over_us(&r.mirror_tries) / 1e3;
+    r.gemm_tries_over_ms = mgpu_gemm_policy_tries_over_us(&r.gemm_tries) / 1e3;
     static char blas_lines[64][160];
     r.blas_lines = (const char(*)[160])blas_lines;
     r.blas_line_count = mgpu_blas_stats_describe(blas_lines, 64);

@@ -21,6 +21,7 @@
 #include "sched/split_policy.h"
 #include "base/demangle.h"
 #include "base/kernel_stats.h"
+#include "base/shape_timings.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -416,5 +417,21 @@ int main(void)
     }
     CHECK(said_spread && said_estimate && said_tries);
     CHECK(strstr(lines[0], ", 100 launches: ") != NULL); /* copies_much_too_long: the most */
+
+    /* What trying cost: the split tries beyond as many whole launches at
+     * their best. `unknown` tried once at 300 us against 100 whole (200
+     * over), `cold` twice at 150 and 60 (10 over); tries under the whole
+     * time count nothing below zero. */
+    struct mgpu_shape_timings t = {.best_us = {100.0, 60.0}, .sum_us = {0.0, 210.0},
+                                   .summed = {1, 2}};
+    CHECK(mgpu_shape_timings_tries_over_us(&t) == 10.0);
+    t.sum_us[1] = 150.0;
+    CHECK(mgpu_shape_timings_tries_over_us(&t) == 0.0);
+    t.best_us[0] = INFINITY; /* whole never measured: nothing to weigh against */
+    t.sum_us[1] = 500.0;
+    CHECK(mgpu_shape_timings_tries_over_us(&t) == 0.0);
+    unsigned long tries = 0;
+    double over = mgpu_split_policy_tries_over_us(&tries);
+    CHECK(tries >= 3 && over >= 210.0);
     return check_failures;
 }
