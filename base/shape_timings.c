@@ -66,6 +66,23 @@ double mgpu_shape_timings_tries_over_us(const struct mgpu_shape_timings *t)
     return over > 0.0 ? over : 0.0;
 }
 
+double mgpu_shape_table_tries_over_us(void *records, size_t count, size_t stride,
+                                      size_t timings_at, unsigned long *tries)
+{
+    double over = 0.0;
+    *tries = 0;
+    for (size_t i = 0; i < count; i++) {
+        char *record = (char *)records + i * stride;
+        if (((const struct mgpu_shape_key *)(void *)record)->kernel == NULL)
+            continue;
+        struct mgpu_shape_timings *t = (struct mgpu_shape_timings *)(void *)(record + timings_at);
+        mgpu_shape_timings_collect(t);
+        *tries += (unsigned long)t->summed[1];
+        over += mgpu_shape_timings_tries_over_us(t);
+    }
+    return over;
+}
+
 bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way)
 {
     if (t->start == NULL && (mgpu_drv.cuEventCreate(&t->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||

@@ -43,6 +43,12 @@ void mgpu_shape_timings_collect(struct mgpu_shape_timings *t);
  * beyond as many of way 0 at its best: the cost of trying the other way,
  * 0 while way 0 is not measured. */
 double mgpu_shape_timings_tries_over_us(const struct mgpu_shape_timings *t);
+/* The same summed over a policy's table (as mgpu_shape_record's: `count`
+ * records `stride` bytes apart, each starting with its key, its timings
+ * `timings_at` bytes in), each timing in flight taken in first if done;
+ * the tries of way 1 into *tries. Under the policy's lock. */
+double mgpu_shape_table_tries_over_us(void *records, size_t count, size_t stride,
+                                      size_t timings_at, unsigned long *tries);
 /* A timing of `way` in flight from now; false (nothing in flight) when its
  * events cannot be made. */
 bool mgpu_shape_timings_arm(struct mgpu_shape_timings *t, bool way);

@@ -7,6 +7,7 @@
 #include "base/shape_timings.h"
 
 #include <pthread.h>
+#include <stddef.h>
 
 #define TABLE_SIZE 4096 /* a power of two */
 #define MIRRORED_SAMPLES 2
@@ -113,18 +114,9 @@ void mgpu_mirror_trial_end(struct mgpu_mirror_trial *trial, CUstream stream, CUr
 
 double mgpu_mirror_policy_tries_over_us(unsigned long *tries)
 {
-    double over = 0.0;
-    *tries = 0;
     pthread_mutex_lock(&policy_lock);
-    for (size_t i = 0; i < TABLE_SIZE; i++) {
-        struct shape *s = &table[i];
-        if (s->key.kernel == NULL)
-            continue;
-        if (s->t.in_flight)
-            collect(s);
-        *tries += (unsigned long)s->t.summed[1];
-        over += mgpu_shape_timings_tries_over_us(&s->t);
-    }
+    double over = mgpu_shape_table_tries_over_us(table, TABLE_SIZE, sizeof table[0],
+                                                 offsetof(struct shape, t), tries);
     pthread_mutex_unlock(&policy_lock);
     return over;
 }

@@ -15,6 +15,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -384,17 +385,9 @@ static void untried_why(const struct shape *s, char *out, size_t n)
 
 double mgpu_split_policy_tries_over_us(unsigned long *tries)
 {
-    double over = 0.0;
-    *tries = 0;
     pthread_mutex_lock(&policy_lock);
-    for (size_t i = 0; i < TABLE_SIZE; i++) {
-        struct shape *s = &table[i];
-        if (s->key.kernel == NULL)
-            continue;
-        mgpu_shape_timings_collect(&s->t);
-        *tries += (unsigned long)s->t.summed[1];
-        over += mgpu_shape_timings_tries_over_us(&s->t);
-    }
+    double over = mgpu_shape_table_tries_over_us(table, TABLE_SIZE, sizeof table[0],
+                                                 offsetof(struct shape, t), tries);
     pthread_mutex_unlock(&policy_lock);
     return over;
 }
