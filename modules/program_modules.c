@@ -868,6 +868,7 @@ bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsig
     l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
     l->fn = k->fns[0];
     l->kernel = (struct mgpu_gpu_kernels){
+        .name = k->name,
         .ngpus = m->rewritten.ngpus,
         .contexts = m->rewritten.contexts,
         .fns = k->fns,

@@ -66,6 +66,7 @@ void mgpu_program_memory_written(CUdeviceptr dst, size_t bytes);
 /* What a split launch needs of a kernel that runs from its module's rewritten modules.
  * Valid while the module stays loaded. */
 struct mgpu_gpu_kernels {
+    const char *name; /* as the module has it (mangled); for messages */
     int ngpus;
     const CUcontext *contexts; /* [0] the home context, then the other GPUs' */
     const CUfunction *fns;     /* the kernel in each GPU's rewritten module */

@@ -3,7 +3,9 @@
  * moves made, and why it is where it is. */
 #include "sched/placement_follow.h"
 
+#include "base/demangle.h"
 #include "base/kernel_timing.h"
+#include "base/report_format.h"
 #include "sched/launch_params.h"
 #include "base/log.h"
 #include "memory/memory_pool.h"
@@ -29,6 +31,7 @@ struct buffer_use {
     int moves;
     bool declined;  /* the cost model said the last move would not pay */
     bool for_split; /* spread last for a split the split policy chose */
+    char moved_by[33]; /* the kernel whose launches moved it last, shortened */
     unsigned long whole_launches, split_launches;
     unsigned long whole_on[MGPU_MAX_GPUS]; /* the whole launches, per GPU they ran on */
 };
@@ -226,7 +229,7 @@ static int sole_gpu(const struct buffer_use *u)
 
 /* Under lock: u moved onto `gpu`, or spread again with SPLIT; `why` ends
  * the -v line ("after 4 split launches"). Returns whether it moved. */
-static bool move(struct buffer_use *u, int gpu, const char *why)
+static bool move(struct buffer_use *u, int gpu, const char *why, const char *kernel)
 {
     const struct mgpu_link_model *model = mgpu_run_links();
     struct mgpu_link_move planned[MOVES_MAX];
@@ -253,6 +256,11 @@ static bool move(struct buffer_use *u, int gpu, const char *why)
     }
     u->on_gpu = gpu;
     u->for_split = false;
+    u->moved_by[0] = '\0';
+    char *readable = kernel != NULL ? mgpu_demangle(kernel) : NULL;
+    if (readable != NULL)
+        mgpu_shorten_name(readable, sizeof u->moved_by - 1, u->moved_by, sizeof u->moved_by);
+    free(readable);
     if (modelled > 0.0) {
         modelled_move_seconds += modelled;
         measured_move_seconds += ms / 1e3;
@@ -274,7 +282,7 @@ static bool move(struct buffer_use *u, int gpu, const char *why)
 }
 
 /* Under lock: one more launch used u, whole on `gpu` or split (SPLIT). */
-static void count(struct buffer_use *u, int gpu)
+static void count(struct buffer_use *u, int gpu, const char *kernel)
 {
     if (gpu == SPLIT) {
         u->split_launches++;
@@ -297,7 +305,7 @@ static void count(struct buffer_use *u, int gpu)
         char why[64];
         snprintf(why, sizeof why, "after %d %s launches%s", u->streak,
                  gpu == SPLIT ? "split" : "whole", gpu == SPLIT ? "" : " there");
-        move(u, gpu, why);
+        move(u, gpu, why, kernel);
     }
 }
 
@@ -348,7 +356,7 @@ void mgpu_follow_launch(const struct mgpu_gpu_kernels *k, void *const *params, c
             continue;
         struct buffer_use *u = use_of(&used[i]);
         if (u != NULL)
-            count(u, whole_gpu < 0 ? SPLIT : whole_gpu);
+            count(u, whole_gpu < 0 ? SPLIT : whole_gpu, k != NULL ? k->name : NULL);
     }
     pthread_mutex_unlock(&lock);
 }
@@ -410,7 +418,7 @@ int mgpu_follow_spread_for_split(const struct mgpu_gpu_kernels *k, void *const *
     size_t n = spreadable(k, params, buffer, movable);
     for (size_t i = 0; i < n; i++) {
         struct buffer_use *u = movable[i];
-        if (!move(u, SPLIT, "before a split launch that pays only so"))
+        if (!move(u, SPLIT, "before a split launch that pays only so", k->name))
             continue;
         u->for_split = true;
         u->streak_kind = NONE;
@@ -438,14 +446,16 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
         struct mgpu_pool_block b;
         if (!mgpu_pool_find(u->start, &b) || b.id != u->id || b.start != u->start)
             continue; /* freed */
-        char where[64];
+        char where[112], of[64] = "";
+        if (u->moved_by[0])
+            snprintf(of, sizeof of, " of %s", u->moved_by);
         if (u->on_gpu >= 0)
-            snprintf(where, sizeof where, "on GPU %d, moved there after whole launches on it",
-                     u->on_gpu);
+            snprintf(where, sizeof where, "on GPU %d, moved there after whole launches%s on it",
+                     u->on_gpu, of);
         else if (u->on_gpu == SPLIT && u->for_split)
-            snprintf(where, sizeof where, "spread for a split that pays only so");
+            snprintf(where, sizeof where, "spread for a split%s that pays only so", of);
         else if (u->on_gpu == SPLIT)
-            snprintf(where, sizeof where, "spread after split launches");
+            snprintf(where, sizeof where, "spread after split launches%s", of);
         else if (sole_gpu(u) >= 0)
             snprintf(where, sizeof where, "on the home GPU, where it was made");
         else if (u->declined)
@@ -453,11 +463,13 @@ size_t mgpu_follow_describe(char (*lines)[160], size_t max)
         else
             snprintf(where, sizeof where, "where it was made (no streak of %d launches)",
                      MGPU_FOLLOW_STREAK);
-        snprintf(lines[n++], 160,
-                 "buffer of %.2f MiB: %.60s; %lu whole and %lu split launches, %d move%s%s",
+        char line[320]; /* cut at the report's width below */
+        snprintf(line, sizeof line,
+                 "buffer of %.2f MiB: %s; %lu whole and %lu split launches, %d move%s%s",
                  (double)u->bytes / (1024.0 * 1024.0), where, u->whole_launches, u->split_launches,
                  u->moves, u->moves == 1 ? "" : "s",
                  u->moves >= MGPU_FOLLOW_MOVES_MAX ? " (the most allowed: it stays)" : "");
+        snprintf(lines[n++], 160, "%.159s", line);
     }
     pthread_mutex_unlock(&lock);
     return n;

@@ -113,13 +113,15 @@ pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided, 
 # the distributed placement changes owner, is spread after four split
 # launches; the three chunks that change GPU, 8 MiB, are all it copies,
 # and the results stay correct.
-FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always MGPU_VERBOSE=2 run moved -n 4
+FAKE_CLIENT_KEEP_FILL=1 FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always MGPU_VERBOSE=2 run moved -n 4
 expect_match "$work/moved.err" 'the 8800004-byte buffer at 0x[0-9a-f]+ spread over the GPUs after 4 split launches'
 expect_match "$work/moved.err" 'memory: 8\.0 MiB of a buffer moved \(3 chunks, 8\.0 MiB copied\) in [0-9.]+ ms: made and mapped'
 # The report counts the move among what trying cost (its line wrapped).
 tr '\n' ' ' < "$work/moved.err" | tr -s ' ' | grep -Eq 'what trying cost: 0 split tries .* 1 move [0-9.]+ ms; [0-9.]+ ms in all' ||
   fail "moved: the report's cost of trying does not count the move"
-pass "-n 4: a buffer spread after split launches copies only what moves, correct"
+# The fill's buffer, kept to the end, is listed with the kernel that moved it.
+expect_match "$work/moved.err" '^    buffer of 8\.39 MiB: spread after split launches of mgpu_test_fill; 0 whole and 8 split launches, 1 move$'
+pass "-n 4: a buffer spread after split launches copies only what moves, correct, and says which kernel moved it"
 
 # Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on
 # four entries of one device and on four devices, refreshed by device
