@@ -22,7 +22,10 @@
 # --gpus 0x4 (four GPUs on one device: every split path, flags, the copy
 # router) and --gpus 0,1,2,3 (four devices), and under --gpus 0x4 with
 # MGPU_MIRROR=always (replicas made, refreshed and freed; device copies,
-# NCCL cannot run on the fake). The client makes about 350, 410 and 380
+# NCCL cannot run on the fake), and under --gpus 0,1,2,3 with the fill
+# launched 8 times, whose buffer is spread after 4 split launches: every
+# call of that move is failed in turn (found in the clean run's
+# FAKE_CUDA_CALL_LOG). The client makes about 350, 410 and 380
 # calls there, so by default they run every 6th, 13th and 11th K
 # (about 60 s in all on two shared cores); FAULT_SWEEP_STRIDE=1 runs every
 # K of every configuration (about 10 minutes), FAULT_SWEEP_K="K ..." just
