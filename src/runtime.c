@@ -115,15 +115,16 @@ static void report_from_callback(void)
  * the start-up figures, the probes' results, the report and the trace,
  * while the pool still holds what they count. Then final_exit, registered
  * once at the program's first successful cuInit (every CUDA program calls
- * it, or its CUDA runtime does, before it touches the GPU), so that it
- * runs after every handler the program registers later: they may still
- * read and free device memory. Not earlier: a handler registered while
- * the libraries are being loaded, before main (the shim's constructor
- * runs then for a program linked with -lcuda), runs only after the
- * libraries' destructors, the driver's among them. It gives the pool's memory back, after waiting for the GPUs'
- * work, and then stops the slice watch (not before: with sequence flags
- * the pool's wait can end only when the watch writes the join flag of a
- * GPU that faulted).
+ * it, or its CUDA runtime does, before it touches the GPU; failing that,
+ * when the pool starts), so that it runs after every handler the program
+ * registers later: they may still read and free device memory. Not
+ * earlier: a handler registered while the libraries are being loaded,
+ * before main (the shim's constructor runs then for a program linked with
+ * -lcuda), runs only after the libraries' destructors, the driver's among
+ * them. It gives the pool's memory back, after waiting for the GPUs' work,
+ * and then stops the slice watch (not before: with sequence flags the
+ * pool's wait can end only when the watch writes the join flag of a GPU
+ * that faulted).
  *
  * The pool is left to the driver, which frees all of a process's memory
  * as it ends, where giving it back is not safe: while other threads of
@@ -186,11 +187,25 @@ static void final_exit(void)
     mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
 }
 
-/* Called when the memory pool starts: the work at exit is registered again,
- * after the CUDA runtime's own exit handlers, so that it runs before them
- * and the pool's memory is given back while contexts are alive. */
+static pthread_once_t final_exit_once = PTHREAD_ONCE_INIT;
+
+static void register_final_exit(void)
+{
+    atexit(final_exit);
+}
+
+void mgpu_runtime_driver_initialised(void)
+{
+    pthread_once(&final_exit_once, register_final_exit);
+}
+
+/* Called when the memory pool starts (and the probes load): the report's
+ * work at exit is registered again, after the CUDA runtime's own exit
+ * handlers, so that it runs before them, while contexts are alive; the
+ * pool's end too, where the program's cuInit did not register it. */
 static void release_at_exit(void)
 {
+    mgpu_runtime_driver_initialised(); /* when cuInit did not */
     atexit(at_exit);
 }
 
@@ -246,18 +261,6 @@ static void start(void)
         mgpu_stats_enabled = true;
         atexit(at_exit);
     }
-}
-
-static pthread_once_t final_exit_once = PTHREAD_ONCE_INIT;
-
-static void register_final_exit(void)
-{
-    atexit(final_exit);
-}
-
-void mgpu_runtime_driver_initialised(void)
-{
-    pthread_once(&final_exit_once, register_final_exit);
 }
 
 bool mgpu_runtime_logs_calls(void)
