@@ -31,6 +31,17 @@
 
 enum { NONE = -1, IN_PROGRESS = -2 };
 
+/* What the builder knows of one register. */
+struct register_facts {
+    int defs;        /* how often written */
+    size_t def_stmt; /* the statement that writes it (when once) */
+    int value;       /* its node, NONE not yet, IN_PROGRESS */
+    /* written more than once: its first write, whether that is a plain
+     * one (unguarded, the whole register), and its second */
+    size_t first_def, second_def;
+    bool first_plain;
+};
+
 struct builder {
     const struct ptx_function *f;
     const int *access_param;
@@ -38,13 +49,7 @@ struct builder {
     struct mgpu_kernel_footprint *fp;
     size_t cap_nodes, cap_slots, cap_accesses;
     struct ptx_name_set regs;
-    int *defs;        /* per register: how often written */
-    size_t *def_stmt; /* per register: the statement that writes it (when once) */
-    int *value;       /* per register: its node, NONE not yet, IN_PROGRESS */
-    /* per register written more than once: its first write, whether that
-     * is a plain one (unguarded, the whole register), and its second */
-    size_t *first_def, *second_def;
-    bool *first_plain;
+    struct register_facts *reg; /* per register of regs */
     size_t cap_regs;
     /* per statement: inside a loop (between a backward branch and its
      * label); and the value of its write, for registers written more than
@@ -364,9 +369,9 @@ static int reaching_value(struct builder *b, long id)
 {
     size_t u = b->at;
     if (b->in_loop == NULL || b->stmt_value == NULL || u >= b->f->nbody || b->in_loop[u] ||
-        !b->first_plain[id] || !(b->first_def[id] < u && u < b->second_def[id]))
+        !b->reg[id].first_plain || !(b->reg[id].first_def < u && u < b->reg[id].second_def))
         return b->top;
-    size_t d = b->first_def[id];
+    size_t d = b->reg[id].first_def;
     if (b->stmt_value[d] == IN_PROGRESS)
         return b->top;
     if (b->stmt_value[d] != NONE)
@@ -381,19 +386,20 @@ static int reaching_value(struct builder *b, long id)
 
 static int value_of_register(struct builder *b, long id)
 {
-    if ((size_t)id >= b->cap_regs || b->defs[id] == 0)
+    struct register_facts *r = (size_t)id < b->cap_regs ? &b->reg[id] : NULL;
+    if (r == NULL || r->defs == 0)
         return b->top;
-    if (b->defs[id] != 1)
+    if (r->defs != 1)
         return reaching_value(b, id);
-    if (b->value[id] == IN_PROGRESS)
+    if (r->value == IN_PROGRESS)
         return b->top; /* a cycle: a loop's value */
-    if (b->value[id] != NONE)
-        return b->value[id];
+    if (r->value != NONE)
+        return r->value;
     if (b->depth >= FP_MAX_DEPTH)
         return b->top;
-    b->value[id] = IN_PROGRESS;
-    int v = evaluate_at(b, b->def_stmt[id]);
-    b->value[id] = v;
+    r->value = IN_PROGRESS;
+    int v = evaluate_at(b, r->def_stmt);
+    r->value = v; /* b->reg grows only while writes are counted, before */
     return v;
 }
 
@@ -420,32 +426,12 @@ static int grow_registers(struct builder *b, size_t need)
     size_t cap = b->cap_regs ? b->cap_regs * 2 : 256;
     while (cap < need)
         cap *= 2;
-    int *defs = realloc(b->defs, cap * sizeof *defs);
-    if (defs != NULL)
-        b->defs = defs;
-    size_t *def_stmt = realloc(b->def_stmt, cap * sizeof *def_stmt);
-    if (def_stmt != NULL)
-        b->def_stmt = def_stmt;
-    int *value = realloc(b->value, cap * sizeof *value);
-    if (value != NULL)
-        b->value = value;
-    size_t *first_def = realloc(b->first_def, cap * sizeof *first_def);
-    if (first_def != NULL)
-        b->first_def = first_def;
-    size_t *second_def = realloc(b->second_def, cap * sizeof *second_def);
-    if (second_def != NULL)
-        b->second_def = second_def;
-    bool *first_plain = realloc(b->first_plain, cap * sizeof *first_plain);
-    if (first_plain != NULL)
-        b->first_plain = first_plain;
-    if (defs == NULL || def_stmt == NULL || value == NULL || first_def == NULL ||
-        second_def == NULL || first_plain == NULL)
+    struct register_facts *reg = realloc(b->reg, cap * sizeof *reg);
+    if (reg == NULL)
         return -1;
-    for (size_t i = b->cap_regs; i < cap; i++) {
-        b->defs[i] = 0;
-        b->value[i] = NONE;
-        b->second_def[i] = SIZE_MAX;
-    }
+    b->reg = reg;
+    for (size_t i = b->cap_regs; i < cap; i++)
+        reg[i] = (struct register_facts){.value = NONE, .second_def = SIZE_MAX};
     b->cap_regs = cap;
     return 0;
 }
@@ -459,16 +445,17 @@ static int count_write(struct builder *b, struct ptx_str name, size_t stmt, int 
     long id = ptx_name_set_add(&b->regs, name);
     if (id < 0 || grow_registers(b, (size_t)id + 1) != 0)
         return -1;
-    if (b->defs[id] == 0) {
-        b->first_def[id] = stmt;
-        b->first_plain[id] = times == 1;
-    } else if (stmt == b->first_def[id]) {
-        b->first_plain[id] = false; /* written twice by one statement */
-    } else if (b->second_def[id] == SIZE_MAX) {
-        b->second_def[id] = stmt; /* statements come in order */
+    struct register_facts *r = &b->reg[id];
+    if (r->defs == 0) {
+        r->first_def = stmt;
+        r->first_plain = times == 1;
+    } else if (stmt == r->first_def) {
+        r->first_plain = false; /* written twice by one statement */
+    } else if (r->second_def == SIZE_MAX) {
+        r->second_def = stmt; /* statements come in order */
     }
-    b->defs[id] += times;
-    b->def_stmt[id] = stmt;
+    r->defs += times;
+    r->def_stmt = stmt;
     return 0;
 }
 
@@ -879,7 +866,7 @@ int mgpu_ptx_footprint(const struct ptx_function *f, const int *access_param,
         if (s->kind == PTX_INSTRUCTION && s->u.ins.nops > 0 &&
             writes_first_operand(s->u.ins.opcode)) {
             long id = ptx_name_set_find(&b.regs, s->u.ins.ops[0]);
-            if (id >= 0 && b.defs[id] == 1)
+            if (id >= 0 && b.reg[id].defs == 1)
                 (void)value_of_register(&b, id);
         }
         follow_statement(&b, i);
@@ -888,12 +875,7 @@ int mgpu_ptx_footprint(const struct ptx_function *f, const int *access_param,
         b.oom = true;
     ptx_name_set_free(&b.regs);
     free(b.traced);
-    free(b.defs);
-    free(b.def_stmt);
-    free(b.value);
-    free(b.first_def);
-    free(b.second_def);
-    free(b.first_plain);
+    free(b.reg);
     free(b.in_loop);
     free(b.stmt_value);
     if (rc != 0 || b.oom) {
