@@ -352,8 +352,13 @@ void mgpu_report_render(FILE *out, const struct mgpu_report *r)
                 r->pool_gpus, r->pool_placement, r->copies_split, r->migrations);
         if (r->follow_on) {
             mgpu_format_bytes(total, sizeof total, r->follow_bytes);
-            fprintf(out, "  placement after the kernels (auto): %lu moves (%s, %.1f ms)%s\n",
-                    r->follow_moves, total, r->follow_ms,
+            char deferred[96] = "";
+            if (r->follow_deferred > 0)
+                snprintf(deferred, sizeof deferred,
+                         "; %lu put off while the program's queued work went on",
+                         r->follow_deferred);
+            fprintf(out, "  placement after the kernels (auto): %lu moves (%s, %.1f ms)%s%s\n",
+                    r->follow_moves, total, r->follow_ms, deferred,
                     r->follow_stopped ? "; stopped: a second thread launched kernels" : "");
             for (size_t i = 0; i < r->follow_line_count; i++)
                 fprintf(out, "    %s\n", r->follow_lines[i]);

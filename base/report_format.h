@@ -63,6 +63,7 @@ struct mgpu_report {
      * alive at exit where it is and why */
     bool follow_on, follow_stopped;
     unsigned long follow_moves;
+    unsigned long follow_deferred; /* moves put off: the program's queued work went on past the bound */
     unsigned long long follow_bytes;
     double follow_ms;
     const char (*follow_lines)[160];

@@ -1142,12 +1142,12 @@ static CUresult migrate_range(struct mgpu_allocation *a, uint64_t from, uint64_t
     return move_chunks(a, range_owner, &m);
 }
 
-CUresult mgpu_pool_wait_for_home(void)
+enum mgpu_context_wait mgpu_pool_wait_for_home_within(unsigned bound_ms)
 {
     pthread_mutex_lock(&pool.lock);
-    CUresult r = pool.active ? wait_for_home() : CUDA_SUCCESS;
+    CUcontext home = pool.active ? pool.contexts[0] : NULL;
     pthread_mutex_unlock(&pool.lock);
-    return r;
+    return home != NULL ? mgpu_context_wait_within(home, bound_ms) : MGPU_CONTEXT_IDLE;
 }
 
 CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu)

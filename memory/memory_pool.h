@@ -10,6 +10,7 @@
 #define MGPU_MEMORY_POOL_H
 
 #include "base/config.h"
+#include "base/context_wait.h"
 #include "partition/placement.h"
 
 #include <cuda.h>
@@ -103,9 +104,12 @@ int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);
  * Returns CUDA_ERROR_INVALID_VALUE for a range outside one allocation. */
 CUresult mgpu_pool_migrate(CUdeviceptr address, size_t bytes, int gpu);
 
-/* Waits for the home context to be idle, as a migration does first: so
- * that a move's own time can be told from the program's queued work. */
-CUresult mgpu_pool_wait_for_home(void);
+/* Waits at most bound_ms for the home context to be idle, as a migration
+ * does first: so that a move's own time can be told from the program's
+ * queued work, and so that a move made inside a launch is put off rather
+ * than wait for work that waits for the program's thread
+ * (base/context_wait.h). */
+enum mgpu_context_wait mgpu_pool_wait_for_home_within(unsigned bound_ms);
 
 /* Lays the large allocation that starts at `start` out again as the
  * pool's placement has it (after migrations moved its granules), in the

@@ -58,6 +58,14 @@ static double modelled_move_seconds, measured_move_seconds;
  * mapping and granting access to the memory. */
 #define MOVE_FACTOR_PRIOR 2.5
 
+/* How long a move waits for the program's queued work before it is put
+ * off. Long against a drain of ordinary queued kernels (a move is worth
+ * making only where it saves more than milliseconds), short against a
+ * user's patience where that work waits for the program's own thread
+ * (gpu-exit-paths: a host function that waits on a semaphore the program
+ * posts after queueing more launches hung every run until it was bounded). */
+#define MOVE_WAIT_MS 100
+
 /* Under lock: how much longer than the link model's copy a move takes, as
  * the moves so far measured it (MOVE_FACTOR_PRIOR before any, never less
  * than 1). */
@@ -237,8 +245,20 @@ static bool move(struct buffer_use *u, int gpu, const char *why, const char *ker
     double modelled = model != NULL && planned_moves(u, gpu, planned, &nplanned)
                           ? mgpu_link_copy_seconds(model, planned, nplanned)
                           : -1.0;
-    /* The program's queued work first: the move's time is its own. */
-    mgpu_pool_wait_for_home();
+    /* The program's queued work first: the move's time is its own. A
+     * launch does not wait for the GPU, and a move made inside one must
+     * not wait long either: the queued work may wait for this very thread
+     * (a host function the program releases after queueing more, a kernel
+     * spinning on a flag it writes later). Put off then, and tried again
+     * at a later launch of the streak. */
+    if (mgpu_pool_wait_for_home_within(MOVE_WAIT_MS) == MGPU_CONTEXT_BUSY) {
+        if (stats.deferred++ == 0)
+            mgpu_info("placement: moving the %zu-byte buffer at 0x%llx %s is put off: the "
+                      "program's queued work did not finish within %d ms (tried again at later "
+                      "launches)",
+                      u->bytes, (unsigned long long)u->start, why, MOVE_WAIT_MS);
+        return false;
+    }
     long long began = mgpu_monotonic_ns();
     CUresult r =
         gpu == SPLIT ? mgpu_pool_spread(u->start) : mgpu_pool_migrate(u->start, u->bytes, gpu);

@@ -64,6 +64,7 @@ int mgpu_follow_spread_for_split(const struct mgpu_gpu_kernels *k, void *const *
 /* For the report. */
 struct mgpu_follow_stats {
     unsigned long moves;
+    unsigned long deferred; /* put off: the home GPU still busy after MOVE_WAIT_MS */
     unsigned long long bytes_moved;
     double move_ms;
     bool stopped; /* a second launching thread turned moves off */

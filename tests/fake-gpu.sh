@@ -123,6 +123,17 @@ tr '\n' ' ' < "$work/moved.err" | tr -s ' ' | grep -Eq 'what trying cost: 0 spli
 expect_match "$work/moved.err" '^    buffer of 8\.39 MiB: spread after split launches of mgpu_test_fill; 0 whole and 8 split launches, 1 move$'
 pass "-n 4: a buffer spread after split launches copies only what moves, correct, and says which kernel moved it"
 
+# A launch does not wait for the GPU, and a move made inside one waits for
+# the program's queued work at most 100 ms: with 1.5 s of work behind every
+# synchronisation (FAKE_CUDA_SYNC_MS) the same spread is put off, not made
+# (the work might wait for the program's own thread: a host function
+# released by a semaphore posted after more launches hung gpu-exit-paths).
+FAKE_CUDA_SYNC_MS=1500 FAKE_CLIENT_KEEP_FILL=1 FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always \
+  MGPU_VERBOSE=1 run put_off -n 4
+expect_match "$work/put_off.err" 'placement: moving the 8800004-byte buffer at 0x[0-9a-f]+ after 4 split launches is put off: the program.s queued work did not finish within 100 ms'
+expect_match "$work/put_off.err" 'placement after the kernels \(auto\): [0-9]+ moves \([^)]*\); [1-9][0-9]* put off while the program.s queued work went on'
+pass "-n 4: a move inside a launch is put off while the program's queued work goes on"
+
 # Replicas (MGPU_MIRROR=always) of the buffers the kernels only read, on
 # four entries of one device and on four devices, refreshed by device
 # copies (NCCL cannot run on the fake GPU): results still correct, the

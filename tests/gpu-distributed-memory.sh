@@ -7,8 +7,9 @@
 # without mgpu, under -n 1 and under every --gpus list of $entry_sets (GPU 0
 # two, three and eight times, distinct GPUs where there are several), and
 # the pointer attributes and error codes must be exactly those of the plain
-# run. Copies are split by owner, each GPU holding its part. write-read and
-# copies also run with MGPU_PLACEMENT=interleave and home and with
+# run. Under the default placement copies leave the buffers on the home
+# GPU; under MGPU_PLACEMENT=distributed they are split by owner, each GPU
+# holding its part. write-read and copies also run with MGPU_PLACEMENT=interleave and home and with
 # MGPU_MEMORY=driver. Pages moved with mgpu_memory_migrate keep their data
 # and address. A buffer of 1.5 times one GPU's memory cannot be allocated
 # without mgpu or with one GPU, and can with two distinct GPUs, the report
@@ -138,17 +139,27 @@ for gpus in $entry_sets; do
   cat "$work/$label.many-small.out"
   expect_small_drop "$label"
   pass "100000 small buffers under --gpus $gpus take under 2 GiB"
+  # The default placement (auto) keeps new buffers on the home GPU until
+  # a split launch pays for spreading them (DESIGN principle 6); copies
+  # alone spread nothing.
   cat "$work/$label.copies.err"
-  expect_match "$work/$label.copies.err" "^  GPU $last( \(device [0-9]+\))?: [0-9.]+ (B|KiB|MiB|GiB|TiB) now, [0-9.]+ (B|KiB|MiB|GiB|TiB) at peak\$"
-  # Two 200 MiB buffers cut into n parts: each GPU holds its share of both.
+  at_least "$(peak_bytes "$label" copies 0)" $((400 * MiB)) ||
+    fail "copies (--gpus $gpus): GPU 0 held $(peak_bytes "$label" copies 0) bytes at peak, under the 400 MiB of the two buffers"
+  # Distributed placement: two 200 MiB buffers cut into n parts, each GPU
+  # holding its share of both, copies split by owner.
+  dist_label=$label-placement-distributed
+  extra_env=MGPU_PLACEMENT=distributed
+  expect_pass "$dist_label" copies
+  extra_env=
+  expect_match "$work/$dist_label.copies.err" "^  GPU $last( \(device [0-9]+\))?: [0-9.]+ (B|KiB|MiB|GiB|TiB) now, [0-9.]+ (B|KiB|MiB|GiB|TiB) at peak\$"
   share=$((400 * MiB / n / 2))
   for g in $(seq 0 "$last"); do
-    at_least "$(peak_bytes "$label" copies "$g")" "$share" ||
-      fail "copies (--gpus $gpus): GPU $g held $(peak_bytes "$label" copies "$g") bytes at peak, under $share"
+    at_least "$(peak_bytes "$dist_label" copies "$g")" "$share" ||
+      fail "copies (MGPU_PLACEMENT=distributed, --gpus $gpus): GPU $g held $(peak_bytes "$dist_label" copies "$g") bytes at peak, under $share"
   done
-  expect_match "$work/$label.copies.err" 'placement; [1-9][0-9]* copies and sets split by owner'
-  expect_match "$work/$label.copies.err" "^  [0-9.]+ (MiB|GiB) of pageable host memory copied to the GPUs through mgpu's pinned buffers\$"
-  pass "copies under --gpus $gpus place a part of their buffers on each of the $n GPUs, are split by owner, pageable ones staged"
+  expect_match "$work/$dist_label.copies.err" 'placement; [1-9][0-9]* copies and sets split by owner'
+  expect_match "$work/$dist_label.copies.err" "^  [0-9.]+ (MiB|GiB) of pageable host memory copied to the GPUs through mgpu's pinned buffers\$"
+  pass "copies under --gpus $gpus stay on the home GPU by default; with MGPU_PLACEMENT=distributed a part of their buffers lies on each of the $n GPUs, split by owner, pageable ones staged"
 
   extra_env=MGPU_PLACEMENT=distributed # the program's own migrations, none of auto's
   expect_pass "$label" migrate

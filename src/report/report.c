@@ -160,6 +160,7 @@ void mgpu_report_print(void)
     mgpu_follow_stats(&follow);
     r.follow_stopped = follow.stopped;
     r.follow_moves = follow.moves;
+    r.follow_deferred = follow.deferred;
     r.follow_bytes = follow.bytes_moved;
     r.follow_ms = follow.move_ms;
     static char follow_lines[16][160];

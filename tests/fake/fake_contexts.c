@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define STACK_DEPTH 64
 
@@ -102,15 +103,30 @@ FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
     return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_SYNC_MS: a context's synchronisation takes that long, as if
+ * that much work were queued in it. */
+static void queued_work(void)
+{
+    const char *ms = getenv("FAKE_CUDA_SYNC_MS");
+    long wait = ms != NULL ? atol(ms) : 0;
+    if (wait > 0) {
+        struct timespec t = {wait / 1000, (wait % 1000) * 1000000L};
+        while (nanosleep(&t, &t) != 0)
+            ;
+    }
+}
+
 FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
     FAKE_ENTER_INIT("cuCtxSynchronize", CUDA_ERROR_UNKNOWN);
+    queued_work();
     return atomic_load(&fake_context_current()->sticky);
 }
 
 FAKE_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
     FAKE_ENTER_INIT("cuCtxSynchronize_v2", CUDA_ERROR_UNKNOWN);
+    queued_work();
     struct fake_context *c = ctx != NULL ? fake_context_of(ctx) : fake_context_current();
     return c != NULL ? atomic_load(&c->sticky) : CUDA_ERROR_INVALID_CONTEXT;
 }
