@@ -16,10 +16,28 @@ struct device_side {
     CUevent start, stop;
 };
 
-static void release(struct device_side *d)
+/* The measurement's memory kept to the end (mgpu_link_measure with
+ * keep_memory): cuMemFree waits for the whole device, and a measurement
+ * made inside the program's launch must not wait for its queued work,
+ * which may wait for the launching thread itself. */
+static struct kept_memory {
+    CUcontext ctx; /* retained */
+    CUdevice dev;
+    CUdeviceptr src, dst;
+} kept[MGPU_MAX_GPUS];
+static int nkept;
+
+static void release(struct device_side *d, bool keep_memory)
 {
     if (d->ctx == NULL)
         return;
+    if (keep_memory && (d->src || d->dst) && nkept < MGPU_MAX_GPUS) {
+        kept[nkept++] = (struct kept_memory){d->ctx, d->dev, d->src, d->dst};
+        if (mgpu_drv.cuDevicePrimaryCtxRetain(&d->ctx, d->dev) != CUDA_SUCCESS)
+            nkept--; /* without a retain of its own the context may go: free now */
+        else
+            d->src = d->dst = 0;
+    }
     if (mgpu_drv.cuCtxPushCurrent(d->ctx) == CUDA_SUCCESS) {
         if (d->src)
             mgpu_drv.cuMemFree(d->src);
@@ -101,8 +119,25 @@ static CUresult time_copies(struct device_side *from, struct device_side *to, do
     return r;
 }
 
-int mgpu_link_measure(const int *devices, int n, double gbps[][MGPU_MAX_GPUS], char *err,
-                      size_t errlen)
+void mgpu_link_measure_release(void)
+{
+    for (int i = 0; i < nkept; i++) {
+        struct kept_memory *k = &kept[i];
+        if (mgpu_drv.cuCtxPushCurrent(k->ctx) == CUDA_SUCCESS) {
+            if (k->src)
+                mgpu_drv.cuMemFree(k->src);
+            if (k->dst)
+                mgpu_drv.cuMemFree(k->dst);
+            CUcontext popped;
+            mgpu_drv.cuCtxPopCurrent(&popped);
+        }
+        mgpu_drv.cuDevicePrimaryCtxRelease(k->dev);
+    }
+    nkept = 0;
+}
+
+int mgpu_link_measure(const int *devices, int n, bool keep_memory,
+                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen)
 {
     if (n < 1 || n > MGPU_MAX_GPUS) {
         snprintf(err, errlen, "no devices to measure");
@@ -124,7 +159,7 @@ int mgpu_link_measure(const int *devices, int n, double gbps[][MGPU_MAX_GPUS], c
                 failed_at = devices[b];
         }
     for (int i = 0; i < prepared; i++)
-        release(&sides[i]);
+        release(&sides[i], keep_memory);
     if (r != CUDA_SUCCESS) {
         snprintf(err, errlen, "measuring copies to device %d failed (%s)", failed_at,
                  mgpu_cu_error_name(r));

@@ -8,14 +8,22 @@
 
 #include "base/config.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define MGPU_LINK_MEASURE_BYTES ((size_t)64 << 20)
 
 /* gbps[a][b] for devices[a] to devices[b] (n of them; CUDA device
  * indices). mgpu_drv must be loaded and initialised. Returns 0, or -1
- * with a one-line message. */
-int mgpu_link_measure(const int *devices, int n, double gbps[][MGPU_MAX_GPUS], char *err,
-                      size_t errlen);
+ * with a one-line message. With keep_memory the 2 x 64 MiB per device it
+ * copied are not freed until mgpu_link_measure_release: cuMemFree waits
+ * for every stream of the device, and a measurement made inside a
+ * program's launch must not wait for the program's queued work. */
+int mgpu_link_measure(const int *devices, int n, bool keep_memory,
+                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen);
+
+/* Frees what measurements kept (waits for the devices, as cuMemFree does):
+ * at the end of the run. */
+void mgpu_link_measure_release(void);
 
 #endif

@@ -37,7 +37,7 @@ static int make_model_now(void)
     if (e == NULL)
         return -1;
     int ndevices = mgpu_gpu_entries_distinct(e, devices);
-    if (mgpu_link_measure(devices, ndevices, device_gbps, err, sizeof err) != 0 ||
+    if (mgpu_link_measure(devices, ndevices, true, device_gbps, err, sizeof err) != 0 ||
         mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
         mgpu_info("no cost model of the links; placement follows the streaks alone and splits "
                   "are tried without an estimate: %s",
@@ -65,4 +65,11 @@ const struct mgpu_link_model *mgpu_run_links(void)
         pthread_mutex_unlock(&lock);
     }
     return s > 0 ? &model : NULL;
+}
+
+void mgpu_run_links_release(void)
+{
+    pthread_mutex_lock(&lock);
+    mgpu_link_measure_release();
+    pthread_mutex_unlock(&lock);
 }

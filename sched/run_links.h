@@ -12,4 +12,8 @@
  * Thread-safe; the model does not change once made. */
 const struct mgpu_link_model *mgpu_run_links(void);
 
+/* Frees the memory the measurement kept (it was made inside a launch,
+ * where freeing would wait for the program's queued work): at exit. */
+void mgpu_run_links_release(void);
+
 #endif

@@ -14,6 +14,7 @@
 #include "memory/memory_pool.h"
 #include "base/callback_thread.h"
 #include "sched/placement_follow.h"
+#include "sched/run_links.h"
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"
 #include "base/startup_times.h"
@@ -139,6 +140,7 @@ static void release_memory(void)
 {
     mgpu_pool_release_all();
     mgpu_replicas_release_all();
+    mgpu_run_links_release();
 }
 
 static void at_exit(void)
