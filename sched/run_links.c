@@ -1,5 +1,5 @@
-/* Owns the run's link model (see run_links.h): measured once, under its
- * own lock, by the first thread that asks. */
+/* Owns the run's link model (see run_links.h): measured once, on a thread
+ * of its own started by the first thread that asks. */
 #include "sched/run_links.h"
 
 #include "base/monotonic_clock.h"
@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mgpu_link_model model;
@@ -52,24 +53,100 @@ static int make_model_now(void)
     return 1;
 }
 
+/* The measurement runs on a thread of its own, which the first asker
+ * waits for at most LINKS_WAIT_MS: the copies are mgpu's, but the driver
+ * calls around them (allocations, frees) may wait for work the program
+ * queued, and a launch must never wait on the GPU (gpu-exit-paths: a
+ * host function held the program's stream until the program's thread
+ * had queued more launches; the first split launch measured the links
+ * and never returned). Until the thread is done there is no model. */
+#define LINKS_WAIT_MS 1000
+/* At exit, where waiting is allowed: how long the measurement still
+ * running is waited for before its memory is left to the driver. */
+#define RELEASE_WAIT_MS 10000
+
+static pthread_cond_t measured = PTHREAD_COND_INITIALIZER;
+static atomic_bool measuring;
+
+static struct timespec in_ms(unsigned ms);
+
+static void *measure_thread(void *unused)
+{
+    (void)unused;
+    int s = make_model();
+    pthread_mutex_lock(&lock);
+    atomic_store_explicit(&state, s, memory_order_release);
+    atomic_store(&measuring, false);
+    pthread_cond_broadcast(&measured);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Under lock: the measurement started, on its thread where one can be
+ * made, else here. */
+static void start_measuring(void)
+{
+    pthread_attr_t attr;
+    pthread_t thread;
+    bool started = false;
+    atomic_store(&measuring, true);
+    if (pthread_attr_init(&attr) == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&thread, &attr, measure_thread, NULL) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) {
+        atomic_store_explicit(&state, make_model(), memory_order_release);
+        atomic_store(&measuring, false);
+    }
+}
+
 const struct mgpu_link_model *mgpu_run_links(void)
 {
     int s = atomic_load_explicit(&state, memory_order_acquire);
     if (s == 0) {
         pthread_mutex_lock(&lock);
-        s = atomic_load_explicit(&state, memory_order_relaxed);
-        if (s == 0) {
-            s = make_model();
-            atomic_store_explicit(&state, s, memory_order_release);
+        bool first = atomic_load_explicit(&state, memory_order_relaxed) == 0 &&
+                     !atomic_load(&measuring);
+        if (first) {
+            start_measuring();
+            struct timespec deadline = in_ms(LINKS_WAIT_MS);
+            int rc = 0;
+            while (atomic_load(&measuring) && rc == 0)
+                rc = pthread_cond_timedwait(&measured, &lock, &deadline);
+            if (atomic_load(&measuring))
+                mgpu_info("the links' measurement did not finish within %d ms (slow, or held "
+                          "by the program's queued work): no cost model until it does",
+                          LINKS_WAIT_MS);
         }
+        s = atomic_load_explicit(&state, memory_order_relaxed);
         pthread_mutex_unlock(&lock);
     }
     return s > 0 ? &model : NULL;
 }
 
+/* deadline: now and `ms` more, on the clock of `measured`. */
+static struct timespec in_ms(unsigned ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 void mgpu_run_links_release(void)
 {
     pthread_mutex_lock(&lock);
-    mgpu_link_measure_release();
+    struct timespec deadline = in_ms(RELEASE_WAIT_MS);
+    int rc = 0;
+    while (atomic_load(&measuring) && rc == 0)
+        rc = pthread_cond_timedwait(&measured, &lock, &deadline);
+    if (!atomic_load(&measuring)) /* else still in the driver: its memory left to the driver */
+        mgpu_link_measure_release();
     pthread_mutex_unlock(&lock);
 }

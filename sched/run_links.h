@@ -8,7 +8,9 @@
 #include "partition/link_model.h"
 
 /* The model of the run's GPU entries, or NULL when it cannot be had (the
- * run's GPUs not known yet, a measurement that failed: said once with -v).
+ * run's GPUs not known yet, a measurement that failed: said once with -v)
+ * or not yet: the first call starts the measurement on a thread of its
+ * own and waits for it at most a second, later calls never wait.
  * Thread-safe; the model does not change once made. */
 const struct mgpu_link_model *mgpu_run_links(void);
 
