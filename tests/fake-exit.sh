@@ -9,6 +9,7 @@
 #   under them, so no run may die from a signal (the pool is left to the
 #   driver while other threads that used the GPU are alive), 30 runs each
 #   under -n 2 and --gpus 0x2.
+# - exit(3) in a host function that holds its stream (below).
 # Without mgpu, both end as the program chose.
 . "$(dirname "$0")/common.sh"
 use_fake_driver
@@ -41,4 +42,27 @@ for how in plain "-n 2" "--gpus 0x2"; do
   done
   [ $died -eq 0 ] || fail "exit() under copying threads: $died of 30 runs did not end with status 0 ($how)"
   pass "exit() while four threads copy from device memory: 30 runs end with status 0 ($how)"
+done
+
+# exit(3) in a host function that holds its stream (FAKE_CUDA_HOST_FUNCS_ASYNC:
+# host functions run on threads of their own, and cuCtxSynchronize, cuMemFree
+# and module loads wait for them, as the driver's do) until the program's
+# thread has queued more split launches and opens a semaphore
+# (tests/gpu/exit_paths, the modes of tests/gpu-exit-paths.sh). No launch may
+# wait for the GPU: a move after a streak of split launches waited for the
+# home context, and the links' measurement freed its memory inside the launch
+# (before: "fake GPU: cuMemFree_v2 waited 15 s for a host function that never
+# returned", and the same hang on the H200). The program must end with its
+# own status, mgpu knowing the exit ran in a host function, the report once.
+prog=tests/gpu/exit_paths
+for mode in callback-exit stream-callback-exit; do
+  FAKE_CUDA_GPUS=1 FAKE_CUDA_HOST_FUNCS_ASYNC=1 FAKE_CUDA_WAIT_SECONDS=20 MGPU_SPLIT=always \
+    timeout 60 "$MGPU_RUN" --gpus 0x4 -v --report "$prog" $mode > "$work/$mode.out" 2> "$work/$mode.err"
+  rc=$?
+  [ $rc -eq 3 ] || { cat "$work/$mode.out" "$work/$mode.err" >&2; fail "$mode: exit status $rc, not 3"; }
+  expect_in "$work/$mode.err" "exit in a host callback"
+  [ "$(grep -c '^kernel  ' "$work/$mode.err")" -eq 1 ] ||
+    { cat "$work/$mode.err" >&2; fail "$mode: the report was not printed once"; }
+  expect_match "$work/$mode.err" 'is put off: the program.s queued work did not finish within 100 ms'
+  pass "exit(3) in a host function holding the stream behind split launches ($mode): status 3, the report once"
 done

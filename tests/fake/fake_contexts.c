@@ -120,6 +120,7 @@ FAKE_EXPORT CUresult cuCtxSynchronize(void)
 {
     FAKE_ENTER_INIT("cuCtxSynchronize", CUDA_ERROR_UNKNOWN);
     queued_work();
+    fake_wait_for_held_streams("cuCtxSynchronize");
     return atomic_load(&fake_context_current()->sticky);
 }
 
@@ -127,6 +128,7 @@ FAKE_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
     FAKE_ENTER_INIT("cuCtxSynchronize_v2", CUDA_ERROR_UNKNOWN);
     queued_work();
+    fake_wait_for_held_streams("cuCtxSynchronize_v2");
     struct fake_context *c = ctx != NULL ? fake_context_of(ctx) : fake_context_current();
     return c != NULL ? atomic_load(&c->sticky) : CUDA_ERROR_INVALID_CONTEXT;
 }

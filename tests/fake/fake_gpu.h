@@ -113,6 +113,12 @@ void fake_stream_end(struct fake_stream *s);
 struct fake_stream *fake_stream_make_default(struct fake_context *ctx);
 /* The GPU clock that events read, in microseconds: a kernel takes 2 ms. */
 void fake_clock_advance(uint64_t microseconds);
+/* FAKE_CUDA_HOST_FUNCS_ASYNC=1: host functions run on threads of their
+ * own, and until one returns its stream is held. A call that waits for
+ * the whole device (`call` names it: cuCtxSynchronize, cuMemFree, a
+ * module load) waits here for every held stream, as the driver does; past
+ * FAKE_CUDA_WAIT_SECONDS it prints one line and aborts. */
+void fake_wait_for_held_streams(const char *call);
 
 /* --- memory (fake_memory.c, fake_vmm.c) ------------------------------------ */
 /* Whether [address, address + bytes) is device memory the fake gave out

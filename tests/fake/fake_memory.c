@@ -160,6 +160,7 @@ FAKE_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
     if (!atomic_load(&fake_initialised))
         return CUDA_ERROR_NOT_INITIALIZED;
     bool fail = fake_call_fails("cuMemFree_v2");
+    fake_wait_for_held_streams("cuMemFree_v2"); /* waits for the device, as the driver's */
     CUresult r = device_free(p);
     return r == CUDA_SUCCESS && fail ? CUDA_ERROR_UNKNOWN : r;
 }

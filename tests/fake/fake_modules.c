@@ -388,6 +388,7 @@ static CUresult load(CUmodule *out, const void *image, unsigned noptions, CUjit_
 FAKE_EXPORT CUresult cuModuleLoadData(CUmodule *out, const void *image)
 {
     FAKE_ENTER_INIT("cuModuleLoadData", CUDA_ERROR_OUT_OF_MEMORY);
+    fake_wait_for_held_streams("cuModuleLoadData"); /* the driver's waits for every stream */
     return load(out, image, 0, NULL, NULL);
 }
 
@@ -395,6 +396,7 @@ FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule *out, const void *image, unsign
                                         CUjit_option *options, void **values)
 {
     FAKE_ENTER_INIT("cuModuleLoadDataEx", CUDA_ERROR_OUT_OF_MEMORY);
+    fake_wait_for_held_streams("cuModuleLoadDataEx");
     return load(out, image, noptions, options, values);
 }
 

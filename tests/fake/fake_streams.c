@@ -7,12 +7,15 @@
  * one line and aborts, so that a hang is a test failure with a reason.
  * Events take the GPU clock, which only kernels advance (2 ms each).
  * Streams and events are never freed, so that a destroyed handle stays
- * unknown to every later call instead of naming a new object. */
+ * unknown to every later call instead of naming a new object. With
+ * FAKE_CUDA_HOST_FUNCS_ASYNC=1 host functions run on threads of their own
+ * and hold their stream until they return (fake_wait_for_held_streams). */
 #include "fake_gpu.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 struct fake_stream {
@@ -21,13 +24,128 @@ struct fake_stream {
     atomic_int busy;
     int priority;
     unsigned flags;
+    /* host functions run on threads of their own (FAKE_CUDA_HOST_FUNCS_ASYNC):
+     * begun and returned, under hold_lock */
+    unsigned long holds_begun, holds_done;
 };
 
 struct fake_event {
     unsigned flags;
     bool recorded;
     uint64_t at_us;
+    /* recorded behind a host function still running: done once the
+     * stream's holds_done reaches hold_target */
+    struct fake_stream *held_by;
+    unsigned long hold_target;
 };
+
+static double wait_limit_seconds(void);
+static double now_seconds(void);
+
+/* --- streams held by host functions (FAKE_CUDA_HOST_FUNCS_ASYNC) ------------------- */
+
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_changed = PTHREAD_COND_INITIALIZER;
+static unsigned long holds_running;
+
+static bool host_funcs_async(void)
+{
+    const char *v = getenv("FAKE_CUDA_HOST_FUNCS_ASYNC");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* Waits, under hold_lock, until done() holds; aborts past the limit. */
+static void wait_held(const char *call, bool (*done)(const void *), const void *arg)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    double limit = wait_limit_seconds();
+    deadline.tv_sec += (time_t)limit;
+    pthread_mutex_lock(&hold_lock);
+    while (!done(arg))
+        if (pthread_cond_timedwait(&hold_changed, &hold_lock, &deadline) != 0 && !done(arg)) {
+            fprintf(stderr, "fake GPU: %s waited %.0f s for a host function that never returned\n",
+                    call, limit);
+            abort();
+        }
+    pthread_mutex_unlock(&hold_lock);
+}
+
+static bool device_unheld(const void *unused)
+{
+    (void)unused;
+    return holds_running == 0;
+}
+
+static bool stream_unheld(const void *arg)
+{
+    const struct fake_stream *s = arg;
+    return s->holds_done >= s->holds_begun;
+}
+
+static bool event_unheld(const void *arg)
+{
+    const struct fake_event *e = arg;
+    return e->held_by == NULL || e->held_by->holds_done >= e->hold_target;
+}
+
+void fake_wait_for_held_streams(const char *call)
+{
+    wait_held(call, device_unheld, NULL);
+}
+
+/* A host function's call, run by its own thread. */
+struct held_call {
+    struct fake_stream *s;
+    CUstream handle;
+    CUhostFn fn;
+    CUstreamCallback callback;
+    void *data;
+};
+
+static void *run_held(void *arg)
+{
+    struct held_call c = *(struct held_call *)arg;
+    free(arg);
+    if (c.fn != NULL)
+        c.fn(c.data);
+    else
+        c.callback(c.handle, CUDA_SUCCESS, c.data);
+    pthread_mutex_lock(&hold_lock);
+    c.s->holds_done++;
+    holds_running--;
+    pthread_cond_broadcast(&hold_changed);
+    pthread_mutex_unlock(&hold_lock);
+    return NULL;
+}
+
+/* Starts the call on a thread of its own, the stream held until it returns. */
+static CUresult start_held(struct held_call *c)
+{
+    struct held_call *copy = malloc(sizeof *copy);
+    if (copy == NULL)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *copy = *c;
+    pthread_mutex_lock(&hold_lock);
+    c->s->holds_begun++;
+    holds_running++;
+    pthread_mutex_unlock(&hold_lock);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t thread;
+    int rc = pthread_create(&thread, &attr, run_held, copy);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        free(copy);
+        pthread_mutex_lock(&hold_lock);
+        c->s->holds_done++;
+        holds_running--;
+        pthread_mutex_unlock(&hold_lock);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
+}
 
 static struct fake_handles streams = FAKE_HANDLES_INIT;
 static struct fake_handles events = FAKE_HANDLES_INIT;
@@ -133,6 +251,7 @@ FAKE_EXPORT CUresult cuStreamDestroy(CUstream handle)
 static CUresult stream_synchronize(CUstream handle)
 {
     STREAM_OR_RETURN(s, handle);
+    wait_held("cuStreamSynchronize", stream_unheld, s);
     /* Waits for work another thread is running in it. */
     fake_stream_begin(s);
     fake_stream_end(s);
@@ -157,7 +276,10 @@ static CUresult stream_query(CUstream handle)
     CUresult sticky = atomic_load(&s->ctx->sticky);
     if (sticky != CUDA_SUCCESS)
         return sticky;
-    return atomic_load(&s->busy) > 0 ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+    pthread_mutex_lock(&hold_lock);
+    bool held = !stream_unheld(s);
+    pthread_mutex_unlock(&hold_lock);
+    return atomic_load(&s->busy) > 0 || held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuStreamQuery(CUstream handle)
@@ -245,6 +367,10 @@ static CUresult event_record(CUevent handle, CUstream stream)
     fake_stream_begin(s);
     e->at_us = atomic_load(&clock_us);
     e->recorded = true;
+    pthread_mutex_lock(&hold_lock);
+    e->held_by = stream_unheld(s) ? NULL : s;
+    e->hold_target = s->holds_begun;
+    pthread_mutex_unlock(&hold_lock);
     fake_stream_end(s);
     return CUDA_SUCCESS;
 }
@@ -271,13 +397,23 @@ FAKE_EXPORT CUresult cuEventRecordWithFlags(CUevent handle, CUstream stream, uns
 FAKE_EXPORT CUresult cuEventQuery(CUevent handle)
 {
     FAKE_ENTER_INIT("cuEventQuery", CUDA_ERROR_UNKNOWN);
-    return event_of(handle) != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    struct fake_event *e = event_of(handle);
+    if (e == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&hold_lock);
+    bool held = !event_unheld(e);
+    pthread_mutex_unlock(&hold_lock);
+    return held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuEventSynchronize(CUevent handle)
 {
     FAKE_ENTER_INIT("cuEventSynchronize", CUDA_ERROR_UNKNOWN);
-    return event_of(handle) != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    struct fake_event *e = event_of(handle);
+    if (e == NULL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    wait_held("cuEventSynchronize", event_unheld, e);
+    return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
@@ -491,6 +627,8 @@ FAKE_EXPORT CUresult cuLaunchHostFunc(CUstream stream, CUhostFn fn, void *data)
     STREAM_OR_RETURN(s, stream);
     if (fn == NULL)
         return CUDA_ERROR_INVALID_VALUE;
+    if (host_funcs_async())
+        return start_held(&(struct held_call){.s = s, .handle = stream, .fn = fn, .data = data});
     fake_stream_begin(s);
     fn(data);
     fake_stream_end(s);
@@ -504,6 +642,9 @@ FAKE_EXPORT CUresult cuStreamAddCallback(CUstream stream, CUstreamCallback fn, v
     STREAM_OR_RETURN(s, stream);
     if (fn == NULL || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (host_funcs_async())
+        return start_held(
+            &(struct held_call){.s = s, .handle = stream, .callback = fn, .data = data});
     fake_stream_begin(s);
     fn(stream, CUDA_SUCCESS, data);
     fake_stream_end(s);
