@@ -7,9 +7,9 @@
 
 /* What mgpu_context_wait_within found. */
 enum mgpu_context_wait {
-    MGPU_CONTEXT_IDLE,     /* every piece of work queued in ctx before the call is done */
-    MGPU_CONTEXT_BUSY,     /* still running when the bound passed, or an earlier wait is */
-    MGPU_CONTEXT_FAULTED,  /* cuCtxSynchronize answered an error (a faulted kernel) */
+    MGPU_CONTEXT_IDLE,    /* every piece of work queued in ctx before the call is done */
+    MGPU_CONTEXT_BUSY,    /* still running when the bound passed, or an earlier wait is */
+    MGPU_CONTEXT_FAULTED, /* cuCtxSynchronize answered an error (a faulted kernel) */
 };
 
 /* Waits at most `bound_ms` for the work queued in ctx. A thread of mgpu's

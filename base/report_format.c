@@ -231,8 +231,8 @@ static void print_trying_cost(FILE *out, const struct mgpu_report *r)
     for (size_t i = 0; i < r->row_count; i++)
         if (r->rows[i].timed)
             kernels_ms += r->rows[i].gpu_ms;
-    double spent = r->split_tries_over_ms + r->mirror_tries_over_ms + r->gemm_tries_over_ms +
-                   r->follow_ms;
+    double spent =
+        r->split_tries_over_ms + r->mirror_tries_over_ms + r->gemm_tries_over_ms + r->follow_ms;
     char line[400];
     snprintf(line, sizeof line,
              "what trying cost: %lu split tr%s %.3f ms over whole, %lu mirrored tr%s %.3f ms over "

@@ -42,9 +42,9 @@ static struct {
     bool tried, active, one_gpu;
     bool not_exportable; /* the driver made no shareable physical memory */
     char why_off[256];
-    int ngpus;                         /* the run's GPUs (entries) */
-    CUdevice devices[MGPU_MAX_GPUS];   /* the device each stands on */
-    CUcontext contexts[MGPU_MAX_GPUS]; /* its primary context, retained once per entry */
+    int ngpus;                            /* the run's GPUs (entries) */
+    CUdevice devices[MGPU_MAX_GPUS];      /* the device each stands on */
+    CUcontext contexts[MGPU_MAX_GPUS];    /* its primary context, retained once per entry */
     CUstream move_streams[MGPU_MAX_GPUS]; /* where moves copy into each GPU */
     /* The distinct devices, each once: those that map every granule. */
     CUdevice access_devices[MGPU_MAX_GPUS];
@@ -466,9 +466,8 @@ static CUresult map_large(struct mgpu_allocation *a)
         size_t j = i + 1;
         while (j < ngranules && (j - i) * MGPU_GRANULE_SIZE < CHUNK_MAX &&
                mgpu_placement_owner(placement, j, ngranules, pool.ngpus, NULL) == owner &&
-               (!cut_as_spread ||
-                mgpu_placement_owner(pool.placement, j, ngranules, pool.ngpus, NULL) ==
-                    spread_owner))
+               (!cut_as_spread || mgpu_placement_owner(pool.placement, j, ngranules, pool.ngpus,
+                                                       NULL) == spread_owner))
             j++;
         if (a->nchunks == capacity) {
             capacity *= 2;
@@ -988,10 +987,10 @@ static CUresult copy_parts(struct move_batch *b)
             if (r != CUDA_SUCCESS)
                 break;
             CUstream stream = move_stream(p->gpu);
-            r = stream == NULL ? CUDA_ERROR_OUT_OF_MEMORY
-                               : mgpu_drv.cuMemcpyDtoDAsync(m->scratch + p->offset - m->old.offset,
-                                                            b->a->start + p->offset, p->bytes,
-                                                            stream);
+            r = stream == NULL
+                    ? CUDA_ERROR_OUT_OF_MEMORY
+                    : mgpu_drv.cuMemcpyDtoDAsync(m->scratch + p->offset - m->old.offset,
+                                                 b->a->start + p->offset, p->bytes, stream);
             used[p->gpu] |= stream != NULL;
             CUcontext popped;
             mgpu_drv.cuCtxPopCurrent(&popped);
@@ -1019,8 +1018,7 @@ static CUresult commit_parts(struct mgpu_allocation *a, struct chunk_move *m)
 {
     drop_scratch(m, false);
     if (m->nparts > 1) {
-        struct mgpu_chunk *grown =
-            realloc(a->chunks, (a->nchunks + m->nparts - 1) * sizeof *grown);
+        struct mgpu_chunk *grown = realloc(a->chunks, (a->nchunks + m->nparts - 1) * sizeof *grown);
         if (grown == NULL) { /* the old chunk stays, with its bytes */
             release_unmapped(m->parts, m->nparts);
             return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1087,10 +1085,9 @@ static CUresult run_batch(struct move_batch *b)
     mgpu_debug("memory: %.1f MiB of a buffer moved (%zu chunk%s, %.1f MiB copied) in %.2f ms: "
                "made and mapped %.2f, copied %.2f, remapped %.2f, access %.2f",
                (double)b->moving_bytes / (1 << 20), b->count, b->count == 1 ? "" : "s",
-               (double)b->copied_bytes / (1 << 20),
-               (double)(t[4] - t[0]) / 1e6, (double)(t[1] - t[0]) / 1e6,
-               (double)(t[2] - t[1]) / 1e6, (double)(t[3] - t[2]) / 1e6,
-               (double)(t[4] - t[3]) / 1e6);
+               (double)b->copied_bytes / (1 << 20), (double)(t[4] - t[0]) / 1e6,
+               (double)(t[1] - t[0]) / 1e6, (double)(t[2] - t[1]) / 1e6,
+               (double)(t[3] - t[2]) / 1e6, (double)(t[4] - t[3]) / 1e6);
     return r;
 }
 

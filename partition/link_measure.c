@@ -136,8 +136,8 @@ void mgpu_link_measure_release(void)
     nkept = 0;
 }
 
-int mgpu_link_measure(const int *devices, int n, bool keep_memory,
-                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen)
+int mgpu_link_measure(const int *devices, int n, bool keep_memory, double gbps[][MGPU_MAX_GPUS],
+                      char *err, size_t errlen)
 {
     if (n < 1 || n > MGPU_MAX_GPUS) {
         snprintf(err, errlen, "no devices to measure");

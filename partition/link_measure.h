@@ -19,8 +19,8 @@
  * copied are not freed until mgpu_link_measure_release: cuMemFree waits
  * for every stream of the device, and a measurement made inside a
  * program's launch must not wait for the program's queued work. */
-int mgpu_link_measure(const int *devices, int n, bool keep_memory,
-                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen);
+int mgpu_link_measure(const int *devices, int n, bool keep_memory, double gbps[][MGPU_MAX_GPUS],
+                      char *err, size_t errlen);
 
 /* Frees what measurements kept (waits for the devices, as cuMemFree does):
  * at the end of the run. */

@@ -29,8 +29,8 @@ struct buffer_use {
     int streak;
     int on_gpu; /* where mgpu moved it last; SPLIT: spread again; NONE: never moved */
     int moves;
-    bool declined;  /* the cost model said the last move would not pay */
-    bool for_split; /* spread last for a split the split policy chose */
+    bool declined;     /* the cost model said the last move would not pay */
+    bool for_split;    /* spread last for a split the split policy chose */
     char moved_by[33]; /* the kernel whose launches moved it last, shortened */
     unsigned long whole_launches, split_launches;
     unsigned long whole_on[MGPU_MAX_GPUS]; /* the whole launches, per GPU they ran on */

@@ -106,8 +106,8 @@ const struct mgpu_link_model *mgpu_run_links(void)
     int s = atomic_load_explicit(&state, memory_order_acquire);
     if (s == 0) {
         pthread_mutex_lock(&lock);
-        bool first = atomic_load_explicit(&state, memory_order_relaxed) == 0 &&
-                     !atomic_load(&measuring);
+        bool first =
+            atomic_load_explicit(&state, memory_order_relaxed) == 0 && !atomic_load(&measuring);
         if (first) {
             start_measuring();
             struct timespec deadline = in_ms(LINKS_WAIT_MS);
