@@ -62,8 +62,8 @@ static double modelled_move_seconds, measured_move_seconds;
  * off. Long against a drain of ordinary queued kernels (a move is worth
  * making only where it saves more than milliseconds), short against a
  * user's patience where that work waits for the program's own thread
- * (gpu-exit-paths: a host function that waits on a semaphore the program
- * posts after queueing more launches hung every run until it was bounded). */
+ * (gpu-exit-paths, tests/fake-exit.sh: a host function that waits on a
+ * semaphore the program posts only after queueing more launches). */
 #define MOVE_WAIT_MS 100
 
 /* Under lock: how much longer than the link model's copy a move takes, as
