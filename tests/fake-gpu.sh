@@ -127,7 +127,7 @@ pass "-n 4: a buffer spread after split launches copies only what moves, correct
 # the program's queued work at most 100 ms: with 1.5 s of work behind every
 # synchronisation (FAKE_CUDA_SYNC_MS) the same spread is put off, not made
 # (the work might wait for the program's own thread: a host function
-# released by a semaphore posted after more launches hung gpu-exit-paths).
+# released by a semaphore posted after more launches, tests/fake-exit.sh).
 FAKE_CUDA_SYNC_MS=1500 FAKE_CLIENT_KEEP_FILL=1 FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always \
   MGPU_VERBOSE=1 run put_off -n 4
 expect_match "$work/put_off.err" 'placement: moving the 8800004-byte buffer at 0x[0-9a-f]+ after 4 split launches is put off: the program.s queued work did not finish within 100 ms'
