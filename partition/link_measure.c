@@ -136,24 +136,34 @@ void mgpu_link_measure_release(void)
     nkept = 0;
 }
 
-int mgpu_link_measure(const int *devices, int n, bool keep_memory, double gbps[][MGPU_MAX_GPUS],
-                      char *err, size_t errlen)
+int mgpu_link_measure(const int *devices, int n, bool keep_memory, const atomic_bool *stop,
+                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen)
 {
     if (n < 1 || n > MGPU_MAX_GPUS) {
         snprintf(err, errlen, "no devices to measure");
+        return -1;
+    }
+    /* Entry points the driver table may lack (the fake GPU has no peer
+     * copy): said, not called through a null pointer. */
+    if (mgpu_drv.cuMemAlloc == NULL || mgpu_drv.cuMemFree == NULL ||
+        mgpu_drv.cuStreamCreate == NULL || mgpu_drv.cuMemsetD8Async == NULL ||
+        mgpu_drv.cuMemcpyDtoDAsync == NULL || (n > 1 && mgpu_drv.cuMemcpyPeerAsync == NULL)) {
+        snprintf(err, errlen, "the driver lacks a copy or allocation call the measurement uses");
         return -1;
     }
     struct device_side sides[MGPU_MAX_GPUS];
     memset(sides, 0, sizeof sides);
     CUresult r = CUDA_SUCCESS;
     int prepared = 0, failed_at = -1;
-    for (; prepared < n && r == CUDA_SUCCESS; prepared++) {
+    bool stopped = false;
+    for (; prepared < n && r == CUDA_SUCCESS && !(stopped = stop && atomic_load(stop));
+         prepared++) {
         r = prepare(&sides[prepared], devices[prepared]);
         if (r != CUDA_SUCCESS)
             failed_at = devices[prepared];
     }
-    for (int a = 0; a < n && r == CUDA_SUCCESS; a++)
-        for (int b = 0; b < n && r == CUDA_SUCCESS; b++) {
+    for (int a = 0; a < n && r == CUDA_SUCCESS && !stopped; a++)
+        for (int b = 0; b < n && r == CUDA_SUCCESS && !(stopped = stop && atomic_load(stop)); b++) {
             r = time_copies(&sides[a], &sides[b], &gbps[a][b]);
             if (r != CUDA_SUCCESS)
                 failed_at = devices[b];
@@ -163,6 +173,10 @@ int mgpu_link_measure(const int *devices, int n, bool keep_memory, double gbps[]
     if (r != CUDA_SUCCESS) {
         snprintf(err, errlen, "measuring copies to device %d failed (%s)", failed_at,
                  mgpu_cu_error_name(r));
+        return -1;
+    }
+    if (stopped) {
+        snprintf(err, errlen, "the measurement was stopped (the program is ending)");
         return -1;
     }
     return 0;

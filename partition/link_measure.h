@@ -8,6 +8,7 @@
 
 #include "base/config.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -18,9 +19,11 @@
  * with a one-line message. With keep_memory the 2 x 64 MiB per device it
  * copied are not freed until mgpu_link_measure_release: cuMemFree waits
  * for every stream of the device, and a measurement made inside a
- * program's launch must not wait for the program's queued work. */
-int mgpu_link_measure(const int *devices, int n, bool keep_memory, double gbps[][MGPU_MAX_GPUS],
-                      char *err, size_t errlen);
+ * program's launch must not wait for the program's queued work. With
+ * `stop` (NULL: none), the measurement gives up, -1, once it reads true
+ * between two copies: a thread measuring while the program exits. */
+int mgpu_link_measure(const int *devices, int n, bool keep_memory, const atomic_bool *stop,
+                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen);
 
 /* Frees what measurements kept (waits for the devices, as cuMemFree does):
  * at the end of the run. */

@@ -19,6 +19,8 @@ static struct mgpu_link_model model;
 static atomic_int state; /* 0: not tried; 1: made; -1: could not be */
 
 static int make_model_now(void);
+/* Set at exit: the measurement's thread gives up between two copies. */
+static atomic_bool stopping;
 
 /* The model, its measurement timed for the start-up figures. */
 static int make_model(void)
@@ -38,7 +40,7 @@ static int make_model_now(void)
     if (e == NULL)
         return -1;
     int ndevices = mgpu_gpu_entries_distinct(e, devices);
-    if (mgpu_link_measure(devices, ndevices, true, device_gbps, err, sizeof err) != 0 ||
+    if (mgpu_link_measure(devices, ndevices, true, &stopping, device_gbps, err, sizeof err) != 0 ||
         mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
         mgpu_info("no cost model of the links; placement follows the streaks alone and splits "
                   "are tried without an estimate: %s",
@@ -61,9 +63,6 @@ static int make_model_now(void)
  * had queued more launches; the first split launch measured the links
  * and never returned). Until the thread is done there is no model. */
 #define LINKS_WAIT_MS 1000
-/* At exit, where waiting is allowed: how long the measurement still
- * running is waited for before its memory is left to the driver. */
-#define RELEASE_WAIT_MS 10000
 
 static pthread_cond_t measured = PTHREAD_COND_INITIALIZER;
 static atomic_bool measuring;
@@ -139,13 +138,20 @@ static struct timespec in_ms(unsigned ms)
     return t;
 }
 
-void mgpu_run_links_release(void)
+void mgpu_run_links_stop(unsigned wait_ms)
 {
+    atomic_store(&stopping, true);
     pthread_mutex_lock(&lock);
-    struct timespec deadline = in_ms(RELEASE_WAIT_MS);
+    struct timespec deadline = in_ms(wait_ms);
     int rc = 0;
     while (atomic_load(&measuring) && rc == 0)
         rc = pthread_cond_timedwait(&measured, &lock, &deadline);
+    pthread_mutex_unlock(&lock);
+}
+
+void mgpu_run_links_release(void)
+{
+    pthread_mutex_lock(&lock);
     if (!atomic_load(&measuring)) /* else still in the driver: its memory left to the driver */
         mgpu_link_measure_release();
     pthread_mutex_unlock(&lock);

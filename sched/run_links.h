@@ -14,8 +14,16 @@
  * Thread-safe; the model does not change once made. */
 const struct mgpu_link_model *mgpu_run_links(void);
 
+/* At exit, before anything is torn down: the measurement, if its thread is
+ * still at it, told to give up between two copies and waited for at most
+ * wait_ms (a thread left running while the libraries' exit handlers run
+ * may call into what they have freed: under ThreadSanitizer, the stress
+ * client's runs crashed so). */
+void mgpu_run_links_stop(unsigned wait_ms);
+
 /* Frees the memory the measurement kept (it was made inside a launch,
- * where freeing would wait for the program's queued work): at exit. */
+ * where freeing would wait for the program's queued work): at exit, after
+ * mgpu_run_links_stop; left to the driver while the measurement runs. */
 void mgpu_run_links_release(void);
 
 #endif

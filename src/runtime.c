@@ -52,6 +52,9 @@ static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
  * on a driver callback thread, for the report. */
 #define WATCH_STOP_SECONDS 5
 #define CALLBACK_REPORT_SECONDS 10
+/* How long the exit waits for the links' measurement to give up. */
+#define LINKS_STOP_MS 10000
+#define LINKS_STOP_MS_IN_CALLBACK 500
 
 static void report_and_trace(void)
 {
@@ -175,6 +178,10 @@ static void final_exit(void)
     at_exit(); /* when no part registered it */
     if (atomic_load(&mgpu_forked_child))
         return;
+    /* The links' measurement stopped first, whatever else is left to the
+     * driver; not waited for long in a host callback, where its driver
+     * calls may wait for this very callback. */
+    mgpu_run_links_stop(mgpu_on_callback_thread() ? LINKS_STOP_MS_IN_CALLBACK : LINKS_STOP_MS);
     int others = mgpu_process_other_driver_threads();
     if (mgpu_on_callback_thread())
         mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "
