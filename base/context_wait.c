@@ -6,11 +6,11 @@
  * started (each would be one more thread stuck on the same work). */
 #include "base/context_wait.h"
 
+#include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <time.h>
 
 static struct {
     pthread_mutex_t lock;
@@ -77,14 +77,7 @@ enum mgpu_context_wait mgpu_context_wait_within(CUcontext ctx, unsigned bound_ms
     waiter.ctx = ctx;
     waiter.busy = true;
     pthread_cond_signal(&waiter.asked);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of `answered` */
-    deadline.tv_sec += bound_ms / 1000;
-    deadline.tv_nsec += (long)(bound_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = mgpu_deadline_in_ms(bound_ms);
     int rc = 0;
     while (waiter.done < ask && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&waiter.answered, &waiter.lock, &deadline);

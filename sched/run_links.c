@@ -12,7 +12,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mgpu_link_model model;
@@ -67,8 +66,6 @@ static int make_model_now(void)
 static pthread_cond_t measured = PTHREAD_COND_INITIALIZER;
 static atomic_bool measuring;
 
-static struct timespec in_ms(unsigned ms);
-
 static void *measure_thread(void *unused)
 {
     (void)unused;
@@ -100,6 +97,17 @@ static void start_measuring(void)
     }
 }
 
+/* Under lock: waits at most `ms` for the measurement's thread to finish;
+ * whether it has. */
+static bool wait_measured(unsigned ms)
+{
+    struct timespec deadline = mgpu_deadline_in_ms(ms);
+    int rc = 0;
+    while (atomic_load(&measuring) && rc == 0)
+        rc = pthread_cond_timedwait(&measured, &lock, &deadline);
+    return !atomic_load(&measuring);
+}
+
 const struct mgpu_link_model *mgpu_run_links(void)
 {
     int s = atomic_load_explicit(&state, memory_order_acquire);
@@ -109,11 +117,7 @@ const struct mgpu_link_model *mgpu_run_links(void)
             atomic_load_explicit(&state, memory_order_relaxed) == 0 && !atomic_load(&measuring);
         if (first) {
             start_measuring();
-            struct timespec deadline = in_ms(LINKS_WAIT_MS);
-            int rc = 0;
-            while (atomic_load(&measuring) && rc == 0)
-                rc = pthread_cond_timedwait(&measured, &lock, &deadline);
-            if (atomic_load(&measuring))
+            if (!wait_measured(LINKS_WAIT_MS))
                 mgpu_info("the links' measurement did not finish within %d ms (slow, or held "
                           "by the program's queued work): no cost model until it does",
                           LINKS_WAIT_MS);
@@ -124,28 +128,11 @@ const struct mgpu_link_model *mgpu_run_links(void)
     return s > 0 ? &model : NULL;
 }
 
-/* deadline: now and `ms` more, on the clock of `measured`. */
-static struct timespec in_ms(unsigned ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 void mgpu_run_links_stop(unsigned wait_ms)
 {
     atomic_store(&stopping, true);
     pthread_mutex_lock(&lock);
-    struct timespec deadline = in_ms(wait_ms);
-    int rc = 0;
-    while (atomic_load(&measuring) && rc == 0)
-        rc = pthread_cond_timedwait(&measured, &lock, &deadline);
+    wait_measured(wait_ms);
     pthread_mutex_unlock(&lock);
 }
 
