@@ -22,13 +22,17 @@
 #include "mirror/own_writes.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define MAX_RUNS (4 * MGPU_MAX_GPUS)
 
 static struct {
-    bool allowed, tried, ready, mgpu_loaded;
+    bool allowed, ready;
+    atomic_bool mgpu_loaded; /* written by the thread that makes the communicator */
     void *lib;
     ncclResult_t (*comm_init_all)(ncclComm_t *, int, const int *);
     ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t,
@@ -56,7 +60,7 @@ bool mgpu_nccl_loaded_by_program(void)
 {
     if (mgpu_nccl_watched())
         return mgpu_nccl_bound_by_program();
-    if (nccl.mgpu_loaded)
+    if (atomic_load(&nccl.mgpu_loaded))
         return false; /* asked before mgpu loaded it; see mgpu_nccl_ready */
     void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
     if (lib == NULL)
@@ -102,7 +106,7 @@ static bool map_ranks(char *why, size_t whylen)
 static bool load_library(char *why, size_t whylen)
 {
     nccl.lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    nccl.mgpu_loaded = true;
+    atomic_store(&nccl.mgpu_loaded, true);
     if (nccl.lib == NULL) {
         snprintf(why, whylen, "libnccl.so.2 does not load (%s)", dlerror());
         return false;
@@ -165,7 +169,7 @@ void mgpu_nccl_allow(bool allowed)
  * (tests/programs/atomic_sum's integer kernel under MGPU_MIRROR=auto, 2 x
  * H200: its 5 launches took 27.6 ms with neither this nor the connections
  * made at init, 12.3 ms with the connections only, 3.0 ms with both,
- * against 3.8 ms on one GPU). Called with the program's context current;
+ * against 3.8 ms on one GPU). Called with the home context current;
  * a failure only leaves that cost where it was. */
 static void warm_up(void)
 {
@@ -204,13 +208,27 @@ static void warm_up(void)
                   "launch that mirrors pays for them");
 }
 
-bool mgpu_nccl_ready(CUcontext home)
+/* The communicator is made on a thread of its own, which the first asker
+ * waits for at most INIT_WAIT_MS: ncclCommInitAll and the warm-up allocate
+ * and free device memory, and cuMemFree waits for every stream of the
+ * device, so made inside a launch it would wait for the program's queued
+ * work, which may wait for the launching thread itself (a host function
+ * the program releases later: tests/fake-exit.sh). Past the bound, the
+ * mirrors use device copies until it is ready. */
+#define INIT_WAIT_MS 5000
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t init_finished = PTHREAD_COND_INITIALIZER;
+static atomic_int init_state; /* 0: not begun; 1: being made; 2: made or failed (nccl.ready) */
+
+/* Whether the communicator is made (its fields then read-only). */
+static bool made(void)
 {
-    if (!nccl.allowed)
-        return false;
-    if (nccl.tried)
-        return nccl.ready;
-    nccl.tried = true;
+    return atomic_load_explicit(&init_state, memory_order_acquire) == 2 && nccl.ready;
+}
+
+static void init_now(CUcontext home)
+{
     long long begin = mgpu_monotonic_ns();
     char why[200] = "";
     bool ok = map_ranks(why, sizeof why) && !mgpu_nccl_loaded_by_program() &&
@@ -245,18 +263,71 @@ bool mgpu_nccl_ready(CUcontext home)
         mgpu_info("mirrors: device copies and mgpu's own kernels, not NCCL: %s",
                   why[0] ? why : "the program has NCCL loaded");
     }
-    return ok;
+}
+
+static void *init_thread(void *arg)
+{
+    CUcontext home = arg;
+    bool current = with_context(home); /* for the fork event, made in it */
+    init_now(home);
+    if (current)
+        back();
+    pthread_mutex_lock(&init_lock);
+    atomic_store_explicit(&init_state, 2, memory_order_release);
+    pthread_cond_broadcast(&init_finished);
+    pthread_mutex_unlock(&init_lock);
+    return NULL;
+}
+
+bool mgpu_nccl_ready(CUcontext home)
+{
+    if (!nccl.allowed)
+        return false;
+    int state = atomic_load_explicit(&init_state, memory_order_acquire);
+    if (state == 2)
+        return nccl.ready;
+    if (state == 1)
+        return false; /* still being made: device copies meanwhile */
+    pthread_mutex_lock(&init_lock);
+    if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
+        atomic_store_explicit(&init_state, 1, memory_order_relaxed);
+        pthread_attr_t attr;
+        pthread_t thread;
+        bool started = false;
+        if (pthread_attr_init(&attr) == 0) {
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            started = pthread_create(&thread, &attr, init_thread, home) == 0;
+            pthread_attr_destroy(&attr);
+        }
+        if (!started) {
+            init_now(home);
+            atomic_store_explicit(&init_state, 2, memory_order_release);
+        }
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of init_finished */
+        deadline.tv_sec += INIT_WAIT_MS / 1000;
+        int rc = 0;
+        while (atomic_load_explicit(&init_state, memory_order_acquire) != 2 && rc == 0)
+            rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
+        if (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
+            mgpu_info("mirrors: NCCL's communicator not made within %d s (slow, or held by the "
+                      "program's queued work): device copies until it is",
+                      INIT_WAIT_MS / 1000);
+    }
+    pthread_mutex_unlock(&init_lock);
+    return made();
 }
 
 int mgpu_nccl_rank_of(int gpu, bool *first_on_device)
 {
-    *first_on_device = gpu >= 0 && gpu < MGPU_MAX_GPUS && nccl.first_on_device[gpu];
-    return gpu >= 0 && gpu < MGPU_MAX_GPUS ? nccl.rank_of_entry[gpu] : 0;
+    bool known = made() && gpu >= 0 && gpu < MGPU_MAX_GPUS;
+    *first_on_device = known && nccl.first_on_device[gpu];
+    return known ? nccl.rank_of_entry[gpu] : 0;
 }
 
 int mgpu_nccl_ranks(void)
 {
-    return nccl.ready ? nccl.ranks : 0;
+    return made() ? nccl.ranks : 0;
 }
 
 /* Every rank's stream after the work `stream` holds now; with a trace,
@@ -300,7 +371,7 @@ static CUresult join_into(CUstream stream, CUresult r, struct mgpu_launch_timer 
 CUresult mgpu_nccl_broadcast(CUdeviceptr start, size_t bytes, const CUdeviceptr *copy_of_rank,
                              CUstream stream)
 {
-    if (!nccl.ready)
+    if (!made())
         return CUDA_ERROR_NOT_SUPPORTED;
     struct mgpu_owner_run runs[MAX_RUNS];
     size_t nruns = mgpu_pool_runs(start, bytes, runs, MAX_RUNS);
@@ -381,7 +452,7 @@ CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, s
 {
     ncclDataType_t type;
     ncclRedOp_t op;
-    if (!nccl.ready || !nccl_reduction(code, &type, &op))
+    if (!made() || !nccl_reduction(code, &type, &op))
         return CUDA_ERROR_NOT_SUPPORTED;
     struct mgpu_launch_timer timers[MGPU_MAX_GPUS];
     CUresult r = fork_from(stream, "mirror: ncclReduce", timers);
@@ -415,7 +486,7 @@ CUresult mgpu_nccl_reduce(CUdeviceptr buffer, const CUdeviceptr *send_of_rank, s
 
 void mgpu_nccl_stats(struct mgpu_nccl_stats *out)
 {
-    out->ranks = nccl.ready ? nccl.ranks : 0;
+    out->ranks = made() ? nccl.ranks : 0;
     out->collectives = nccl.collectives;
     out->bytes = nccl.bytes;
 }

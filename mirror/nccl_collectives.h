@@ -31,8 +31,10 @@ bool mgpu_nccl_loaded_by_program(void);
 /* Whether mgpu may use NCCL at all (MGPU_NCCL); set before the program runs. */
 void mgpu_nccl_allow(bool allowed);
 
-/* Whether collectives can go through NCCL, making the communicator on the
- * first call (said on stderr with -v, or why not). `home` is the context
+/* Whether collectives can go through NCCL. The first call starts making
+ * the communicator on a thread of its own (said on stderr with -v, or why
+ * not) and waits for it at most 5 s; until it is made, every call answers
+ * false at once and the mirrors use device copies. `home` is the context
  * of the program's stream. */
 bool mgpu_nccl_ready(CUcontext home);
 

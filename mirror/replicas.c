@@ -241,9 +241,12 @@ static void learn_budget(int gpu, CUcontext ctx)
 void mgpu_replicas_prepare(CUcontext home)
 {
     pthread_mutex_lock(&lock);
-    if (nccl_allowed)
-        mgpu_nccl_ready(home);
+    bool allowed = nccl_allowed;
     pthread_mutex_unlock(&lock);
+    /* Not under the lock: the communicator's thread goes through the
+     * hooks, which may take it. */
+    if (allowed)
+        mgpu_nccl_ready(home);
 }
 
 void mgpu_replicas_begin(void)
