@@ -318,6 +318,23 @@ bool mgpu_nccl_ready(CUcontext home)
     return made();
 }
 
+void mgpu_nccl_wait_made(unsigned wait_ms)
+{
+    pthread_mutex_lock(&init_lock);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += wait_ms / 1000;
+    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    while (atomic_load_explicit(&init_state, memory_order_acquire) == 1 && rc == 0)
+        rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
+    pthread_mutex_unlock(&init_lock);
+}
+
 int mgpu_nccl_rank_of(int gpu, bool *first_on_device)
 {
     bool known = made() && gpu >= 0 && gpu < MGPU_MAX_GPUS;

@@ -38,6 +38,11 @@ void mgpu_nccl_allow(bool allowed);
  * of the program's stream. */
 bool mgpu_nccl_ready(CUcontext home);
 
+/* At exit, before anything is torn down: the communicator's thread, if it
+ * is still making it, waited for at most wait_ms (a thread left running
+ * while the libraries' exit handlers run may call into what they freed). */
+void mgpu_nccl_wait_made(unsigned wait_ms);
+
 /* The rank of the device entry `gpu` stands on, and whether it is the
  * first entry on that device (the one whose copy NCCL fills). */
 int mgpu_nccl_rank_of(int gpu, bool *first_on_device);

@@ -15,6 +15,7 @@
 #include "base/callback_thread.h"
 #include "sched/placement_follow.h"
 #include "sched/run_links.h"
+#include "mirror/nccl_collectives.h"
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"
 #include "base/startup_times.h"
@@ -182,6 +183,7 @@ static void final_exit(void)
      * driver; not waited for long in a host callback, where its driver
      * calls may wait for this very callback. */
     mgpu_run_links_stop(mgpu_on_callback_thread() ? LINKS_STOP_MS_IN_CALLBACK : LINKS_STOP_MS);
+    mgpu_nccl_wait_made(mgpu_on_callback_thread() ? LINKS_STOP_MS_IN_CALLBACK : LINKS_STOP_MS);
     int others = mgpu_process_other_driver_threads();
     if (mgpu_on_callback_thread())
         mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "
