@@ -303,9 +303,7 @@ bool mgpu_nccl_ready(CUcontext home)
             init_now(home);
             atomic_store_explicit(&init_state, 2, memory_order_release);
         }
-        struct timespec deadline;
-        clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of init_finished */
-        deadline.tv_sec += INIT_WAIT_MS / 1000;
+        struct timespec deadline = mgpu_deadline_in_ms(INIT_WAIT_MS);
         int rc = 0;
         while (atomic_load_explicit(&init_state, memory_order_acquire) != 2 && rc == 0)
             rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
@@ -321,14 +319,7 @@ bool mgpu_nccl_ready(CUcontext home)
 void mgpu_nccl_wait_made(unsigned wait_ms)
 {
     pthread_mutex_lock(&init_lock);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += wait_ms / 1000;
-    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = mgpu_deadline_in_ms(wait_ms);
     int rc = 0;
     while (atomic_load_explicit(&init_state, memory_order_acquire) == 1 && rc == 0)
         rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
