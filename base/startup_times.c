@@ -8,7 +8,7 @@
 static atomic_llong phase_ns[MGPU_STARTUP_PHASES];
 
 static const char *const phase_names[MGPU_STARTUP_PHASES] = {
-    "driver initialisation", "pool", "contexts", "peer access", "rewritten modules",
+    "driver initialisation", "library", "pool", "contexts", "peer access", "rewritten modules",
     "link measurement",      "NCCL",
 };
 

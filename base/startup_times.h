@@ -10,6 +10,7 @@
 
 enum mgpu_startup_phase {
     MGPU_STARTUP_DRIVER,      /* the program's cuInit, through mgpu */
+    MGPU_STARTUP_LIBRARY,     /* libmgpu's own start: settings, the driver's library, probes */
     MGPU_STARTUP_POOL,        /* the pool's contexts and address range */
     MGPU_STARTUP_CONTEXTS,    /* the other GPUs' primary contexts */
     MGPU_STARTUP_PEER_ACCESS, /* peer access between the run's devices */

@@ -19,6 +19,7 @@
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"
 #include "base/startup_times.h"
+#include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 #include "mirror/replicas.h"
 #include "src/report/report.h"
@@ -176,6 +177,7 @@ static void final_exit(void)
     static atomic_bool done;
     if (atomic_exchange(&done, true))
         return;
+    long long begin = mgpu_monotonic_ns();
     at_exit(); /* when no part registered it */
     if (atomic_load(&mgpu_forked_child))
         return;
@@ -196,6 +198,8 @@ static void final_exit(void)
     else
         release_memory();
     mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
+    mgpu_info("exit: %.1f ms in mgpu after the program's last exit handler",
+              (double)(mgpu_monotonic_ns() - begin) * 1e-6);
 }
 
 static pthread_once_t final_exit_once = PTHREAD_ONCE_INIT;
@@ -243,7 +247,17 @@ static void configure_pool(void)
     mgpu_replicas_configure(&mirrors);
 }
 
+static void start_library(void);
+
+/* libmgpu's own start, timed for the start-up figures. */
 static void start(void)
+{
+    long long begin = mgpu_monotonic_ns();
+    start_library();
+    mgpu_startup_add(MGPU_STARTUP_LIBRARY, mgpu_monotonic_ns() - begin);
+}
+
+static void start_library(void)
 {
     char err[512];
     if (mgpu_config_parse(&mgpu_cfg, env_get, err, sizeof err) != 0) {
