@@ -28,12 +28,14 @@ gpus=$(nvidia-smi -L 2> /dev/null | wc -l)
 
 # ms LABEL COMMAND...: runs COMMAND, which must pass, and adds its wall
 # time in milliseconds to $out/LABEL.
+# (Its own names: the caller's loop reads `label`, which sh does not scope.)
 ms() {
-  label=$1; shift
-  start=$(date +%s%N)
-  "$@" > "$out/last" 2>&1 || { cat "$out/last" >&2; echo "run-startup.sh: $label failed" >&2; exit 1; }
-  end=$(date +%s%N)
-  echo "$(( (end - start) / 1000 ))" | awk '{ printf "%.1f\n", $1 / 1000 }' >> "$out/$label"
+  ms_label=$1; shift
+  ms_start=$(date +%s%N)
+  "$@" > "$out/last" 2>&1 < /dev/null ||
+    { cat "$out/last" >&2; echo "run-startup.sh: $ms_label failed" >&2; exit 1; }
+  ms_end=$(date +%s%N)
+  echo "$(( (ms_end - ms_start) / 1000 ))" | awk '{ printf "%.1f\n", $1 / 1000 }' >> "$out/$ms_label"
 }
 
 # The runs, as "label|how" lines; how is empty for plain.
@@ -71,6 +73,13 @@ echo "wall time of the whole program, ms, median of $rounds interleaved rounds (
 echo
 echo "| run | startup | over plain | startup_big | over plain |"
 echo "| --- | --- | --- | --- | --- |"
+# Every run must have left its times (a run that failed inside the loop's
+# pipe ends only that pipe's shell).
+runs | while IFS='|' read -r label how; do
+  for name in startup startup_big; do
+    [ -s "$out/$name.$label" ] || { echo "run-startup.sh: no times for $name ($label)" >&2; exit 1; }
+  done
+done || exit 1
 small_plain=$(median "$out/startup.plain")
 big_plain=$(median "$out/startup_big.plain")
 runs | while IFS='|' read -r label how; do
