@@ -15,6 +15,7 @@
 #include "src/run/launcher_options.h"
 #include "src/run/nvml_devices.h"
 #include "partition/topology.h"
+#include "partition/nvml_library.h"
 #include "base/monotonic_clock.h"
 
 #include <errno.h>
@@ -319,10 +320,26 @@ static void choose_for_rank(const struct launcher_options *opt, const struct mgp
  * answer, or the topology decides the GPUs (-n on a machine of several,
  * or ranks sharing the node's) and NVML's cannot stand for the driver's
  * (nvml_machine). */
+static int count_with_nvml(const struct launcher_options *opt, bool per_rank);
+
 static int quick_device_count(const struct launcher_options *opt, bool per_rank)
 {
     if (getenv("MGPU_DRIVER") != NULL || getenv("CUDA_VISIBLE_DEVICES") != NULL)
         return -1;
+    /* NVML held open across the count and the topology: each opening
+     * starts it (nvmlInit_v2 and the GPUs' handles took 24 ms on 2 x
+     * H200), and a start inside a started NVML only counts a reference. */
+    struct mgpu_nvml held;
+    char why[256];
+    bool holding = mgpu_nvml_open(&held, why, sizeof why) == 0;
+    int count = count_with_nvml(opt, per_rank);
+    if (holding)
+        mgpu_nvml_close(&held);
+    return count;
+}
+
+static int count_with_nvml(const struct launcher_options *opt, bool per_rank)
+{
     char why[256];
     int count = mgpu_nvml_device_count(why, sizeof why);
     if (count <= 0)
