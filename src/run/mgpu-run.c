@@ -314,14 +314,14 @@ static void choose_for_rank(const struct launcher_options *opt, const struct mgp
         say(bound ? "the rank runs on CPUs %s, near its GPUs" : "the rank is not bound: %s", cpus);
 }
 
+static int count_with_nvml(const struct launcher_options *opt, bool per_rank);
+
 /* The machine's device count from NVML, or -1 where the driver must be
  * asked: the driver is not the system's (MGPU_DRIVER), CUDA_VISIBLE_DEVICES
  * already narrows it (its entries may not be NVML's), NVML does not
  * answer, or the topology decides the GPUs (-n on a machine of several,
  * or ranks sharing the node's) and NVML's cannot stand for the driver's
  * (nvml_machine). */
-static int count_with_nvml(const struct launcher_options *opt, bool per_rank);
-
 static int quick_device_count(const struct launcher_options *opt, bool per_rank)
 {
     if (getenv("MGPU_DRIVER") != NULL || getenv("CUDA_VISIBLE_DEVICES") != NULL)
@@ -338,6 +338,7 @@ static int quick_device_count(const struct launcher_options *opt, bool per_rank)
     return count;
 }
 
+/* quick_device_count's work, with NVML open. */
 static int count_with_nvml(const struct launcher_options *opt, bool per_rank)
 {
     char why[256];
