@@ -36,6 +36,15 @@ use_fake_driver() {
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 
+# readme_commands OUT: the commands of README.md's code blocks that run
+# one of mgpu's tools (mgpu-run, mgpu-ptx, mgpu-info), comments cut, one a
+# line, into OUT (tests/fake-readme.sh, tests/gpu-readme.sh).
+readme_commands() {
+  awk '/^    [^ ]/ || /^```/ { print }' "$top_srcdir/README.md" |
+    sed -n 's/^    //p' | grep -E '(^| )(\$HOME/mgpu/bin/)?mgpu-(run|ptx|info)( |$)' |
+    sed -e 's/  *#.*$//' > "$1"
+}
+
 # expect_in FILE TEXT: FILE contains the fixed string TEXT.
 expect_in() {
   grep -F -q -- "$2" "$1" || { echo "--- $1:" >&2; cat "$1" >&2; fail "'$2' not in $1"; }

@@ -12,9 +12,7 @@
 . "$(dirname "$0")/common.sh"
 use_fake_driver
 export FAKE_CUDA_GPUS=8
-awk '/^    [^ ]/ || /^```/ { print }' "$top_srcdir/README.md" |
-  sed -n 's/^    //p' | grep -E '(^| )(\$HOME/mgpu/bin/)?mgpu-(run|ptx|info)( |$)' |
-  sed -e 's/  *#.*$//' > "$work/commands"
+readme_commands "$work/commands"
 [ -s "$work/commands" ] || fail "no mgpu commands found in README.md"
 ran=0
 while IFS= read -r command; do

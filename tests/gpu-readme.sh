@@ -7,9 +7,7 @@
 # the machine has is left out, and said so.
 . "$(dirname "$0")/common.sh"
 require_gpu
-awk '/^    [^ ]/ || /^```/ { print }' "$top_srcdir/README.md" |
-  sed -n 's/^    //p' | grep -E '(^| )(\$HOME/mgpu/bin/)?mgpu-(run|ptx|info)( |$)' |
-  sed -e 's/  *#.*$//' > "$work/commands"
+readme_commands "$work/commands"
 [ -s "$work/commands" ] || fail "no mgpu commands found in README.md"
 ran=0
 while IFS= read -r command; do
