@@ -4,7 +4,8 @@
 # include/mgpu/, mgpu.pc for pkg-config (a program built with its flags
 # calls mgpu_version()), the man pages (where help2man was found) that man
 # can show, the license, and the examples and topology samples under
-# share/mgpu/. No GPU needed.
+# share/mgpu/; and the installed mgpu-run runs a program on the fake GPU.
+# No GPU needed.
 . "$(dirname "$0")/common.sh"
 prefix=$(sed -n 's/^prefix = //p' Makefile)
 root="$work/root"
@@ -45,3 +46,16 @@ if grep -q '^HELP2MAN = .' Makefile; then
 else
   echo "skipped: the man pages (configure found no help2man)"
 fi
+
+# The installed tools run a program: the staged mgpu-run (told where its
+# libraries were staged, which installed it finds under its prefix) runs
+# the fake GPU's test client split over two entries, as the README's first
+# command runs an example on a GPU.
+use_fake_driver
+LD_LIBRARY_PATH="$p/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" MGPU_LIBDIR="$p/lib/mgpu" \
+  MGPU_SPLIT=always "$p/bin/mgpu-run" --gpus 0x2 --report \
+  tests/fake/fake_gpu_client > "$work/run.out" 2>&1 ||
+  { cat "$work/run.out"; fail "the installed mgpu-run running the fake GPU's test client"; }
+expect_in "$work/run.out" "results correct"
+expect_match "$work/run.out" "^slices run: [1-9][0-9]*, on 2 GPUs$"
+pass "the installed mgpu-run runs a program over two entries, with its report"
