@@ -6,6 +6,7 @@
  * started (each would be one more thread stuck on the same work). */
 #include "base/context_wait.h"
 
+#include "base/detached_thread.h"
 #include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 
@@ -49,15 +50,8 @@ static void *wait_loop(void *unused)
 
 static bool start_waiter(void)
 {
-    if (waiter.started)
-        return true;
-    pthread_attr_t attr;
-    pthread_t thread;
-    if (pthread_attr_init(&attr) != 0)
-        return false;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    waiter.started = pthread_create(&thread, &attr, wait_loop, NULL) == 0;
-    pthread_attr_destroy(&attr);
+    if (!waiter.started)
+        waiter.started = mgpu_thread_start_detached(wait_loop, NULL);
     return waiter.started;
 }
 

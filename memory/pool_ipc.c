@@ -10,6 +10,7 @@
  * answer: the layout and the pieces' file descriptors (SCM_RIGHTS). */
 #include "memory/pool_ipc.h"
 
+#include "base/detached_thread.h"
 #include "partition/gpu_contexts.h"
 #include "base/log.h"
 #include "memory/memory_pool.h"
@@ -240,8 +241,6 @@ static void start_server(void)
     struct sockaddr_un a;
     socklen_t len = socket_address(&a, getpid(), server_nonce);
     int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    pthread_t thread;
-    pthread_attr_t attr;
     if (s < 0 || bind(s, (struct sockaddr *)&a, len) != 0 || listen(s, 16) != 0) {
         mgpu_warn("pool memory cannot be shared with other processes: no socket (%s)",
                   strerror(errno));
@@ -250,14 +249,11 @@ static void start_server(void)
         return;
     }
     server_socket = s;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&thread, &attr, server_main, NULL) != 0) {
+    if (!mgpu_thread_start_detached(server_main, NULL)) {
         mgpu_warn("pool memory cannot be shared with other processes: no thread to serve it");
         close(s);
         server_socket = -1;
     }
-    pthread_attr_destroy(&attr);
 }
 
 CUresult mgpu_pool_ipc_export(CUipcMemHandle *handle, CUdeviceptr pointer)

@@ -7,6 +7,7 @@
  * every NCCL call, which may change it. */
 #include "mirror/nccl_collectives.h"
 
+#include "base/detached_thread.h"
 #include "base/monotonic_clock.h"
 #include "base/startup_times.h"
 
@@ -279,6 +280,17 @@ static void *init_thread(void *arg)
     return NULL;
 }
 
+/* Under init_lock: waits at most `ms` while the communicator's thread is
+ * making it; whether that is over. */
+static bool wait_made_locked(unsigned ms)
+{
+    struct timespec deadline = mgpu_deadline_in_ms(ms);
+    int rc = 0;
+    while (atomic_load_explicit(&init_state, memory_order_acquire) == 1 && rc == 0)
+        rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
+    return atomic_load_explicit(&init_state, memory_order_acquire) == 2;
+}
+
 bool mgpu_nccl_ready(CUcontext home)
 {
     if (!nccl.allowed)
@@ -291,23 +303,11 @@ bool mgpu_nccl_ready(CUcontext home)
     pthread_mutex_lock(&init_lock);
     if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
         atomic_store_explicit(&init_state, 1, memory_order_relaxed);
-        pthread_attr_t attr;
-        pthread_t thread;
-        bool started = false;
-        if (pthread_attr_init(&attr) == 0) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            started = pthread_create(&thread, &attr, init_thread, home) == 0;
-            pthread_attr_destroy(&attr);
-        }
-        if (!started) {
+        if (!mgpu_thread_start_detached(init_thread, home)) {
             init_now(home);
             atomic_store_explicit(&init_state, 2, memory_order_release);
         }
-        struct timespec deadline = mgpu_deadline_in_ms(INIT_WAIT_MS);
-        int rc = 0;
-        while (atomic_load_explicit(&init_state, memory_order_acquire) != 2 && rc == 0)
-            rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
-        if (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
+        if (!wait_made_locked(INIT_WAIT_MS))
             mgpu_info("mirrors: NCCL's communicator not made within %d s (slow, or held by the "
                       "program's queued work): device copies until it is",
                       INIT_WAIT_MS / 1000);
@@ -319,10 +319,7 @@ bool mgpu_nccl_ready(CUcontext home)
 void mgpu_nccl_wait_made(unsigned wait_ms)
 {
     pthread_mutex_lock(&init_lock);
-    struct timespec deadline = mgpu_deadline_in_ms(wait_ms);
-    int rc = 0;
-    while (atomic_load_explicit(&init_state, memory_order_acquire) == 1 && rc == 0)
-        rc = pthread_cond_timedwait(&init_finished, &init_lock, &deadline);
+    wait_made_locked(wait_ms);
     pthread_mutex_unlock(&init_lock);
 }
 

@@ -6,6 +6,7 @@
  * to a worker that has gone to sleep without being woken. */
 #include "partition/gpu_workers.h"
 
+#include "base/detached_thread.h"
 #include "base/process_state.h"
 
 #include "base/log.h"
@@ -125,15 +126,10 @@ int mgpu_gpu_workers_start(int ngpus, const CUcontext *contexts)
         pthread_cond_init(&w->wake, NULL);
         w->context = contexts[g];
         w->gpu = g;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_t thread;
-        if (pthread_create(&thread, &attr, worker_main, w) != 0)
+        if (!mgpu_thread_start_detached(worker_main, w))
             rc = -1;
         else
             atomic_store_explicit(&worker_count, g + 1, memory_order_release);
-        pthread_attr_destroy(&attr);
     }
     pthread_mutex_unlock(&start_lock);
     return rc;

@@ -2,6 +2,7 @@
  * of its own started by the first thread that asks. */
 #include "sched/run_links.h"
 
+#include "base/detached_thread.h"
 #include "base/monotonic_clock.h"
 #include "base/startup_times.h"
 
@@ -82,16 +83,8 @@ static void *measure_thread(void *unused)
  * made, else here. */
 static void start_measuring(void)
 {
-    pthread_attr_t attr;
-    pthread_t thread;
-    bool started = false;
     atomic_store(&measuring, true);
-    if (pthread_attr_init(&attr) == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        started = pthread_create(&thread, &attr, measure_thread, NULL) == 0;
-        pthread_attr_destroy(&attr);
-    }
-    if (!started) {
+    if (!mgpu_thread_start_detached(measure_thread, NULL)) {
         atomic_store_explicit(&state, make_model(), memory_order_release);
         atomic_store(&measuring, false);
     }

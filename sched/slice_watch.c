@@ -7,7 +7,9 @@
  * it at exit can give up after a while instead of joining for ever. */
 #include "sched/slice_watch.h"
 
+#include "base/detached_thread.h"
 #include "base/log.h"
+#include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 #include "sched/slice_errors.h"
 #include "sched/slice_streams.h"
@@ -68,9 +70,7 @@ bool mgpu_slice_watch_stop(int seconds)
 {
     if (!atomic_load(&running))
         return true;
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of `gone` */
-    deadline.tv_sec += seconds;
+    struct timespec deadline = mgpu_deadline_in_ms((unsigned)seconds * 1000);
     pthread_mutex_lock(&sleep_lock);
     stopping = true;
     pthread_cond_signal(&wake);
@@ -87,13 +87,7 @@ bool mgpu_slice_watch_stop(int seconds)
 
 static void start_watch(void)
 {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t thread;
-    int rc = pthread_create(&thread, &attr, watch, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
+    if (!mgpu_thread_start_detached(watch, NULL)) {
         mgpu_error("cannot start the slice watch thread; a GPU that faults in a split kernel "
                    "may stall the program");
         return;

@@ -6,6 +6,7 @@
 
 #include "src/mgpu.h"
 
+#include "base/detached_thread.h"
 #include "base/driver_locate.h"
 #include "src/hooks/export_map.h"
 #include "src/hooks/hook_table.h"
@@ -54,9 +55,10 @@ static pthread_once_t late_exit_once = PTHREAD_ONCE_INIT;
  * on a driver callback thread, for the report. */
 #define WATCH_STOP_SECONDS 5
 #define CALLBACK_REPORT_SECONDS 10
-/* How long the exit waits for the links' measurement to give up. */
-#define LINKS_STOP_MS 10000
-#define LINKS_STOP_MS_IN_CALLBACK 500
+/* How long the exit waits for mgpu's threads that call the driver (the
+ * links' measurement, NCCL's communicator) to finish or give up. */
+#define THREADS_STOP_MS 10000
+#define THREADS_STOP_MS_IN_CALLBACK 500
 
 static void report_and_trace(void)
 {
@@ -90,21 +92,13 @@ static void *report_on_own_thread(void *unused)
  * stream waits for this very callback. */
 static void report_from_callback(void)
 {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t thread;
-    int rc = pthread_create(&thread, &attr, report_on_own_thread, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
+    if (!mgpu_thread_start_detached(report_on_own_thread, NULL)) {
         mgpu_warn("exit in a host callback: no thread for the report, which is left out");
         return;
     }
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline); /* the clock of `finished` */
-    deadline.tv_sec += CALLBACK_REPORT_SECONDS;
+    struct timespec deadline = mgpu_deadline_in_ms(CALLBACK_REPORT_SECONDS * 1000);
     pthread_mutex_lock(&reporter.lock);
-    rc = 0;
+    int rc = 0;
     while (!reporter.done && rc == 0)
         rc = pthread_cond_timedwait(&reporter.finished, &reporter.lock, &deadline);
     bool done = reporter.done;
@@ -181,11 +175,12 @@ static void final_exit(void)
     at_exit(); /* when no part registered it */
     if (atomic_load(&mgpu_forked_child))
         return;
-    /* The links' measurement stopped first, whatever else is left to the
-     * driver; not waited for long in a host callback, where its driver
-     * calls may wait for this very callback. */
-    mgpu_run_links_stop(mgpu_on_callback_thread() ? LINKS_STOP_MS_IN_CALLBACK : LINKS_STOP_MS);
-    mgpu_nccl_wait_made(mgpu_on_callback_thread() ? LINKS_STOP_MS_IN_CALLBACK : LINKS_STOP_MS);
+    /* The links' measurement and the communicator's making stopped first,
+     * whatever else is left to the driver; not waited for long in a host
+     * callback, where their driver calls may wait for this very callback. */
+    unsigned stop_ms = mgpu_on_callback_thread() ? THREADS_STOP_MS_IN_CALLBACK : THREADS_STOP_MS;
+    mgpu_run_links_stop(stop_ms);
+    mgpu_nccl_wait_made(stop_ms);
     int others = mgpu_process_other_driver_threads();
     if (mgpu_on_callback_thread())
         mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "
