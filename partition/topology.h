@@ -65,7 +65,8 @@ struct mgpu_topology {
     /* Where the process may run: the one NUMA node / socket holding all the
      * CPUs it is bound to, or -1 (anywhere, or unknown when !this_machine). */
     int process_numa, process_package;
-    char note[256]; /* what could not be learnt, for mgpu-info; empty when nothing */
+    char note[256];   /* what could not be learnt, for mgpu-info; empty when nothing */
+    double places_ms; /* what reading this machine's places with hwloc took; 0: not read */
 };
 
 /* An empty model: no GPU, everything unknown. */

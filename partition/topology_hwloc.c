@@ -4,6 +4,8 @@
  * the NUMA nodes, and where the process runs. */
 #include "partition/topology_hwloc.h"
 
+#include "base/monotonic_clock.h"
+
 #include "partition/hwloc_open.h"
 
 #include <errno.h>
@@ -412,8 +414,10 @@ void mgpu_topology_place_and_link(struct mgpu_topology *t,
                                   const int (*peer)[MGPU_TOPOLOGY_MAX_GPUS],
                                   const bool (*nvlink)[MGPU_TOPOLOGY_MAX_GPUS])
 {
+    long long begin = mgpu_monotonic_ns();
     if (mgpu_topology_read_machine_places(t, t->note, sizeof t->note) == 0)
         t->note[0] = '\0';
+    t->places_ms = (double)(mgpu_monotonic_ns() - begin) * 1e-6;
     for (int i = 0; i < t->gpu_count; i++)
         for (int j = 0; j < t->gpu_count; j++) {
             struct mgpu_link *l = &t->links[i][j];

@@ -148,6 +148,8 @@ FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_NVML_REVERSED=1 FAKE_CUDA_NVLINK=2-3 expe
 expect_in "$work/out" "2,3 0,1"
 expect_in "$work/err" "mgpu-run: GPUs 2,3, chosen and ordered from the topology of this machine (NVML)"
 expect_in "$work/err" "mgpu-run: GPU 0: Fake GPU (0000:fa:02.0), home"
+# -v says where the launcher's time went (issue 46: -n against a list).
+expect_match "$work/err" "^mgpu-run: [0-9.]+ ms so far: NVML opened in [0-9.]+, its count [0-9.]+, its topology [0-9.]+ \\(hwloc's places [0-9.]+\\)$"
 FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NO_PEER=0-1 expect_status 0 \
   quick_run "$MGPU_RUN" -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
 expect_in "$work/out" "0,2"

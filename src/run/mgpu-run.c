@@ -316,6 +316,9 @@ static void choose_for_rank(const struct launcher_options *opt, const struct mgp
 
 static int count_with_nvml(const struct launcher_options *opt, bool per_rank);
 
+/* What the launcher's choice of GPUs took, for -v (ms; 0: not done). */
+static double nvml_open_ms, nvml_count_ms, nvml_topology_ms;
+
 /* The machine's device count from NVML, or -1 where the driver must be
  * asked: the driver is not the system's (MGPU_DRIVER), CUDA_VISIBLE_DEVICES
  * already narrows it (its entries may not be NVML's), NVML does not
@@ -331,7 +334,9 @@ static int quick_device_count(const struct launcher_options *opt, bool per_rank)
      * H200), and a start inside a started NVML only counts a reference. */
     struct mgpu_nvml held;
     char why[256];
+    long long begin = mgpu_monotonic_ns();
     bool holding = mgpu_nvml_open(&held, why, sizeof why) == 0;
+    nvml_open_ms = (double)(mgpu_monotonic_ns() - begin) * 1e-6;
     int count = count_with_nvml(opt, per_rank);
     if (holding)
         mgpu_nvml_close(&held);
@@ -342,11 +347,15 @@ static int quick_device_count(const struct launcher_options *opt, bool per_rank)
 static int count_with_nvml(const struct launcher_options *opt, bool per_rank)
 {
     char why[256];
+    long long begin = mgpu_monotonic_ns();
     int count = mgpu_nvml_device_count(why, sizeof why);
+    long long counted = mgpu_monotonic_ns();
+    nvml_count_ms = (double)(counted - begin) * 1e-6;
     if (count <= 0)
         return -1;
     if (opt->gpus_len == 0 && (count > 1 || per_rank)) {
         int r = mgpu_topology_load_machine_nvml(&nvml_machine, why, sizeof why);
+        nvml_topology_ms = (double)(mgpu_monotonic_ns() - counted) * 1e-6;
         if (r == 0 && nvml_machine.gpu_count != count) {
             snprintf(why, sizeof why, "NVML describes %d of its %d GPUs", nvml_machine.gpu_count,
                      count);
@@ -560,6 +569,14 @@ int main(int argc, char **argv)
             describe_gpu(i, chosen[i], ndevices < chosen_len, quick);
     }
     const char *counted = quick ? " (GPUs counted with NVML)" : "";
+    if (opt.verbose && quick) {
+        char places[64] = "";
+        if (nvml_machine_loaded && nvml_machine.places_ms > 0)
+            snprintf(places, sizeof places, " (hwloc's places %.1f)", nvml_machine.places_ms);
+        say("%.1f ms so far: NVML opened in %.1f, its count %.1f, its topology %.1f%s",
+            (double)(mgpu_monotonic_ns() - started) * 1e-6, nvml_open_ms, nvml_count_ms,
+            nvml_topology_ms, places);
+    }
     if (opt.verbose && ndevices < chosen_len)
         say("running %s on %d GPUs standing on %d of %d devices; driver %s%s", program, chosen_len,
             ndevices, device_count, driver, counted);
