@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int mgpu_hwloc_open(hwloc_topology_t *out, const char *xml_path, bool with_nvml, char *err,
-                    size_t errlen)
+int mgpu_hwloc_open(hwloc_topology_t *out, const char *xml_path, enum mgpu_hwloc_parts parts,
+                    char *err, size_t errlen)
 {
     *out = NULL;
     if (xml_path != NULL && access(xml_path, R_OK) != 0) {
@@ -23,14 +23,16 @@ int mgpu_hwloc_open(hwloc_topology_t *out, const char *xml_path, bool with_nvml,
         snprintf(err, errlen, "hwloc cannot start: %s", strerror(errno));
         return -1;
     }
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hwloc_topology_set_io_types_filter(topo, parts == MGPU_HWLOC_CPUS
+                                                 ? HWLOC_TYPE_FILTER_KEEP_NONE
+                                                 : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     /* These would start a GPU runtime inside the process (inside the
      * program under mgpu, that is its own driver) or a display server;
      * mgpu asks the driver itself. Unknown names fail harmlessly. */
     static const char *const left_out[] = {"cuda", "opencl", "levelzero", "rsmi", "gl"};
     for (size_t i = 0; i < sizeof left_out / sizeof left_out[0]; i++)
         hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, left_out[i]);
-    if (!with_nvml)
+    if (parts != MGPU_HWLOC_PCI_NVML)
         hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "nvml");
     if (xml_path != NULL && hwloc_topology_set_xml(topo, xml_path) != 0) {
         snprintf(err, errlen,

@@ -20,7 +20,7 @@ static atomic_bool loaded, preparing;
 static void load_machine(void)
 {
     /* No NVML: only the PCI tree is needed, and NVML's start-up is slow. */
-    if (mgpu_hwloc_open(&machine, NULL, false, load_error, sizeof load_error) != 0)
+    if (mgpu_hwloc_open(&machine, NULL, MGPU_HWLOC_PCI, load_error, sizeof load_error) != 0)
         machine = NULL;
     atomic_store_explicit(&loaded, true, memory_order_release);
 }

@@ -88,6 +88,6 @@ int mgpu_topology_load_machine(struct mgpu_topology *t, char *err, size_t errlen
         for (int j = 0; j < count; j++)
             nvlink[i][j] = i != j && t->links[i][j].native_atomics;
     mgpu_topology_place_and_link(t, (const int(*)[MGPU_TOPOLOGY_MAX_GPUS])peer,
-                                 (const bool(*)[MGPU_TOPOLOGY_MAX_GPUS])nvlink);
+                                 (const bool(*)[MGPU_TOPOLOGY_MAX_GPUS])nvlink, true);
     return 0;
 }

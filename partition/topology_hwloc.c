@@ -9,6 +9,7 @@
 #include "partition/hwloc_open.h"
 
 #include <errno.h>
+#include <hwloc/linux.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,16 +206,22 @@ static void cpu_list(hwloc_const_bitmap_t set, char *out, size_t outlen)
         out[0] = '\0';
 }
 
-static void read_place(hwloc_topology_t h, hwloc_obj_t pci, struct mgpu_gpu *g)
+/* g's place from `near`, the smallest object of CPUs that holds its PCI
+ * device. */
+static void place_at(hwloc_topology_t h, hwloc_obj_t near, struct mgpu_gpu *g)
 {
-    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(h, pci);
-    if (near == NULL)
-        return;
     cpu_list(near->cpuset, g->cpus, sizeof g->cpus);
     g->numa_node = near->nodeset != NULL && hwloc_bitmap_weight(near->nodeset) == 1
                        ? hwloc_bitmap_first(near->nodeset)
                        : -1;
     g->package = package_of(h, near);
+}
+
+static void read_place(hwloc_topology_t h, hwloc_obj_t pci, struct mgpu_gpu *g)
+{
+    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(h, pci);
+    if (near != NULL)
+        place_at(h, near, g);
 }
 
 static hwloc_obj_t common_ancestor(hwloc_obj_t a, hwloc_obj_t b)
@@ -380,7 +387,7 @@ int mgpu_topology_load_xml(struct mgpu_topology *t, const char *path, char *err,
     mgpu_topology_clear(t);
     snprintf(t->source, sizeof t->source, "%s", path);
     hwloc_topology_t h;
-    if (mgpu_hwloc_open(&h, path, false, err, errlen) != 0)
+    if (mgpu_hwloc_open(&h, path, MGPU_HWLOC_PCI, err, errlen) != 0)
         return -1;
     int r = list_xml_gpus(h, t, err, errlen);
     if (r == 0) {
@@ -391,18 +398,54 @@ int mgpu_topology_load_xml(struct mgpu_topology *t, const char *path, char *err,
     return r;
 }
 
-int mgpu_topology_read_machine_places(struct mgpu_topology *t, char *why, size_t whylen)
+/* read_places without hwloc's PCI tree: each GPU's place from the CPUs the
+ * kernel lists as near its PCI device (SYSFS/bus/pci/devices/ID/local_cpus,
+ * SYSFS being /sys or MGPU_SYSFS for the tests), the PCIe paths between
+ * GPUs left unknown. Returns how many GPUs have no such list. */
+static int read_places_near_cpus(hwloc_topology_t h, struct mgpu_topology *t, int *first_missing)
+{
+    const char *sysfs = getenv("MGPU_SYSFS");
+    hwloc_bitmap_t near_cpus = hwloc_bitmap_alloc();
+    int missing = 0;
+    for (int i = 0; i < t->gpu_count; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/bus/pci/devices/%s/local_cpus",
+                 sysfs != NULL ? sysfs : "/sys", t->gpus[i].bus_id);
+        hwloc_obj_t near = NULL;
+        if (near_cpus != NULL && t->gpus[i].bus_id[0] &&
+            hwloc_linux_read_path_as_cpumask(path, near_cpus) == 0) {
+            hwloc_bitmap_and(near_cpus, near_cpus, hwloc_topology_get_topology_cpuset(h));
+            if (!hwloc_bitmap_iszero(near_cpus))
+                near = hwloc_get_obj_covering_cpuset(h, near_cpus);
+        }
+        if (near != NULL)
+            place_at(h, near, &t->gpus[i]);
+        else if (missing++ == 0)
+            *first_missing = i;
+    }
+    hwloc_bitmap_free(near_cpus);
+    read_numa_nodes(h, t);
+    read_process_place(h, t);
+    return missing;
+}
+
+int mgpu_topology_read_machine_places(struct mgpu_topology *t, bool pci_paths, char *why,
+                                      size_t whylen)
 {
     hwloc_topology_t h;
-    if (mgpu_hwloc_open(&h, NULL, true, why, whylen) != 0)
+    if (mgpu_hwloc_open(&h, NULL, pci_paths ? MGPU_HWLOC_PCI_NVML : MGPU_HWLOC_CPUS, why, whylen) !=
+        0)
         return -1;
     int first_missing = -1;
-    int missing = read_places(h, t, &first_missing);
+    int missing =
+        pci_paths ? read_places(h, t, &first_missing) : read_places_near_cpus(h, t, &first_missing);
     hwloc_topology_destroy(h);
     if (missing > 0) {
         snprintf(why, whylen,
-                 "hwloc does not see the PCI device of %d GPU(s) (GPU %d, %s); their place "
-                 "and PCIe paths are unknown",
+                 pci_paths ? "hwloc does not see the PCI device of %d GPU(s) (GPU %d, %s); their "
+                             "place and PCIe paths are unknown"
+                           : "the kernel lists no CPUs near the PCI device of %d GPU(s) (GPU %d, "
+                             "%s); their place is unknown",
                  missing, t->gpus[first_missing].cuda_index,
                  t->gpus[first_missing].bus_id[0] ? t->gpus[first_missing].bus_id : "no bus id");
         return -1;
@@ -412,10 +455,10 @@ int mgpu_topology_read_machine_places(struct mgpu_topology *t, char *why, size_t
 
 void mgpu_topology_place_and_link(struct mgpu_topology *t,
                                   const int (*peer)[MGPU_TOPOLOGY_MAX_GPUS],
-                                  const bool (*nvlink)[MGPU_TOPOLOGY_MAX_GPUS])
+                                  const bool (*nvlink)[MGPU_TOPOLOGY_MAX_GPUS], bool pci_paths)
 {
     long long begin = mgpu_monotonic_ns();
-    if (mgpu_topology_read_machine_places(t, t->note, sizeof t->note) == 0)
+    if (mgpu_topology_read_machine_places(t, pci_paths, t->note, sizeof t->note) == 0)
         t->note[0] = '\0';
     t->places_ms = (double)(mgpu_monotonic_ns() - begin) * 1e-6;
     for (int i = 0; i < t->gpu_count; i++)

@@ -125,7 +125,13 @@ int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t e
         return -1;
     }
 
+    /* Where NVLink joins every pair both ways, the PCIe paths between
+     * them decide nothing, and hwloc is spared reading the PCI devices. */
+    bool pci_paths = false;
+    for (int i = 0; i < count; i++)
+        for (int j = 0; j < count; j++)
+            pci_paths |= i != j && !(nvlink[i][j] && nvlink[j][i]);
     mgpu_topology_place_and_link(t, (const int(*)[MGPU_TOPOLOGY_MAX_GPUS])peer,
-                                 (const bool(*)[MGPU_TOPOLOGY_MAX_GPUS])nvlink);
+                                 (const bool(*)[MGPU_TOPOLOGY_MAX_GPUS])nvlink, pci_paths);
     return 0;
 }

@@ -153,6 +153,25 @@ expect_match "$work/err" "^mgpu-run: [0-9.]+ ms so far: NVML opened in [0-9.]+, 
 FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NO_PEER=0-1 expect_status 0 \
   quick_run "$MGPU_RUN" -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
 expect_in "$work/out" "0,2"
+# Where NVLink joins every pair, hwloc does not read the PCI devices: each
+# GPU's place comes from the CPUs the kernel lists near it (local_cpus; a
+# sysfs of the test's here, MGPU_SYSFS). The fake GPUs' bus ids exist only
+# there, so a place read means that path was taken; without it, the note.
+all_pairs=0-1,0-2,0-3,1-2,1-3,2-3
+for i in 0 1 2 3; do
+  mkdir -p "$work/sysfs/bus/pci/devices/0000:fa:0$i.0"
+  echo 1 > "$work/sysfs/bus/pci/devices/0000:fa:0$i.0/local_cpus"
+done
+MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all_pairs \
+  expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
+! grep -q "topology:" "$work/err" || { cat "$work/err"; fail "-n 2 on GPUs joined by NVLink: no place read from local_cpus"; }
+MGPU_SYSFS="$work/no-sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all_pairs \
+  expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
+expect_in "$work/err" "mgpu-run: topology: the kernel lists no CPUs near the PCI device of 4 GPU(s) (GPU 0, 0000:fa:00.0); their place is unknown"
+# Where one pair lacks NVLink, hwloc reads the PCI devices for their paths.
+MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=0-1,0-2,0-3,1-2,1-3 \
+  expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
+expect_in "$work/err" "hwloc does not see the PCI device of 4 GPU(s)"
 FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 expect_status 0 quick_run "$MGPU_RUN" -n 2 true
 [ ! -e "$work/inits" ] || { cat "$work/inits"; fail "mgpu-run initialised the driver for -n on alike GPUs"; }
 FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 FAKE_NVML_OTHER_NAME=1 expect_status 0 \

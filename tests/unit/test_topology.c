@@ -420,7 +420,7 @@ static void test_thread_binding(void)
 
     /* Any PCI device of this machine stands in for a GPU. */
     hwloc_topology_t machine;
-    if (mgpu_hwloc_open(&machine, NULL, false, err, sizeof err) != 0) {
+    if (mgpu_hwloc_open(&machine, NULL, MGPU_HWLOC_PCI, err, sizeof err) != 0) {
         printf("note: no hwloc topology of this machine (%s); binding not tried\n", err);
         return;
     }
