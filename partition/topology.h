@@ -89,10 +89,10 @@ int mgpu_topology_load_machine(struct mgpu_topology *t, char *err, size_t errlen
  * CUDA_DEVICE_ORDER=PCI_BUS_ID), names, memory and peer links from NVML
  * (multiprocessors, clocks and the driver's performance ranks unknown),
  * their place from hwloc (without its PCI devices where NVLink joins every
- * pair: the CPUs near each GPU from the kernel's lists). Returns -1 with a one-line reason where NVML
- * cannot stand for the driver: no NVML, GPUs that differ (the driver may
- * order them otherwise), a pair NVML does not answer for. Defined in
- * topology_nvml.c. */
+ * pair: the CPUs near each GPU from the kernel's lists). Returns -1 with a
+ * one-line reason where NVML cannot stand for the driver: no NVML, GPUs
+ * that differ (the driver may order them otherwise), a pair NVML does not
+ * answer for. Defined in topology_nvml.c. */
 int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t errlen);
 
 /* "0000:3B:00.0", "00000000:3b:00.0" -> "0000:3b:00.0". Returns 0, or -1

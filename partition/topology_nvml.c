@@ -126,7 +126,10 @@ int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t e
     }
 
     /* Where NVLink joins every pair both ways, the PCIe paths between
-     * them decide nothing, and hwloc is spared reading the PCI devices. */
+     * them decide nothing, and hwloc is spared reading the PCI devices
+     * (and NVML again): the pairs' NVLink bandwidths are then taken as
+     * equal, as they are across an NVSwitch; a machine whose pairs differ
+     * in links is told apart only by the driver's topology (mgpu-info). */
     bool pci_paths = false;
     for (int i = 0; i < count; i++)
         for (int j = 0; j < count; j++)
