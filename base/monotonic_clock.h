@@ -13,6 +13,12 @@ static inline long long mgpu_monotonic_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Milliseconds since `begin_ns`, a reading of mgpu_monotonic_ns. */
+static inline double mgpu_ms_since(long long begin_ns)
+{
+    return (double)(mgpu_monotonic_ns() - begin_ns) * 1e-6;
+}
+
 /* `ms` milliseconds from now on CLOCK_REALTIME, the clock of
  * pthread_cond_timedwait on a condition variable made with the defaults. */
 static inline struct timespec mgpu_deadline_in_ms(unsigned ms)

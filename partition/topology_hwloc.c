@@ -460,7 +460,7 @@ void mgpu_topology_place_and_link(struct mgpu_topology *t,
     long long begin = mgpu_monotonic_ns();
     if (mgpu_topology_read_machine_places(t, pci_paths, t->note, sizeof t->note) == 0)
         t->note[0] = '\0';
-    t->places_ms = (double)(mgpu_monotonic_ns() - begin) * 1e-6;
+    t->places_ms = mgpu_ms_since(begin);
     for (int i = 0; i < t->gpu_count; i++)
         for (int j = 0; j < t->gpu_count; j++) {
             struct mgpu_link *l = &t->links[i][j];

@@ -193,8 +193,7 @@ static void final_exit(void)
     else
         release_memory();
     mgpu_slice_watch_stop(WATCH_STOP_SECONDS);
-    mgpu_info("exit: %.1f ms in mgpu after the program's last exit handler",
-              (double)(mgpu_monotonic_ns() - begin) * 1e-6);
+    mgpu_info("exit: %.1f ms in mgpu after the program's last exit handler", mgpu_ms_since(begin));
 }
 
 static pthread_once_t final_exit_once = PTHREAD_ONCE_INIT;

@@ -336,7 +336,7 @@ static int quick_device_count(const struct launcher_options *opt, bool per_rank)
     char why[256];
     long long begin = mgpu_monotonic_ns();
     bool holding = mgpu_nvml_open(&held, why, sizeof why) == 0;
-    nvml_open_ms = (double)(mgpu_monotonic_ns() - begin) * 1e-6;
+    nvml_open_ms = mgpu_ms_since(begin);
     int count = count_with_nvml(opt, per_rank);
     if (holding)
         mgpu_nvml_close(&held);
@@ -349,13 +349,13 @@ static int count_with_nvml(const struct launcher_options *opt, bool per_rank)
     char why[256];
     long long begin = mgpu_monotonic_ns();
     int count = mgpu_nvml_device_count(why, sizeof why);
-    long long counted = mgpu_monotonic_ns();
-    nvml_count_ms = (double)(counted - begin) * 1e-6;
+    nvml_count_ms = mgpu_ms_since(begin);
     if (count <= 0)
         return -1;
     if (opt->gpus_len == 0 && (count > 1 || per_rank)) {
+        begin = mgpu_monotonic_ns();
         int r = mgpu_topology_load_machine_nvml(&nvml_machine, why, sizeof why);
-        nvml_topology_ms = (double)(mgpu_monotonic_ns() - counted) * 1e-6;
+        nvml_topology_ms = mgpu_ms_since(begin);
         if (r == 0 && nvml_machine.gpu_count != count) {
             snprintf(why, sizeof why, "NVML describes %d of its %d GPUs", nvml_machine.gpu_count,
                      count);
@@ -574,8 +574,7 @@ int main(int argc, char **argv)
         if (nvml_machine_loaded && nvml_machine.places_ms > 0)
             snprintf(places, sizeof places, " (hwloc's places %.1f)", nvml_machine.places_ms);
         say("%.1f ms so far: NVML opened in %.1f, its count %.1f, its topology %.1f%s",
-            (double)(mgpu_monotonic_ns() - started) * 1e-6, nvml_open_ms, nvml_count_ms,
-            nvml_topology_ms, places);
+            mgpu_ms_since(started), nvml_open_ms, nvml_count_ms, nvml_topology_ms, places);
     }
     if (opt.verbose && ndevices < chosen_len)
         say("running %s on %d GPUs standing on %d of %d devices; driver %s%s", program, chosen_len,
