@@ -74,6 +74,39 @@ static bool make_resources(void)
     return mgpu_gpu_workers_start(gpu_count, gpu_contexts) == 0;
 }
 
+/* Destroys what was made in ctx: `stream` and `event`, either may be NULL. */
+static void destroy_in(CUcontext ctx, CUstream stream, CUevent event)
+{
+    if (ctx == NULL || mgpu_drv.cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
+        return;
+    if (stream != NULL)
+        mgpu_drv.cuStreamDestroy(stream);
+    if (event != NULL)
+        mgpu_drv.cuEventDestroy(event);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+}
+
+void mgpu_copy_router_release(void)
+{
+    pthread_mutex_lock(&router_lock);
+    if (resources_ready && mgpu_drv.cuStreamDestroy != NULL && mgpu_drv.cuEventDestroy != NULL) {
+        for (int g = 0; g < gpu_count; g++) {
+            destroy_in(gpu_contexts[g], gpu_streams[g], join_events[g]);
+            gpu_streams[g] = NULL;
+            join_events[g] = NULL;
+        }
+        for (int i = 0; i < FORK_CONTEXTS_MAX; i++) {
+            destroy_in(forks[i].context, NULL, forks[i].event);
+            forks[i].context = NULL;
+            forks[i].event = NULL;
+        }
+    }
+    resources_tried = true;
+    resources_ready = false;
+    pthread_mutex_unlock(&router_lock);
+}
+
 /* The fork event of the context `stream` belongs to, made on first use. */
 static CUevent fork_event(CUstream stream)
 {
@@ -222,12 +255,28 @@ static bool plan_runs(struct plan *p, CUdeviceptr device, size_t bytes)
     return owners > 1;
 }
 
+/* Whether the pool's memory at [device, device + bytes) has more than one
+ * owner, asked before the router's resources are made. */
+static bool several_owners(CUdeviceptr device, size_t bytes)
+{
+    struct mgpu_owner_run runs[2];
+    size_t n = mgpu_pool_runs(device, bytes, runs, 2);
+    return n > 2 || (n == 2 && runs[1].gpu != runs[0].gpu);
+}
+
 /* Locks, checks and plans; on true the caller runs `execute` and unlocks. */
 static bool begin(CUdeviceptr device, size_t bytes, struct mgpu_copy_call call, CUevent *fork)
 {
     if (bytes < SPLIT_MIN || !mgpu_pool_holds(device))
         return false;
     pthread_mutex_lock(&router_lock);
+    /* The other GPUs' contexts, streams and workers only for a copy that
+     * has several owners: a program whose buffers stay home never makes
+     * them. */
+    if (!resources_tried && !several_owners(device, bytes)) {
+        pthread_mutex_unlock(&router_lock);
+        return false;
+    }
     if (!resources_tried) {
         resources_tried = true;
         resources_ready = make_resources();

@@ -35,4 +35,8 @@ bool mgpu_set_device(CUdeviceptr dst, unsigned value, unsigned element_size, siz
 /* Copies and sets split so far, for the report. */
 unsigned long mgpu_copy_router_splits(void);
 
+/* At exit, once the GPUs' work is done: the router's streams and events
+ * destroyed; no copy is split after it. */
+void mgpu_copy_router_release(void);
+
 #endif

@@ -83,6 +83,26 @@ static void count_held(int gpu, size_t bytes, bool taken)
     }
 }
 
+/* Entry g's primary context: those on the home device are retained when
+ * the pool starts, the others the first time the pool works on them (a
+ * move, memory made there), so that a program whose buffers all stay home
+ * never makes them (issue 46: on an H200 each costs about 0.1 s to make
+ * and 0.04 s to tear down). NULL when the driver refuses it. */
+static pthread_mutex_t context_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CUcontext pool_context(int g)
+{
+    pthread_mutex_lock(&context_lock);
+    CUcontext ctx = pool.contexts[g];
+    if (ctx == NULL) {
+        CUcontext made = NULL;
+        if (mgpu_drv.cuDevicePrimaryCtxRetain(&made, pool.devices[g]) == CUDA_SUCCESS)
+            ctx = pool.contexts[g] = made;
+    }
+    pthread_mutex_unlock(&context_lock);
+    return ctx;
+}
+
 /* Physical memory of `bytes` on `gpu`, or on the next GPU that has room
  * when it is full; mapped at `va`. *gpu says where it went. */
 static CUresult create_and_map(uint64_t va, size_t bytes, int *gpu,
@@ -91,6 +111,8 @@ static CUresult create_and_map(uint64_t va, size_t bytes, int *gpu,
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     for (int k = 0; k < pool.ngpus; k++) {
         int g = (*gpu + k) % pool.ngpus;
+        if (pool_context(g) == NULL)
+            continue; /* its device is not usable */
         CUmemAllocationProp prop;
         memset(&prop, 0, sizeof prop);
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -273,49 +295,30 @@ static bool check_gpus(void)
     return true;
 }
 
-/* One GPU's primary context, retained on a thread of its own. */
-struct retain {
-    int gpu;
-    CUresult result;
-};
-
-static void *retain_one(void *arg)
+/* Releases every context the pool retained. */
+static void release_contexts(void)
 {
-    struct retain *r = arg;
-    r->result = mgpu_drv.cuDevicePrimaryCtxRetain(&pool.contexts[r->gpu], pool.devices[r->gpu]);
-    return NULL;
+    pthread_mutex_lock(&context_lock);
+    for (int g = 0; g < pool.ngpus; g++)
+        if (pool.contexts[g] != NULL) {
+            mgpu_drv.cuDevicePrimaryCtxRelease(pool.devices[g]);
+            pool.contexts[g] = NULL;
+        }
+    pthread_mutex_unlock(&context_lock);
 }
 
-/* Every GPU's primary context. Making one takes the driver about a tenth
- * of a second on an H200; those of the GPUs other than the home one are
- * retained at the same time, each on a thread of its own (issue 46), the
- * home GPU's on this one. A thread that cannot start leaves its GPU to
- * this thread. */
+/* The contexts of the entries on the home device, retained now; those of
+ * the other devices wait for pool_context. */
 static bool retain_contexts(void)
 {
-    struct retain work[MGPU_MAX_GPUS];
-    pthread_t threads[MGPU_MAX_GPUS];
-    bool started[MGPU_MAX_GPUS] = {false};
     for (int g = 0; g < pool.ngpus; g++) {
-        work[g] = (struct retain){g, CUDA_ERROR_NOT_INITIALIZED};
-        if (g > 0)
-            started[g] = pthread_create(&threads[g], NULL, retain_one, &work[g]) == 0;
-    }
-    for (int g = 0; g < pool.ngpus; g++) {
-        if (g > 0 && started[g])
+        if (pool.devices[g] != pool.devices[0])
             continue;
-        retain_one(&work[g]);
-    }
-    for (int g = 1; g < pool.ngpus; g++)
-        if (started[g])
-            pthread_join(threads[g], NULL);
-    for (int g = 0; g < pool.ngpus; g++) {
-        if (work[g].result == CUDA_SUCCESS)
+        CUresult r = mgpu_drv.cuDevicePrimaryCtxRetain(&pool.contexts[g], pool.devices[g]);
+        if (r == CUDA_SUCCESS)
             continue;
-        for (int k = 0; k < pool.ngpus; k++)
-            if (work[k].result == CUDA_SUCCESS)
-                mgpu_drv.cuDevicePrimaryCtxRelease(pool.devices[k]);
-        return stay_off("the primary context of GPU %d: %s", g, mgpu_cu_error_name(work[g].result));
+        release_contexts();
+        return stay_off("the primary context of GPU %d: %s", g, mgpu_cu_error_name(r));
     }
     return true;
 }
@@ -381,8 +384,7 @@ static void start_pool(void)
     if (!check_gpus() || !retain_contexts())
         goto off;
     if (!reserve_range()) {
-        for (int g = 0; g < pool.ngpus; g++)
-            mgpu_drv.cuDevicePrimaryCtxRelease(pool.devices[g]);
+        release_contexts();
         goto off;
     }
     struct mgpu_granule_source source = {slab_granule_get, slab_granule_put, NULL};
@@ -819,9 +821,18 @@ int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS])
     pthread_mutex_lock(&pool.lock);
     int n = pool.active ? pool.ngpus : 0;
     for (int g = 0; g < n; g++)
-        contexts[g] = pool.contexts[g];
+        if ((contexts[g] = pool_context(g)) == NULL)
+            n = 0;
     pthread_mutex_unlock(&pool.lock);
     return n;
+}
+
+CUcontext mgpu_pool_home_context(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    CUcontext home = pool.active ? pool.contexts[0] : NULL;
+    pthread_mutex_unlock(&pool.lock);
+    return home;
 }
 
 /* --- migration ------------------------------------------------------------------ */
@@ -983,7 +994,8 @@ static CUresult copy_parts(struct move_batch *b)
         struct chunk_move *m = &b->moves[i];
         for (size_t k = 0; k < m->nparts && r == CUDA_SUCCESS; k++) {
             const struct mgpu_chunk *p = &m->parts[k];
-            r = mgpu_drv.cuCtxPushCurrent(pool.contexts[p->gpu]);
+            CUcontext ctx = pool_context(p->gpu);
+            r = ctx != NULL ? mgpu_drv.cuCtxPushCurrent(ctx) : CUDA_ERROR_INVALID_CONTEXT;
             if (r != CUDA_SUCCESS)
                 break;
             CUstream stream = move_stream(p->gpu);
@@ -1001,7 +1013,8 @@ static CUresult copy_parts(struct move_batch *b)
     for (int g = 0; g < pool.ngpus; g++) {
         if (!used[g])
             continue;
-        CUresult w = mgpu_drv.cuCtxPushCurrent(pool.contexts[g]);
+        CUcontext ctx = pool_context(g);
+        CUresult w = ctx != NULL ? mgpu_drv.cuCtxPushCurrent(ctx) : CUDA_ERROR_INVALID_CONTEXT;
         if (w == CUDA_SUCCESS) {
             w = mgpu_drv.cuStreamSynchronize(pool.move_streams[g]);
             CUcontext popped;
@@ -1361,12 +1374,13 @@ void mgpu_pool_release_all(void)
     }
     /* Work still queued may use the memory: let it finish first. */
     for (int g = 0; g < pool.ngpus; g++)
-        mgpu_drv_synchronize_context(pool.contexts[g]);
+        if (pool.contexts[g] != NULL)
+            mgpu_drv_synchronize_context(pool.contexts[g]);
     for (size_t i = 0; i < pool.npending; i++)
         mgpu_drv.cuEventDestroy(pool.pending[i].done);
     pool.npending = 0;
     for (int g = 0; g < pool.ngpus; g++)
-        if (pool.move_streams[g] != NULL &&
+        if (pool.move_streams[g] != NULL && pool.contexts[g] != NULL &&
             mgpu_drv.cuCtxPushCurrent(pool.contexts[g]) == CUDA_SUCCESS) {
             mgpu_drv.cuStreamDestroy(pool.move_streams[g]);
             pool.move_streams[g] = NULL;
@@ -1380,8 +1394,7 @@ void mgpu_pool_release_all(void)
     mgpu_address_space_destroy(&pool.space);
     atomic_store(&range_base, 0);
     atomic_store(&range_end, 0);
-    for (int g = 0; g < pool.ngpus; g++)
-        mgpu_drv.cuDevicePrimaryCtxRelease(pool.devices[g]);
+    release_contexts();
     free(pool.slab_granules);
     free(pool.pending);
     pool.slab_granules = NULL;

@@ -95,8 +95,13 @@ size_t mgpu_pool_runs(CUdeviceptr address, size_t bytes, struct mgpu_owner_run *
 int mgpu_pool_bytes_by_gpu(CUdeviceptr address, size_t bytes, size_t held[MGPU_MAX_GPUS]);
 
 /* The GPUs of the pool (the run's entries) and the primary context of the
- * device each stands on; 0 while it is off. */
+ * device each stands on, retained now where the pool had not needed it
+ * yet; 0 while it is off (or a context cannot be had). */
 int mgpu_pool_gpus(CUcontext contexts[MGPU_MAX_GPUS]);
+
+/* The home GPU's primary context, without making the others'; NULL while
+ * the pool is off. */
+CUcontext mgpu_pool_home_context(void);
 
 /* Moves the granules of [address, address + bytes) of one large
  * allocation to `gpu` (copy, then remap; the address does not change).

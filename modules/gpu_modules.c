@@ -135,11 +135,31 @@ int mgpu_gpu_modules_global(const struct mgpu_gpu_modules *mc, const char *name,
 int mgpu_gpu_modules_load(struct mgpu_gpu_modules *mc, const char *ptx, size_t size, CUmodule home,
                           int ngpus, const CUcontext *contexts, char *err, size_t errlen)
 {
-    return mgpu_gpu_modules_load_probed(mc, ptx, size, home, ngpus, contexts, NULL, err, errlen);
+    return mgpu_gpu_modules_load_probed(mc, ptx, size, home, ngpus, contexts, ngpus, NULL, err,
+                                        errlen);
+}
+
+/* Loads entry g's module in its context (mc->contexts[g]) and sets its
+ * per-module data and probes. */
+static int load_entry(struct mgpu_gpu_modules *mc, int g, char *err, size_t errlen)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]);
+    if (r != CUDA_SUCCESS) {
+        snprintf(err, errlen, "GPU %d's context: %s", g, mgpu_cu_error_name(r));
+        return -1;
+    }
+    int rc = load_ptx(&mc->modules[g], mc->ptx, g, err, errlen);
+    if (rc == 0)
+        rc = set_module_data(mc, g, err, errlen);
+    if (rc == 0 && mc->probed)
+        rc = mc->probes.fill(mc->modules[g], g, err, errlen);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return rc;
 }
 
 int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, size_t size,
-                                 CUmodule home, int ngpus, const CUcontext *contexts,
+                                 CUmodule home, int ngpus, const CUcontext *contexts, int load_now,
                                  const struct mgpu_gpu_module_probes *probes, char *err,
                                  size_t errlen)
 {
@@ -152,6 +172,8 @@ int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, s
         snprintf(err, errlen, "%d GPUs: mgpu handles 1 to %d", ngpus, MGPU_MAX_GPUS);
         return -1;
     }
+    if (load_now < 1 || load_now > ngpus)
+        load_now = ngpus;
     struct mgpu_ptx_rewrite rw;
     if (mgpu_ptx_rewrite_probed(ptx, size, MGPU_PASS_ALL | MGPU_PASS_ANALYZE,
                                 probes ? probes->inject : NULL, &rw, err, errlen) != 0)
@@ -160,39 +182,74 @@ int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, s
     memset(&rw.globals, 0, sizeof rw.globals);
     mc->analysis = rw.analysis;
     memset(&rw.analysis, 0, sizeof rw.analysis);
+    mc->ptx = rw.ptx;
+    rw.ptx = NULL;
+    mgpu_ptx_rewrite_free(&rw);
     mc->home = home;
     mc->ngpus = ngpus;
-    for (int g = 0; g < ngpus; g++)
+    if (probes != NULL) {
+        mc->probes = *probes;
+        mc->probed = true;
+    }
+    for (int g = 0; g < load_now; g++)
         mc->contexts[g] = contexts[g];
     int rc = make_storage(mc, err, errlen);
-    for (int g = 0; g < ngpus && rc == 0; g++) {
-        CUresult r = mgpu_drv.cuCtxPushCurrent(contexts[g]);
-        if (r != CUDA_SUCCESS) {
-            snprintf(err, errlen, "GPU %d's context: %s", g, mgpu_cu_error_name(r));
-            rc = -1;
-            break;
-        }
-        rc = load_ptx(&mc->modules[g], rw.ptx, g, err, errlen);
-        if (rc == 0)
-            rc = set_module_data(mc, g, err, errlen);
-        if (rc == 0 && probes != NULL)
-            rc = probes->fill(mc->modules[g], g, err, errlen);
-        CUcontext popped;
-        mgpu_drv.cuCtxPopCurrent(&popped);
-    }
-    mgpu_ptx_rewrite_free(&rw);
+    for (int g = 0; g < load_now && rc == 0; g++)
+        rc = load_entry(mc, g, err, errlen);
+    mc->loaded = rc == 0 ? load_now : 0;
     if (rc == 0)
         rc = mgpu_gpu_modules_refresh_constants(mc, err, errlen);
-    if (rc != 0)
+    if (rc != 0) {
         mgpu_gpu_modules_unload(mc);
-    return rc;
+        return rc;
+    }
+    if (mc->loaded == mc->ngpus) {
+        free(mc->ptx);
+        mc->ptx = NULL;
+    }
+    return 0;
+}
+
+int mgpu_gpu_modules_load_rest(struct mgpu_gpu_modules *mc, const CUcontext *contexts,
+                               CUstream stream, char *err, size_t errlen)
+{
+    while (mc->loaded < mc->ngpus) {
+        int g = mc->loaded;
+        if (mc->ptx == NULL) {
+            snprintf(err, errlen, "the rewritten PTX is gone");
+            return -1;
+        }
+        mc->contexts[g] = contexts[g];
+        if (load_entry(mc, g, err, errlen) != 0) {
+            if (mc->modules[g] != NULL) {
+                bool pushed = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) == CUDA_SUCCESS;
+                mgpu_drv.cuModuleUnload(mc->modules[g]);
+                CUcontext popped;
+                if (pushed)
+                    mgpu_drv.cuCtxPopCurrent(&popped);
+                mc->modules[g] = NULL;
+            }
+            mc->contexts[g] = NULL;
+            return -1;
+        }
+        mc->loaded = g + 1;
+        CUresult r = mgpu_gpu_modules_refresh_constants_async(mc, g, stream);
+        if (r != CUDA_SUCCESS) {
+            snprintf(err, errlen, "copying the __constant__ variables to GPU %d: %s", g,
+                     mgpu_cu_error_name(r));
+            return -1;
+        }
+    }
+    free(mc->ptx);
+    mc->ptx = NULL;
+    return 0;
 }
 
 int mgpu_gpu_modules_function(const struct mgpu_gpu_modules *mc, int gpu, const char *name,
                               CUfunction *fn, size_t *grid_param_offset, unsigned *program_params,
                               char *err, size_t errlen)
 {
-    if (gpu < 0 || gpu >= mc->ngpus || mc->modules[gpu] == NULL) {
+    if (gpu < 0 || gpu >= mc->loaded || mc->modules[gpu] == NULL) {
         snprintf(err, errlen, "no rewritten module on GPU %d", gpu);
         return -1;
     }
@@ -225,7 +282,7 @@ int mgpu_gpu_modules_refresh_constants(const struct mgpu_gpu_modules *mc, char *
         CUdeviceptr from, to;
         size_t bytes, copy_bytes;
         CUresult r = mgpu_drv.cuModuleGetGlobal(&from, &bytes, mc->home, name);
-        for (int g = 0; g < mc->ngpus && r == CUDA_SUCCESS; g++) {
+        for (int g = 0; g < mc->loaded && r == CUDA_SUCCESS; g++) {
             r = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]);
             if (r != CUDA_SUCCESS)
                 break;
@@ -250,6 +307,8 @@ CUresult mgpu_gpu_modules_refresh_constants_async(const struct mgpu_gpu_modules 
                                                   CUstream stream)
 {
     CUresult r = CUDA_SUCCESS;
+    if (gpu < 0 || gpu >= mc->loaded)
+        return CUDA_SUCCESS; /* loaded later, with the constants of then */
     for (size_t i = 0; i < mc->globals.nconstants && r == CUDA_SUCCESS; i++) {
         const char *name = mc->globals.constants[i];
         CUdeviceptr from, to;
@@ -267,7 +326,7 @@ CUresult mgpu_gpu_modules_refresh_constants_async(const struct mgpu_gpu_modules 
 
 void mgpu_gpu_modules_wait_idle(const struct mgpu_gpu_modules *mc)
 {
-    for (int g = 0; g < mc->ngpus; g++) {
+    for (int g = 0; g < mc->loaded; g++) {
         bool seen = false;
         for (int e = 0; e < g && !seen; e++)
             seen = mc->contexts[e] == mc->contexts[g];
@@ -285,7 +344,7 @@ void mgpu_gpu_modules_unload(struct mgpu_gpu_modules *mc)
 {
     CUcontext popped;
     for (int g = 0; g < mc->ngpus; g++) {
-        if (mc->modules[g] == NULL)
+        if (mc->modules[g] == NULL || mc->contexts[g] == NULL)
             continue;
         bool pushed = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) == CUDA_SUCCESS;
         mgpu_drv.cuModuleUnload(mc->modules[g]);
@@ -302,6 +361,7 @@ void mgpu_gpu_modules_unload(struct mgpu_gpu_modules *mc)
     }
     free(mc->storage);
     free(mc->storage_size);
+    free(mc->ptx);
     ptx_globals_plan_free(&mc->globals);
     mgpu_ptx_analysis_free(&mc->analysis);
     memset(mc, 0, sizeof *mc);

@@ -24,10 +24,21 @@
 #include <cuda.h>
 #include <stdbool.h>
 
+/* Injected probes (ptx_probes.h): linked into every rewritten module, whose words
+ * `fill` sets with its module's context current. */
+struct mgpu_gpu_module_probes {
+    const struct ptx_probe_inject *inject;
+    int (*fill)(CUmodule module, int gpu, char *err, size_t errlen);
+};
+
 struct mgpu_gpu_modules {
     int ngpus;
+    int loaded; /* entries [0, loaded) have their module; the others wait for a split */
     CUcontext contexts[MGPU_MAX_GPUS];
     CUmodule modules[MGPU_MAX_GPUS];
+    char *ptx; /* the rewritten PTX, kept while some entry waits for its module */
+    struct mgpu_gpu_module_probes probes;
+    bool probed;
     CUmodule home;
     struct ptx_globals_plan globals;
     struct mgpu_ptx_analysis analysis; /* of the module's kernels, as the program wrote them */
@@ -41,17 +52,24 @@ struct mgpu_gpu_modules {
 int mgpu_gpu_modules_load(struct mgpu_gpu_modules *mc, const char *ptx, size_t size, CUmodule home,
                           int ngpus, const CUcontext *contexts, char *err, size_t errlen);
 
-/* Injected probes (ptx_probes.h): linked into every rewritten module, whose words
- * `fill` sets with its module's context current. */
-struct mgpu_gpu_module_probes {
-    const struct ptx_probe_inject *inject;
-    int (*fill)(CUmodule module, int gpu, char *err, size_t errlen);
-};
-/* The same with probes when `probes` is not NULL. */
+/* The same with probes when `probes` is not NULL, loading only the first
+ * `load_now` entries' modules (contexts[] of the others may be NULL): the
+ * rest wait for mgpu_gpu_modules_load_rest, so that a program whose
+ * kernels never split never makes the other GPUs' contexts or compiles
+ * for them (issue 46: on an H200 each other context costs about 0.1 s
+ * to make and 0.04 s to tear down at exit). */
 int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, size_t size,
-                                 CUmodule home, int ngpus, const CUcontext *contexts,
+                                 CUmodule home, int ngpus, const CUcontext *contexts, int load_now,
                                  const struct mgpu_gpu_module_probes *probes, char *err,
                                  size_t errlen);
+
+/* Loads the modules of the entries still without one, in `contexts`
+ * (every entry's, [0] the home context), each with its constants copied
+ * from the home module in `stream` (a stream of the home context: after
+ * the program's writes to them). Returns 0, or -1 with a reason in err
+ * (the entries loaded before stay). */
+int mgpu_gpu_modules_load_rest(struct mgpu_gpu_modules *mc, const CUcontext *contexts,
+                               CUstream stream, char *err, size_t errlen);
 
 /* The rewritten kernel on GPU `gpu`, where its __mgpu_grid parameter goes
  * in the parameter buffer, and how many parameters the program's kernel
@@ -72,13 +90,13 @@ bool mgpu_gpu_modules_storage(const struct mgpu_gpu_modules *mc, const char *nam
 int mgpu_gpu_modules_global(const struct mgpu_gpu_modules *mc, const char *name, CUdeviceptr *where,
                             size_t *bytes, char *err, size_t errlen);
 
-/* Copies the home module's __constant__ variables to every rewritten module, after the
+/* Copies the home module's __constant__ variables to every loaded rewritten module, after the
  * program has written them. Returns 0, or -1 with a reason in err. */
 int mgpu_gpu_modules_refresh_constants(const struct mgpu_gpu_modules *mc, char *err, size_t errlen);
 
 /* The same for GPU `gpu`'s rewritten module only, ordered in `stream` (a stream of the
  * home context), so that it lands after the program's writes and before
- * its next kernel in that stream. */
+ * its next kernel in that stream; nothing where that module is not loaded yet. */
 CUresult mgpu_gpu_modules_refresh_constants_async(const struct mgpu_gpu_modules *mc, int gpu,
                                                   CUstream stream);
 

@@ -5,6 +5,7 @@
 #include "modules/program_modules.h"
 
 #include "base/startup_times.h"
+#include "base/context_wait.h"
 
 #include "partition/gpu_contexts.h"
 #include "base/log.h"
@@ -32,7 +33,9 @@
 struct kernel_entry {
     struct kernel_entry *next; /* in its module's list */
     char *name;
-    atomic_bool resolved; /* fn, grid_offset and nparams are set */
+    atomic_bool resolved; /* fns[0], grid_offset and nparams are set */
+    int resolved_gpus;    /* fns[0 .. resolved_gpus) are set; under the module's lock */
+    atomic_bool all_gpus; /* resolved_gpus covers every GPU */
     atomic_bool warned;   /* about a launch that could not go to the rewritten module */
     bool unresolvable;
     CUfunction fns[MGPU_MAX_GPUS]; /* in each GPU's rewritten module; [0] the home GPU's */
@@ -72,6 +75,7 @@ struct program_module {
     CUcontext home_context;
     struct mgpu_gpu_modules rewritten;
     struct kernel_entry *kernels;
+    bool said_put_off;           /* with -v, that loading the other GPUs' copies waits */
     atomic_bool constants_stale; /* the home GPU's rewritten module lags the program's constants */
     double build_seconds;
     int rewritten_gpus; /* kept for the report after an unload */
@@ -527,8 +531,9 @@ static void build_rewritten(struct program_module *m, CUcontext ctx)
     size_t ptx_size = 0;
     CUmodule home = m->is_library ? NULL : m->handle;
     double start = (double)mgpu_monotonic_ns() * 1e-9;
-    if (mgpu_gpu_contexts(ctx, contexts, &ngpus, why, sizeof why) != 0)
+    if (mgpu_gpu_home_check(ctx, &ngpus, why, sizeof why) != 0)
         goto none;
+    contexts[0] = ctx;
     if (m->is_library) {
         CUresult r = with_context(ctx, home_module_of_library, m, &home);
         if (r != CUDA_SUCCESS) {
@@ -548,7 +553,7 @@ static void build_rewritten(struct program_module *m, CUcontext ctx)
     if (ngpus > 1)
         mgpu_thread_binding_prepare();
     struct mgpu_gpu_module_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
-    if (mgpu_gpu_modules_load_probed(&m->rewritten, ptx, ptx_size, home, ngpus, contexts,
+    if (mgpu_gpu_modules_load_probed(&m->rewritten, ptx, ptx_size, home, ngpus, contexts, 1,
                                      probes.inject ? &probes : NULL, why, sizeof why) != 0)
         goto none;
     free(ptx);
@@ -591,7 +596,7 @@ static bool rewritten_for(struct program_module *m, CUcontext ctx)
 /* Under m->lock: the attributes the program set, on every GPU's rewritten module. */
 static void apply_attributes(const struct program_module *m, const struct kernel_entry *k)
 {
-    for (int g = 0; g < m->rewritten.ngpus; g++) {
+    for (int g = 0; g < k->resolved_gpus; g++) {
         bool pushed = g > 0 && mgpu_drv.cuCtxPushCurrent(m->rewritten.contexts[g]) == CUDA_SUCCESS;
         for (int i = 0; i < k->nattrs; i++)
             if (mgpu_drv.cuFuncSetAttribute(k->fns[g], k->attrs[i].attrib, k->attrs[i].value) !=
@@ -664,7 +669,7 @@ static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
     if (!k->resolved && !k->unresolvable) {
         char err[200] = "";
         bool ok = true;
-        for (int g = 0; g < m->rewritten.ngpus && ok; g++) {
+        for (int g = 0; g < m->rewritten.loaded && ok; g++) {
             size_t grid_offset;
             unsigned nparams;
             ok = mgpu_gpu_modules_function(&m->rewritten, g, k->name, &k->fns[g], &grid_offset,
@@ -673,6 +678,8 @@ static bool resolve_kernel(struct program_module *m, struct kernel_entry *k)
                 k->grid_offset = grid_offset;
                 k->nparams = nparams;
             }
+            if (ok)
+                k->resolved_gpus = g + 1;
         }
         if (ok && !describe_parameters(m, k)) {
             ok = false;
@@ -867,6 +874,8 @@ bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsig
         mgpu_probes_launch(k->name, block[0] * block[1] * block[2], &sample_blocks);
     l->grid.probe_block_threshold = mgpu_grid_probe_block_threshold(grid, sample_blocks);
     l->fn = k->fns[0];
+    l->module = m;
+    l->entry = k;
     l->kernel = (struct mgpu_gpu_kernels){
         .name = k->name,
         .ngpus = m->rewritten.ngpus,
@@ -948,4 +957,78 @@ size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
                  unloaded_more, unloaded_more_launches);
     pthread_rwlock_unlock(&table_lock);
     return n;
+}
+
+/* How long the first launch off the home GPU waits for the program's
+ * queued work before loading the module's copies: the driver's module
+ * load and context calls may wait for that work, which may wait for the
+ * launching thread itself (a host function the program releases later:
+ * tests/fake-exit.sh). Past it the launch runs whole and a later one
+ * loads them, as the placement's moves do (sched/placement_follow.c). */
+#define LOAD_WAIT_MS 100
+
+int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
+                                size_t errlen)
+{
+    struct program_module *m = l->module;
+    struct kernel_entry *k = l->entry;
+    if (m == NULL || k == NULL) {
+        snprintf(err, errlen, "the launch has no rewritten module");
+        return -1;
+    }
+    if (atomic_load_explicit(&k->all_gpus, memory_order_acquire))
+        return 0;
+    pthread_mutex_lock(&m->lock);
+    int rc = 0;
+    struct mgpu_gpu_modules *mc = &m->rewritten;
+    if (mc->loaded < mc->ngpus &&
+        mgpu_context_wait_within(m->home_context, LOAD_WAIT_MS) != MGPU_CONTEXT_IDLE) {
+        snprintf(err, errlen, "put off: the program's queued work still runs");
+        if (!m->said_put_off)
+            mgpu_info("module %d (%s): its copies on the other GPUs are put off: the program's "
+                      "queued work did not finish within %d ms; its launches run whole until "
+                      "they are loaded",
+                      m->id, m->loaded_by, LOAD_WAIT_MS);
+        m->said_put_off = true;
+        rc = 1;
+    } else if (mc->loaded < mc->ngpus) {
+        CUcontext contexts[MGPU_MAX_GPUS];
+        int n = 0;
+        long long begin = mgpu_monotonic_ns();
+        rc = mgpu_gpu_contexts(m->home_context, contexts, &n, err, errlen);
+        if (rc == 0 && n != mc->ngpus) {
+            snprintf(err, errlen, "the run has %d GPUs, the module was rewritten for %d", n,
+                     mc->ngpus);
+            rc = -1;
+        }
+        long long loading = mgpu_monotonic_ns();
+        if (rc == 0)
+            rc = mgpu_gpu_modules_load_rest(mc, contexts, stream, err, errlen);
+        long long end = mgpu_monotonic_ns();
+        mgpu_startup_add(MGPU_STARTUP_MODULES, end - loading);
+        m->build_seconds += (double)(end - loading) * 1e-9;
+        if (rc == 0)
+            mgpu_info("module %d (%s): loaded on the other GPUs for its first split launch in "
+                      "%.2f s (their contexts %.2f s)",
+                      m->id, m->loaded_by, (double)(end - begin) * 1e-9,
+                      (double)(loading - begin) * 1e-9);
+    }
+    for (int g = k->resolved_gpus; rc == 0 && g < mc->loaded; g++) {
+        size_t grid_offset;
+        unsigned nparams;
+        rc = mgpu_gpu_modules_function(mc, g, k->name, &k->fns[g], &grid_offset, &nparams, err,
+                                       errlen);
+        if (rc == 0 && (grid_offset != k->grid_offset || nparams != k->nparams)) {
+            snprintf(err, errlen, "kernel %s on GPU %d has another parameter layout", k->name, g);
+            rc = -1;
+        }
+        if (rc == 0)
+            k->resolved_gpus = g + 1;
+    }
+    if (rc == 0 && k->resolved_gpus == mc->ngpus) {
+        apply_attributes(m, k);
+        atomic_store_explicit(&k->all_gpus, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return rc;
 }

@@ -101,6 +101,7 @@ struct mgpu_module_launch {
     void *buffer; /* the parameter buffer of an `extra` launch */
     void *params_inline[32];
     void **params_heap;
+    void *module, *entry; /* the program module and kernel, for mgpu_module_launch_all_gpus */
 };
 
 /* Prepares the launch of `handle` on `stream` with `grid` blocks of
@@ -111,6 +112,20 @@ bool mgpu_module_launch_prepare(const void *handle, CUstream stream, const unsig
                                 const unsigned block[3], void **params, void **extra,
                                 struct mgpu_module_launch *l, enum mgpu_unsplit_reason *why);
 void mgpu_module_launch_done(struct mgpu_module_launch *l, CUresult launch_result);
+
+/* Before the first launch of l's kernel that runs on a GPU other than the
+ * home one (a split, a move): the other GPUs' contexts (retained, peer
+ * access enabled), the module's rewritten copies on them (compiled and
+ * loaded then, not when the program loaded it: a program whose kernels
+ * all run whole never pays for them) with their constants copied in
+ * `stream`, and the kernel in each; l->kernel's contexts and functions
+ * then cover every GPU. Made only once the program's queued work on the
+ * home GPU is done, waited for at most 0.1 s (the driver's calls may wait
+ * for that work). Returns 0; 1 when that work still runs (put off: the
+ * launch runs whole, a later one tries again); -1 with a one-line reason
+ * in err when they cannot be made (the launch runs whole). */
+int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
+                                size_t errlen);
 
 /* How many modules the program loaded over the run, unloaded ones too. */
 size_t mgpu_program_modules_loaded(void);

@@ -233,8 +233,8 @@ static int enable_peer_access(CUcontext home, char *err, size_t errlen)
     return 0;
 }
 
-int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
-                      size_t errlen)
+/* The checks both calls below make first. */
+static int check_home(CUcontext home, char *err, size_t errlen)
 {
     if (mgpu_drv.cuDevicePrimaryCtxRetain == NULL || mgpu_drv.cuDevicePrimaryCtxRelease == NULL ||
         mgpu_drv.cuCtxPushCurrent == NULL || mgpu_drv.cuCtxPopCurrent == NULL ||
@@ -256,6 +256,27 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
                  (int)dev);
         return -1;
     }
+    return 0;
+}
+
+int mgpu_gpu_home_check(CUcontext home, int *count, char *err, size_t errlen)
+{
+    if (check_home(home, err, errlen) != 0)
+        return -1;
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL) {
+        snprintf(err, errlen, "the driver is not initialised");
+        return -1;
+    }
+    *count = e->count;
+    return 0;
+}
+
+int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
+                      size_t errlen)
+{
+    if (check_home(home, err, errlen) != 0)
+        return -1;
     pthread_mutex_lock(&contexts_lock);
     long long begin = mgpu_monotonic_ns();
     int rc = gpu_count > 0 ? 0 : retain_others(err, errlen);

@@ -29,6 +29,11 @@ const struct mgpu_gpu_entries *mgpu_run_gpus(void);
 int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
                       size_t errlen);
 
+/* The checks of mgpu_gpu_contexts without making anything: `home` is a
+ * context of device 0 and the driver has the context calls; *count is the
+ * number of entries. Returns 0, or -1 with a one-line reason in err. */
+int mgpu_gpu_home_check(CUcontext home, int *count, char *err, size_t errlen);
+
 /* The device of context `ctx`, asked with it pushed current. */
 CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev);
 

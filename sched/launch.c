@@ -259,6 +259,25 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
         trial->shape = NULL;
         go = false;
     }
+    /* The other GPUs' contexts and this module's copies on them, made at
+     * the kernel's first launch off the home GPU, before its timing starts;
+     * a program whose launches all run whole never makes them. */
+    char why_not_loaded[200];
+    int loaded = go ? mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded,
+                                                  sizeof why_not_loaded)
+                    : 0;
+    if (loaded != 0) {
+        static atomic_int said;
+        if (loaded < 0 && atomic_fetch_add(&said, 1) < 4)
+            mgpu_warn("kernel %s runs whole: %s", ml->kernel.name, why_not_loaded);
+        else if (loaded > 0)
+            mgpu_debug("kernel %s runs whole this time: its module's copies on the other GPUs "
+                       "are %s",
+                       ml->kernel.name, why_not_loaded);
+        mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
+        trial->shape = NULL;
+        go = false;
+    }
     /* The workers, and the slice streams, events and flags of this stream,
      * made before the launch's timing starts (their first making costs
      * milliseconds): a split time must be the launch's alone. */

@@ -13,6 +13,7 @@
 #include "base/kernel_timing.h"
 #include "base/log.h"
 #include "memory/memory_pool.h"
+#include "memory/copy_router.h"
 #include "base/callback_thread.h"
 #include "sched/placement_follow.h"
 #include "sched/run_links.h"
@@ -137,6 +138,7 @@ static void report_from_callback(void)
  * copies go after it. */
 static void release_memory(void)
 {
+    mgpu_copy_router_release();
     mgpu_pool_release_all();
     mgpu_replicas_release_all();
     mgpu_run_links_release();

@@ -106,8 +106,8 @@ static bool ask_about_new_allocation(struct pointer_template *t, enum template_k
  * live, whichever context the program has current. */
 static bool make_template(enum template_kind kind)
 {
-    CUcontext contexts[MGPU_MAX_GPUS];
-    if (mgpu_pool_gpus(contexts) < 1 || mgpu_drv.cuCtxPushCurrent(contexts[0]) != CUDA_SUCCESS)
+    CUcontext home = mgpu_pool_home_context();
+    if (home == NULL || mgpu_drv.cuCtxPushCurrent(home) != CUDA_SUCCESS)
         return false;
     bool made = true;
     if (kind == UNKNOWN_POINTER)
