@@ -44,10 +44,10 @@ static bool driver_has_module_calls(void)
            mgpu_drv.cuMemAlloc && mgpu_drv.cuMemFree && mgpu_drv.cuMemcpyDtoDAsync;
 }
 
-/* Fills a rewritten module's per-module data; its context is current. */
-static int set_module_data(struct mgpu_gpu_modules *mc, int gpu, char *err, size_t errlen)
+/* Fills entry gpu's rewritten module m's per-module data; its context is current. */
+static int set_module_data(const struct mgpu_gpu_modules *mc, CUmodule m, int gpu, char *err,
+                           size_t errlen)
 {
-    CUmodule m = mc->modules[gpu];
     CUdeviceptr where;
     size_t bytes;
     unsigned ordinal = (unsigned)gpu;
@@ -139,20 +139,26 @@ int mgpu_gpu_modules_load(struct mgpu_gpu_modules *mc, const char *ptx, size_t s
                                         errlen);
 }
 
-/* Loads entry g's module in its context (mc->contexts[g]) and sets its
- * per-module data and probes. */
-static int load_entry(struct mgpu_gpu_modules *mc, int g, char *err, size_t errlen)
+/* Loads entry g's module in ctx into *module and sets its per-module data
+ * and probes; nothing stays loaded on failure. */
+static int load_entry(const struct mgpu_gpu_modules *mc, int g, CUcontext ctx, CUmodule *module,
+                      char *err, size_t errlen)
 {
-    CUresult r = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]);
+    *module = NULL;
+    CUresult r = mgpu_drv.cuCtxPushCurrent(ctx);
     if (r != CUDA_SUCCESS) {
         snprintf(err, errlen, "GPU %d's context: %s", g, mgpu_cu_error_name(r));
         return -1;
     }
-    int rc = load_ptx(&mc->modules[g], mc->ptx, g, err, errlen);
+    int rc = load_ptx(module, mc->ptx, g, err, errlen);
     if (rc == 0)
-        rc = set_module_data(mc, g, err, errlen);
+        rc = set_module_data(mc, *module, g, err, errlen);
     if (rc == 0 && mc->probed)
-        rc = mc->probes.fill(mc->modules[g], g, err, errlen);
+        rc = mc->probes.fill(*module, g, err, errlen);
+    if (rc != 0 && *module != NULL) {
+        mgpu_drv.cuModuleUnload(*module);
+        *module = NULL;
+    }
     CUcontext popped;
     mgpu_drv.cuCtxPopCurrent(&popped);
     return rc;
@@ -195,7 +201,7 @@ int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, s
         mc->contexts[g] = contexts[g];
     int rc = make_storage(mc, err, errlen);
     for (int g = 0; g < load_now && rc == 0; g++)
-        rc = load_entry(mc, g, err, errlen);
+        rc = load_entry(mc, g, mc->contexts[g], &mc->modules[g], err, errlen);
     mc->loaded = rc == 0 ? load_now : 0;
     if (rc == 0)
         rc = mgpu_gpu_modules_refresh_constants(mc, err, errlen);
@@ -210,39 +216,39 @@ int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, s
     return 0;
 }
 
-int mgpu_gpu_modules_load_rest(struct mgpu_gpu_modules *mc, const CUcontext *contexts,
-                               CUstream stream, char *err, size_t errlen)
+int mgpu_gpu_modules_load_others(const struct mgpu_gpu_modules *mc, const CUcontext *contexts,
+                                 CUmodule modules[MGPU_MAX_GPUS], char *err, size_t errlen)
 {
-    while (mc->loaded < mc->ngpus) {
-        int g = mc->loaded;
-        if (mc->ptx == NULL) {
-            snprintf(err, errlen, "the rewritten PTX is gone");
-            return -1;
-        }
-        mc->contexts[g] = contexts[g];
-        if (load_entry(mc, g, err, errlen) != 0) {
-            if (mc->modules[g] != NULL) {
-                bool pushed = mgpu_drv.cuCtxPushCurrent(mc->contexts[g]) == CUDA_SUCCESS;
-                mgpu_drv.cuModuleUnload(mc->modules[g]);
-                CUcontext popped;
-                if (pushed)
-                    mgpu_drv.cuCtxPopCurrent(&popped);
-                mc->modules[g] = NULL;
-            }
-            mc->contexts[g] = NULL;
-            return -1;
-        }
-        mc->loaded = g + 1;
-        CUresult r = mgpu_gpu_modules_refresh_constants_async(mc, g, stream);
-        if (r != CUDA_SUCCESS) {
-            snprintf(err, errlen, "copying the __constant__ variables to GPU %d: %s", g,
-                     mgpu_cu_error_name(r));
-            return -1;
-        }
+    if (mc->ptx == NULL) {
+        snprintf(err, errlen, "the rewritten PTX is gone");
+        return -1;
     }
+    for (int g = mc->loaded; g < mc->ngpus; g++) {
+        if (load_entry(mc, g, contexts[g], &modules[g], err, errlen) == 0)
+            continue;
+        for (int k = mc->loaded; k < g; k++) {
+            bool pushed = mgpu_drv.cuCtxPushCurrent(contexts[k]) == CUDA_SUCCESS;
+            mgpu_drv.cuModuleUnload(modules[k]);
+            CUcontext popped;
+            if (pushed)
+                mgpu_drv.cuCtxPopCurrent(&popped);
+            modules[k] = NULL;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+void mgpu_gpu_modules_add_others(struct mgpu_gpu_modules *mc, const CUcontext *contexts,
+                                 const CUmodule modules[MGPU_MAX_GPUS])
+{
+    for (int g = mc->loaded; g < mc->ngpus; g++) {
+        mc->contexts[g] = contexts[g];
+        mc->modules[g] = modules[g];
+    }
+    mc->loaded = mc->ngpus;
     free(mc->ptx);
     mc->ptx = NULL;
-    return 0;
 }
 
 int mgpu_gpu_modules_function(const struct mgpu_gpu_modules *mc, int gpu, const char *name,

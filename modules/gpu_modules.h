@@ -63,13 +63,19 @@ int mgpu_gpu_modules_load_probed(struct mgpu_gpu_modules *mc, const char *ptx, s
                                  const struct mgpu_gpu_module_probes *probes, char *err,
                                  size_t errlen);
 
-/* Loads the modules of the entries still without one, in `contexts`
- * (every entry's, [0] the home context), each with its constants copied
- * from the home module in `stream` (a stream of the home context: after
- * the program's writes to them). Returns 0, or -1 with a reason in err
- * (the entries loaded before stay). */
-int mgpu_gpu_modules_load_rest(struct mgpu_gpu_modules *mc, const CUcontext *contexts,
-                               CUstream stream, char *err, size_t errlen);
+/* Loads the modules of the entries still without one (from mc->loaded
+ * on) in `contexts` (every entry's, [0] the home context) into modules[],
+ * leaving mc as it is: made on a thread of mgpu's own while the program
+ * launches from mc. Their constants are not copied: once they are added,
+ * mgpu_gpu_modules_refresh_constants_async does that in the program's
+ * stream. Returns 0, or -1 with a reason in err (nothing stays loaded). */
+int mgpu_gpu_modules_load_others(const struct mgpu_gpu_modules *mc, const CUcontext *contexts,
+                                 CUmodule modules[MGPU_MAX_GPUS], char *err, size_t errlen);
+
+/* Adds what mgpu_gpu_modules_load_others loaded to mc (under the caller's
+ * lock): every entry then has its module. */
+void mgpu_gpu_modules_add_others(struct mgpu_gpu_modules *mc, const CUcontext *contexts,
+                                 const CUmodule modules[MGPU_MAX_GPUS]);
 
 /* The rewritten kernel on GPU `gpu`, where its __mgpu_grid parameter goes
  * in the parameter buffer, and how many parameters the program's kernel

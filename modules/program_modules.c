@@ -5,7 +5,7 @@
 #include "modules/program_modules.h"
 
 #include "base/startup_times.h"
-#include "base/context_wait.h"
+#include "base/detached_thread.h"
 
 #include "partition/gpu_contexts.h"
 #include "base/log.h"
@@ -60,6 +60,9 @@ struct kernel_entry {
 
 enum rewritten_state { REWRITTEN_UNTRIED, REWRITTEN_READY, REWRITTEN_NONE };
 
+/* The state of a module's copies on the GPUs other than the home one. */
+enum { OTHERS_NONE, OTHERS_LOADING, OTHERS_READY, OTHERS_FAILED };
+
 struct program_module {
     int id; /* from 1, in load order */
     const char *loaded_by;
@@ -75,7 +78,8 @@ struct program_module {
     CUcontext home_context;
     struct mgpu_gpu_modules rewritten;
     struct kernel_entry *kernels;
-    bool said_put_off;           /* with -v, that loading the other GPUs' copies waits */
+    _Atomic int others;          /* the copies on the other GPUs: OTHERS_NONE ... OTHERS_FAILED */
+    char why_no_others[200];     /* when they failed */
     atomic_bool constants_stale; /* the home GPU's rewritten module lags the program's constants */
     double build_seconds;
     int rewritten_gpus; /* kept for the report after an unload */
@@ -208,6 +212,7 @@ bool mgpu_program_modules_wanted(void)
 }
 
 static bool rewritten_for(struct program_module *m, CUcontext ctx);
+static void others_settled(struct program_module *m);
 static CUcontext current_context(void);
 
 void mgpu_program_module_loaded(void *handle, bool is_library, const void *image, const char *path,
@@ -364,12 +369,18 @@ void mgpu_program_module_unloading(void *handle)
             slots[i].module = NULL, slots[i].kernel = NULL;
     drop_constant_ranges(m);
     pthread_rwlock_unlock(&table_lock);
+    /* Its copies on the other GPUs may be loading: their thread is done
+     * before the module goes (not in a host callback, where it may wait
+     * for this very callback; the module stays loaded then, below). */
+    if (!mgpu_on_callback_thread())
+        others_settled(m);
     pthread_mutex_lock(&m->lock);
     /* Unloaded in a host callback (the CUDA runtime's exit handlers do
      * that when the program exits in one): a wait there would wait for
      * the callback itself, so the rewritten modules stay loaded until their contexts
      * go, at the latest with the process. */
-    if (m->state == REWRITTEN_READY && !mgpu_on_callback_thread()) {
+    if (m->state == REWRITTEN_READY && !mgpu_on_callback_thread() &&
+        atomic_load(&m->others) != OTHERS_LOADING) {
         mgpu_gpu_modules_wait_idle(&m->rewritten);
         mgpu_gpu_modules_unload(&m->rewritten);
     }
@@ -959,13 +970,111 @@ size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
     return n;
 }
 
-/* How long the first launch off the home GPU waits for the program's
- * queued work before loading the module's copies: the driver's module
- * load and context calls may wait for that work, which may wait for the
- * launching thread itself (a host function the program releases later:
- * tests/fake-exit.sh). Past it the launch runs whole and a later one
- * loads them, as the placement's moves do (sched/placement_follow.c). */
-#define LOAD_WAIT_MS 100
+/* The copies of a module on the GPUs other than the home one are loaded
+ * on a thread of mgpu's own (struct program_module's `others`): the
+ * driver's context and module calls may wait for the program's queued
+ * work, which may itself wait for the launching thread (a host function
+ * the program releases later: tests/gpu/exit_paths). The launch that asks
+ * first waits at most OTHERS_WAIT_MS for them and runs whole past it, as
+ * do later launches until they are loaded. */
+#define OTHERS_WAIT_MS 1000
+
+static pthread_mutex_t others_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t others_changed = PTHREAD_COND_INITIALIZER;
+static int loaders_running; /* under others_lock */
+
+static void *load_others(void *arg)
+{
+    struct program_module *m = arg;
+    struct mgpu_gpu_modules *mc = &m->rewritten;
+    char why[200] = "";
+    CUcontext contexts[MGPU_MAX_GPUS];
+    CUmodule copies[MGPU_MAX_GPUS] = {NULL};
+    int n = 0;
+    long long begin = mgpu_monotonic_ns();
+    int rc = mgpu_gpu_contexts(m->home_context, contexts, &n, why, sizeof why);
+    if (rc == 0 && n != mc->ngpus) {
+        snprintf(why, sizeof why, "the run has %d GPUs, the module was rewritten for %d", n,
+                 mc->ngpus);
+        rc = -1;
+    }
+    long long loading = mgpu_monotonic_ns();
+    /* mc's fields read here (the PTX, the storage, the globals, loaded)
+     * change only below, under m->lock, or when the module is unloaded,
+     * which waits for this thread first. */
+    if (rc == 0)
+        rc = mgpu_gpu_modules_load_others(mc, contexts, copies, why, sizeof why);
+    long long end = mgpu_monotonic_ns();
+    mgpu_startup_add(MGPU_STARTUP_MODULES, end - loading);
+    pthread_mutex_lock(&m->lock);
+    if (rc == 0) {
+        mgpu_gpu_modules_add_others(mc, contexts, copies);
+        m->build_seconds += (double)(end - loading) * 1e-9;
+    } else {
+        snprintf(m->why_no_others, sizeof m->why_no_others, "%s", why);
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (rc == 0)
+        mgpu_info("module %d (%s): loaded on the other GPUs for its first launch there in %.2f s "
+                  "(their contexts %.2f s)",
+                  m->id, m->loaded_by, (double)(end - begin) * 1e-9,
+                  (double)(loading - begin) * 1e-9);
+    else
+        mgpu_warn("module %d (%s): its kernels run whole: loading it on the other GPUs: %s", m->id,
+                  m->loaded_by, why);
+    pthread_mutex_lock(&others_lock);
+    atomic_store_explicit(&m->others, rc == 0 ? OTHERS_READY : OTHERS_FAILED,
+                          memory_order_release);
+    loaders_running--;
+    pthread_cond_broadcast(&others_changed);
+    pthread_mutex_unlock(&others_lock);
+    return NULL;
+}
+
+/* Starts m's loader once; waits at most wait_ms for it to finish. Returns
+ * its state then. */
+static int others_within(struct program_module *m, unsigned wait_ms)
+{
+    int state = atomic_load_explicit(&m->others, memory_order_acquire);
+    if (state == OTHERS_READY || state == OTHERS_FAILED)
+        return state;
+    pthread_mutex_lock(&others_lock);
+    if (atomic_load_explicit(&m->others, memory_order_relaxed) == OTHERS_NONE) {
+        atomic_store_explicit(&m->others, OTHERS_LOADING, memory_order_relaxed);
+        loaders_running++;
+        if (!mgpu_thread_start_detached(load_others, m)) {
+            loaders_running--;
+            snprintf(m->why_no_others, sizeof m->why_no_others, "no thread to load it on");
+            atomic_store_explicit(&m->others, OTHERS_FAILED, memory_order_release);
+        }
+    }
+    struct timespec deadline = mgpu_deadline_in_ms(wait_ms);
+    int rc = 0;
+    while (atomic_load_explicit(&m->others, memory_order_acquire) == OTHERS_LOADING && rc == 0)
+        rc = pthread_cond_timedwait(&others_changed, &others_lock, &deadline);
+    state = atomic_load_explicit(&m->others, memory_order_acquire);
+    pthread_mutex_unlock(&others_lock);
+    return state;
+}
+
+/* Waits, without a bound, until m's loader is not running. */
+static void others_settled(struct program_module *m)
+{
+    pthread_mutex_lock(&others_lock);
+    while (atomic_load_explicit(&m->others, memory_order_acquire) == OTHERS_LOADING)
+        pthread_cond_wait(&others_changed, &others_lock);
+    pthread_mutex_unlock(&others_lock);
+}
+
+void mgpu_program_modules_wait_loaders(unsigned wait_ms)
+{
+    struct timespec deadline = mgpu_deadline_in_ms(wait_ms);
+    pthread_mutex_lock(&others_lock);
+    int rc = 0;
+    while (loaders_running > 0 && rc == 0)
+        rc = pthread_cond_timedwait(&others_changed, &others_lock, &deadline);
+    pthread_mutex_unlock(&others_lock);
+}
 
 int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
                                 size_t errlen)
@@ -978,42 +1087,26 @@ int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream str
     }
     if (atomic_load_explicit(&k->all_gpus, memory_order_acquire))
         return 0;
+    bool first = atomic_load_explicit(&m->others, memory_order_acquire) == OTHERS_NONE;
+    int state = others_within(m, first ? OTHERS_WAIT_MS : 0);
+    if (state == OTHERS_LOADING) {
+        snprintf(err, errlen, "still being loaded");
+        if (first)
+            mgpu_info("module %d (%s): its copies on the other GPUs not loaded within %d ms (the "
+                      "driver may wait for the program's queued work); its launches run whole "
+                      "until they are",
+                      m->id, m->loaded_by, OTHERS_WAIT_MS);
+        return 1;
+    }
     pthread_mutex_lock(&m->lock);
     int rc = 0;
-    struct mgpu_gpu_modules *mc = &m->rewritten;
-    if (mc->loaded < mc->ngpus &&
-        mgpu_context_wait_within(m->home_context, LOAD_WAIT_MS) != MGPU_CONTEXT_IDLE) {
-        snprintf(err, errlen, "put off: the program's queued work still runs");
-        if (!m->said_put_off)
-            mgpu_info("module %d (%s): its copies on the other GPUs are put off: the program's "
-                      "queued work did not finish within %d ms; its launches run whole until "
-                      "they are loaded",
-                      m->id, m->loaded_by, LOAD_WAIT_MS);
-        m->said_put_off = true;
-        rc = 1;
-    } else if (mc->loaded < mc->ngpus) {
-        CUcontext contexts[MGPU_MAX_GPUS];
-        int n = 0;
-        long long begin = mgpu_monotonic_ns();
-        rc = mgpu_gpu_contexts(m->home_context, contexts, &n, err, errlen);
-        if (rc == 0 && n != mc->ngpus) {
-            snprintf(err, errlen, "the run has %d GPUs, the module was rewritten for %d", n,
-                     mc->ngpus);
-            rc = -1;
-        }
-        long long loading = mgpu_monotonic_ns();
-        if (rc == 0)
-            rc = mgpu_gpu_modules_load_rest(mc, contexts, stream, err, errlen);
-        long long end = mgpu_monotonic_ns();
-        mgpu_startup_add(MGPU_STARTUP_MODULES, end - loading);
-        m->build_seconds += (double)(end - loading) * 1e-9;
-        if (rc == 0)
-            mgpu_info("module %d (%s): loaded on the other GPUs for its first split launch in "
-                      "%.2f s (their contexts %.2f s)",
-                      m->id, m->loaded_by, (double)(end - begin) * 1e-9,
-                      (double)(loading - begin) * 1e-9);
+    if (state == OTHERS_FAILED) {
+        snprintf(err, errlen, "%s", m->why_no_others);
+        rc = -1;
     }
-    for (int g = k->resolved_gpus; rc == 0 && g < mc->loaded; g++) {
+    struct mgpu_gpu_modules *mc = &m->rewritten;
+    int before = k->resolved_gpus;
+    for (int g = before; rc == 0 && g < mc->loaded; g++) {
         size_t grid_offset;
         unsigned nparams;
         rc = mgpu_gpu_modules_function(mc, g, k->name, &k->fns[g], &grid_offset, &nparams, err,
@@ -1025,6 +1118,13 @@ int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream str
         if (rc == 0)
             k->resolved_gpus = g + 1;
     }
+    /* The new GPUs' constants, in the program's stream: after its writes,
+     * before this launch's slices. */
+    for (int g = before; rc == 0 && g < k->resolved_gpus; g++)
+        if (mgpu_gpu_modules_refresh_constants_async(mc, g, stream) != CUDA_SUCCESS) {
+            snprintf(err, errlen, "copying the __constant__ variables to GPU %d", g);
+            rc = -1;
+        }
     if (rc == 0 && k->resolved_gpus == mc->ngpus) {
         apply_attributes(m, k);
         atomic_store_explicit(&k->all_gpus, true, memory_order_release);

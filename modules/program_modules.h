@@ -117,15 +117,19 @@ void mgpu_module_launch_done(struct mgpu_module_launch *l, CUresult launch_resul
  * home one (a split, a move): the other GPUs' contexts (retained, peer
  * access enabled), the module's rewritten copies on them (compiled and
  * loaded then, not when the program loaded it: a program whose kernels
- * all run whole never pays for them) with their constants copied in
- * `stream`, and the kernel in each; l->kernel's contexts and functions
- * then cover every GPU. Made only once the program's queued work on the
- * home GPU is done, waited for at most 0.1 s (the driver's calls may wait
- * for that work). Returns 0; 1 when that work still runs (put off: the
- * launch runs whole, a later one tries again); -1 with a one-line reason
- * in err when they cannot be made (the launch runs whole). */
+ * all run whole never pays for them) and the kernel in each, with the
+ * module's constants copied to them in `stream`; l->kernel's contexts and
+ * functions then cover every GPU. The copies are loaded on a thread of
+ * mgpu's own, which the first asker waits for at most a second. Returns
+ * 0; 1 while they are still being loaded (the launch runs whole, a later
+ * one asks again, without waiting); -1 with a one-line reason in err when
+ * they cannot be had (the launch runs whole). */
 int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
                                 size_t errlen);
+
+/* At exit, before anything is torn down: the threads loading modules'
+ * copies on the other GPUs waited for at most wait_ms. */
+void mgpu_program_modules_wait_loaders(unsigned wait_ms);
 
 /* How many modules the program loaded over the run, unloaded ones too. */
 size_t mgpu_program_modules_loaded(void);

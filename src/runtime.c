@@ -18,6 +18,7 @@
 #include "sched/placement_follow.h"
 #include "sched/run_links.h"
 #include "mirror/nccl_collectives.h"
+#include "modules/program_modules.h"
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"
 #include "base/startup_times.h"
@@ -177,12 +178,14 @@ static void final_exit(void)
     at_exit(); /* when no part registered it */
     if (atomic_load(&mgpu_forked_child))
         return;
-    /* The links' measurement and the communicator's making stopped first,
-     * whatever else is left to the driver; not waited for long in a host
-     * callback, where their driver calls may wait for this very callback. */
+    /* The links' measurement, the communicator's making and the modules'
+     * loaders stopped first, whatever else is left to the driver; not
+     * waited for long in a host callback, where their driver calls may
+     * wait for this very callback. */
     unsigned stop_ms = mgpu_on_callback_thread() ? THREADS_STOP_MS_IN_CALLBACK : THREADS_STOP_MS;
     mgpu_run_links_stop(stop_ms);
     mgpu_nccl_wait_made(stop_ms);
+    mgpu_program_modules_wait_loaders(stop_ms);
     int others = mgpu_process_other_driver_threads();
     if (mgpu_on_callback_thread())
         mgpu_info("exit in a host callback: the pool's memory is left to the driver, which frees "

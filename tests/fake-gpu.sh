@@ -128,11 +128,8 @@ pass "-n 4: a buffer spread after split launches copies only what moves, correct
 # synchronisation (FAKE_CUDA_SYNC_MS) the same spread is put off, not made
 # (the work might wait for the program's own thread: a host function
 # released by a semaphore posted after more launches, tests/fake-exit.sh).
-# The first synchronisation, the wait before the module's copies on the
-# other GPUs are loaded at the first split launch, is quick
-# (FAKE_CUDA_SYNC_FROM=2): put off too, it would keep every launch whole.
-FAKE_CUDA_SYNC_MS=1500 FAKE_CUDA_SYNC_FROM=2 FAKE_CLIENT_KEEP_FILL=1 FAKE_CLIENT_FILL_REPEAT=8 \
-  MGPU_SPLIT=always MGPU_VERBOSE=1 run put_off -n 4
+FAKE_CUDA_SYNC_MS=1500 FAKE_CLIENT_KEEP_FILL=1 FAKE_CLIENT_FILL_REPEAT=8 MGPU_SPLIT=always \
+  MGPU_VERBOSE=1 run put_off -n 4
 expect_match "$work/put_off.err" 'placement: moving the 8800004-byte buffer at 0x[0-9a-f]+ after 4 split launches is put off: the program.s queued work did not finish within 100 ms'
 expect_match "$work/put_off.err" 'placement after the kernels \(auto\): [0-9]+ moves \([^)]*\); [1-9][0-9]* put off while the program.s queued work went on'
 pass "-n 4: a move inside a launch is put off while the program's queued work goes on"

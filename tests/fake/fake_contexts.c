@@ -104,15 +104,9 @@ FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
 }
 
 /* FAKE_CUDA_SYNC_MS: a context's synchronisation takes that long, as if
- * that much work were queued in it; with FAKE_CUDA_SYNC_FROM=N, only from
- * the process's N-th synchronisation on (counting from 1). */
+ * that much work were queued in it. */
 static void queued_work(void)
 {
-    static atomic_long count;
-    long nth = atomic_fetch_add(&count, 1) + 1;
-    const char *from = getenv("FAKE_CUDA_SYNC_FROM");
-    if (from != NULL && nth < atol(from))
-        return;
     const char *ms = getenv("FAKE_CUDA_SYNC_MS");
     long wait = ms != NULL ? atol(ms) : 0;
     if (wait > 0) {
