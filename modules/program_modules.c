@@ -578,6 +578,10 @@ static void build_rewritten(struct program_module *m, CUcontext ctx)
     prepare_reductions(m, ctx);
     mgpu_info("module %d (%s): rewritten for %d GPUs, built in %.2f s", m->id, m->loaded_by, ngpus,
               m->build_seconds);
+    /* The other GPUs' contexts, made meanwhile off the program's way, for
+     * this module's copies there when a launch first leaves the home GPU. */
+    if (ngpus > 1)
+        mgpu_gpu_contexts_warm(ctx);
     atomic_store(&m->state, REWRITTEN_READY);
     return;
 none:

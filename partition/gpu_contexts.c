@@ -2,6 +2,7 @@
  * (see gpu_contexts.h). All calls go to the real driver. */
 #include "partition/gpu_contexts.h"
 
+#include "base/detached_thread.h"
 #include "base/monotonic_clock.h"
 #include "base/startup_times.h"
 
@@ -54,6 +55,12 @@ static CUcontext peered_homes[8];
 static int peered_home_count;
 static bool others_peered;
 
+/* Set at exit: retain_others stops before its next device. */
+static atomic_bool stopping;
+/* On the warming thread: its time is off the program's path, and not
+ * added to the start-up figures (gpu_contexts.h). */
+static _Thread_local bool warming_here;
+
 /* The primary context of every device other than device 0 that an entry
  * stands on. */
 static int retain_others(char *err, size_t errlen)
@@ -67,6 +74,10 @@ static int retain_others(char *err, size_t errlen)
         int d = e->device[g];
         if (d == 0 || primary[d] != NULL)
             continue;
+        if (atomic_load(&stopping)) {
+            snprintf(err, errlen, "the program is exiting");
+            return -1; /* the contexts made so far stay, as at success */
+        }
         CUdevice dev;
         CUresult r = mgpu_drv.cuDeviceGet(&dev, d);
         if (r == CUDA_SUCCESS)
@@ -85,6 +96,54 @@ static int retain_others(char *err, size_t errlen)
     run_gpus = e;
     gpu_count = e->count;
     return 0;
+}
+
+/* The warming thread (gpu_contexts.h): started once, finished when
+ * `warming` is false again; exit waits on `warmed`. */
+static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t warmed = PTHREAD_COND_INITIALIZER;
+static bool warm_started, warming;
+
+static void *warm_thread(void *arg)
+{
+    CUcontext contexts[MGPU_MAX_GPUS];
+    int n = 0;
+    char why[200];
+    warming_here = true;
+    long long begin = mgpu_monotonic_ns();
+    if (mgpu_gpu_contexts(arg, contexts, &n, why, sizeof why) == 0)
+        mgpu_info("the other GPUs' contexts and peer access made ahead of their first launch in "
+                  "%.2f s",
+                  (double)(mgpu_monotonic_ns() - begin) * 1e-9);
+    else
+        mgpu_debug("the other GPUs' contexts not made ahead: %s", why);
+    pthread_mutex_lock(&warm_lock);
+    warming = false;
+    pthread_cond_broadcast(&warmed);
+    pthread_mutex_unlock(&warm_lock);
+    return NULL;
+}
+
+void mgpu_gpu_contexts_warm(CUcontext home)
+{
+    pthread_mutex_lock(&warm_lock);
+    if (!warm_started && !atomic_load(&stopping)) {
+        warm_started = warming = true;
+        if (!mgpu_thread_start_detached(warm_thread, home))
+            warming = false; /* made at the first launch off the home GPU instead */
+    }
+    pthread_mutex_unlock(&warm_lock);
+}
+
+void mgpu_gpu_contexts_stop_warming(unsigned wait_ms)
+{
+    atomic_store(&stopping, true);
+    struct timespec deadline = mgpu_deadline_in_ms(wait_ms);
+    pthread_mutex_lock(&warm_lock);
+    int rc = 0;
+    while (warming && rc == 0)
+        rc = pthread_cond_timedwait(&warmed, &warm_lock, &deadline);
+    pthread_mutex_unlock(&warm_lock);
 }
 
 CUresult mgpu_context_device(CUcontext ctx, CUdevice *dev)
@@ -281,10 +340,12 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
     long long begin = mgpu_monotonic_ns();
     int rc = gpu_count > 0 ? 0 : retain_others(err, errlen);
     long long retained = mgpu_monotonic_ns();
-    mgpu_startup_add(MGPU_STARTUP_CONTEXTS, retained - begin);
+    if (!warming_here)
+        mgpu_startup_add(MGPU_STARTUP_CONTEXTS, retained - begin);
     if (rc == 0)
         rc = enable_peer_access(home, err, errlen);
-    mgpu_startup_add(MGPU_STARTUP_PEER_ACCESS, mgpu_monotonic_ns() - retained);
+    if (!warming_here)
+        mgpu_startup_add(MGPU_STARTUP_PEER_ACCESS, mgpu_monotonic_ns() - retained);
     if (rc == 0) {
         for (int g = 0; g < gpu_count; g++)
             out[g] = run_gpus->device[g] == 0 ? home : primary[run_gpus->device[g]];

@@ -29,6 +29,19 @@ const struct mgpu_gpu_entries *mgpu_run_gpus(void);
 int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, char *err,
                       size_t errlen);
 
+/* Starts, once, a thread of mgpu's own that makes what mgpu_gpu_contexts
+ * makes (the other devices' primary contexts, peer access both ways), so
+ * that a module's first launch off the home GPU finds them: called when
+ * the program's first module is rewritten for several devices. Making a
+ * context takes about 0.1 s per H200, one device after another (the
+ * driver serialises them), and does not hold up the program's work on
+ * the home GPU (4 x H200: 2 000 launches of 0.1 ms took as long with
+ * three contexts and module loads made meanwhile). Never waits. */
+void mgpu_gpu_contexts_warm(CUcontext home);
+/* At exit: the warming thread, if it is still at it, stops before the
+ * next device and is waited for at most wait_ms. */
+void mgpu_gpu_contexts_stop_warming(unsigned wait_ms);
+
 /* The checks of mgpu_gpu_contexts without making anything: `home` is a
  * context of device 0 and the driver has the context calls; *count is the
  * number of entries. Returns 0, or -1 with a one-line reason in err. */

@@ -18,6 +18,7 @@
 #include "sched/launch_params.h"
 #include "sched/mirror_reads.h"
 #include "sched/placement_follow.h"
+#include "sched/run_links.h"
 #include "sched/slice_plan.h"
 #include "sched/split_launch.h"
 #include "sched/split_policy.h"
@@ -247,25 +248,18 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                                            .slices = slices,
                                            .nslices = nslices,
                                            .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
-    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
-                                        moved_to > 0 ? NULL : &estimate, trial))
-        go = false;
-    /* A split that pays only with its buffers spread: spread, and cut
-     * again where their owners now change. */
-    if (go && trial->spread_first &&
-        mgpu_follow_spread_for_split(&ml->kernel, ml->params, ml->buffer) > 0 &&
-        plan_split(shape, ml, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
-        mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
-        trial->shape = NULL;
-        go = false;
-    }
-    /* The other GPUs' contexts and this module's copies on them, made at
-     * the kernel's first launch off the home GPU, before its timing starts;
-     * a program whose launches all run whole never makes them. */
+    /* This module's copies on the other GPUs, loaded at the kernel's first
+     * launch that could leave the home GPU, before the policy is asked, a
+     * buffer spread or a timing started: a launch made while they load
+     * runs whole, untimed, as the program would run it. The links'
+     * measurement starts meanwhile, for the policy's first question. */
     char why_not_loaded[200];
-    int loaded = go ? mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded,
-                                                  sizeof why_not_loaded)
-                    : 0;
+    int loaded = 0;
+    if (go) {
+        mgpu_run_links_start();
+        loaded =
+            mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded, sizeof why_not_loaded);
+    }
     if (loaded != 0) {
         static atomic_int said;
         if (loaded < 0 && atomic_fetch_add(&said, 1) < 4)
@@ -274,6 +268,16 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
             mgpu_debug("kernel %s runs whole this time: its module's copies on the other GPUs "
                        "are %s",
                        ml->kernel.name, why_not_loaded);
+        go = false;
+    }
+    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
+                                        moved_to > 0 ? NULL : &estimate, trial))
+        go = false;
+    /* A split that pays only with its buffers spread: spread, and cut
+     * again where their owners now change. */
+    if (go && trial->spread_first &&
+        mgpu_follow_spread_for_split(&ml->kernel, ml->params, ml->buffer) > 0 &&
+        plan_split(shape, ml, config, slices, &nslices) != MGPU_UNSPLIT_NONE) {
         mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
         trial->shape = NULL;
         go = false;

@@ -66,6 +66,7 @@ static int make_model_now(void)
 
 static pthread_cond_t measured = PTHREAD_COND_INITIALIZER;
 static atomic_bool measuring;
+static bool asked; /* under lock: mgpu_run_links has been called */
 
 static void *measure_thread(void *unused)
 {
@@ -106,10 +107,13 @@ const struct mgpu_link_model *mgpu_run_links(void)
     int s = atomic_load_explicit(&state, memory_order_acquire);
     if (s == 0) {
         pthread_mutex_lock(&lock);
-        bool first =
-            atomic_load_explicit(&state, memory_order_relaxed) == 0 && !atomic_load(&measuring);
+        /* The first asker waits, also for a measurement started ahead
+         * (mgpu_run_links_start); later ones never do. */
+        bool first = atomic_load_explicit(&state, memory_order_relaxed) == 0 && !asked;
+        asked = true;
         if (first) {
-            start_measuring();
+            if (!atomic_load(&measuring))
+                start_measuring();
             if (!wait_measured(LINKS_WAIT_MS))
                 mgpu_info("the links' measurement did not finish within %d ms (slow, or held "
                           "by the program's queued work): no cost model until it does",
@@ -119,6 +123,17 @@ const struct mgpu_link_model *mgpu_run_links(void)
         pthread_mutex_unlock(&lock);
     }
     return s > 0 ? &model : NULL;
+}
+
+void mgpu_run_links_start(void)
+{
+    if (atomic_load_explicit(&state, memory_order_acquire) != 0 || atomic_load(&measuring))
+        return;
+    pthread_mutex_lock(&lock);
+    if (atomic_load_explicit(&state, memory_order_relaxed) == 0 && !atomic_load(&measuring) &&
+        !atomic_load(&stopping))
+        start_measuring();
+    pthread_mutex_unlock(&lock);
 }
 
 void mgpu_run_links_stop(unsigned wait_ms)

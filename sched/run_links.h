@@ -10,9 +10,15 @@
 /* The model of the run's GPU entries, or NULL when it cannot be had (the
  * run's GPUs not known yet, a measurement that failed: said once with -v)
  * or not yet: the first call starts the measurement on a thread of its
- * own and waits for it at most a second, later calls never wait.
+ * own (unless mgpu_run_links_start has) and waits for it at most a
+ * second, later calls never wait.
  * Thread-safe; the model does not change once made. */
 const struct mgpu_link_model *mgpu_run_links(void);
+
+/* Starts the measurement on its thread, if it has not started, without
+ * waiting: a launch that will ask for the model soon. The first call of
+ * mgpu_run_links still waits for it, at most a second. */
+void mgpu_run_links_start(void);
 
 /* At exit, before anything is torn down: the measurement, if its thread is
  * still at it, told to give up between two copies and waited for at most

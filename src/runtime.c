@@ -19,6 +19,7 @@
 #include "sched/run_links.h"
 #include "mirror/nccl_collectives.h"
 #include "modules/program_modules.h"
+#include "partition/gpu_contexts.h"
 #include "probes/probe_runtime.h"
 #include "base/process_state.h"
 #include "base/startup_times.h"
@@ -178,11 +179,12 @@ static void final_exit(void)
     at_exit(); /* when no part registered it */
     if (atomic_load(&mgpu_forked_child))
         return;
-    /* The links' measurement, the communicator's making and the modules'
-     * loaders stopped first, whatever else is left to the driver; not
+    /* The other GPUs' contexts made ahead, the links' measurement, the
+     * communicator's making and the modules' loaders stopped first, whatever else is left to the driver; not
      * waited for long in a host callback, where their driver calls may
      * wait for this very callback. */
     unsigned stop_ms = mgpu_on_callback_thread() ? THREADS_STOP_MS_IN_CALLBACK : THREADS_STOP_MS;
+    mgpu_gpu_contexts_stop_warming(stop_ms);
     mgpu_run_links_stop(stop_ms);
     mgpu_nccl_wait_made(stop_ms);
     mgpu_program_modules_wait_loaders(stop_ms);

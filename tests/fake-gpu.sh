@@ -48,7 +48,7 @@ spread n4
 # initialisation apart.
 awk '/^start-up:/ { s = $0; while ((getline n) > 0 && n ~ /^    /) s = s " " substr(n, 5); print s; exit }' \
   "$work/n4.err" > "$work/n4.startup"
-expect_match "$work/n4.startup" "^start-up: [0-9.]+ ms in mgpu \\(launcher [0-9.]+, library [0-9.]+, pool [0-9.]+, contexts [0-9.]+, peer access [0-9.]+, rewritten modules [0-9.]+\\); the driver's own initialisation [0-9.]+ ms$"
+expect_match "$work/n4.startup" "^start-up: [0-9.]+ ms in mgpu \\(launcher [0-9.]+, library [0-9.]+, pool [0-9.]+, contexts [0-9.]+, peer access [0-9.]+, rewritten modules [0-9.]+(, link measurement [0-9.]+)?\\); the driver's own initialisation [0-9.]+ ms$"
 pass "-n 4, MGPU_SPLIT=always: split four ways, correct, nothing left mapped"
 
 # MGPU_VERBOSE=2 names each slice's part: the grid-stride fill (2200001

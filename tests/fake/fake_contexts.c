@@ -103,6 +103,23 @@ FAKE_EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
     return CUDA_SUCCESS;
 }
 
+/* FAKE_CUDA_CONTEXT_MS: making the primary context of a device other than
+ * device 0 takes that long, the first time (a real one takes about 0.1 s,
+ * and the driver makes one at a time). */
+static void making_takes_time(void)
+{
+    static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
+    const char *ms = getenv("FAKE_CUDA_CONTEXT_MS");
+    long wait = ms != NULL ? atol(ms) : 0;
+    if (wait <= 0)
+        return;
+    pthread_mutex_lock(&one_at_a_time);
+    struct timespec t = {wait / 1000, (wait % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0)
+        ;
+    pthread_mutex_unlock(&one_at_a_time);
+}
+
 /* FAKE_CUDA_SYNC_MS: a context's synchronisation takes that long, as if
  * that much work were queued in it. */
 static void queued_work(void)
@@ -165,8 +182,11 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     struct fake_context *c = primary(dev);
     pthread_mutex_lock(&primaries_lock);
-    c->retains++;
+    bool made = c->retains++ == 0 && !c->made_once;
+    c->made_once = true;
     pthread_mutex_unlock(&primaries_lock);
+    if (made && dev != 0)
+        making_takes_time();
     fake_live(FAKE_PRIMARY_RETAIN, 1);
     *ctx = (CUcontext)c;
     return CUDA_SUCCESS;

@@ -92,6 +92,7 @@ struct fake_context {
     CUdevice device;
     bool primary;
     int retains;                     /* primary: cuDevicePrimaryCtxRetain not released */
+    bool made_once;                  /* primary: retained at least once (FAKE_CUDA_CONTEXT_MS) */
     _Atomic uint64_t peers;          /* devices whose memory its kernels may reach */
     struct fake_stream *null_stream; /* the legacy and per-thread default stream */
     _Atomic CUresult sticky;         /* a kernel's fault: every later call returns it */

@@ -1,0 +1,59 @@
+#!/bin/sh
+# The other GPUs made off the program's path (issue 46), on the fake GPU
+# with FAKE_CUDA_CONTEXT_MS: making a device's primary context takes 300 ms
+# there, one device at a time, as a real one takes about 100 ms.
+# - When the program's module is rewritten for several devices, the other
+#   devices' contexts and peer access are made on a thread of mgpu's own
+#   (-v: "made ahead of their first launch"); the start-up figures do not
+#   count them; the module's copies there are loaded at a kernel's first
+#   launch off the home GPU ("loaded on the other GPUs for its first launch
+#   there") and the launches split, with right results.
+# - A program whose launches all run whole (MGPU_SPLIT=never) never loads
+#   the copies, and ends with right results and nothing left mapped.
+# - A program that ends while the contexts are being made ends at once,
+#   with the thread stopped before the next device: with three other
+#   devices of 300 ms each, it takes well under their 900 ms.
+. "$(dirname "$0")/common.sh"
+use_fake_driver
+export FAKE_CUDA_GPUS=4 FAKE_CUDA_CONTEXT_MS=300
+client=tests/fake/fake_gpu_client
+
+run() {
+  name=$1; shift
+  FAKE_CUDA_LEAK_REPORT="$work/$name.leaks" "$MGPU_RUN" "$@" -v --report "$client" \
+    > "$work/$name.out" 2> "$work/$name.err" || {
+    cat "$work/$name.out" "$work/$name.err"; fail "$client under $* ($name)"; }
+  expect_in "$work/$name.out" "fake_gpu_client: results correct"
+  for kind in physical mappings reservations device_allocations modules; do
+    expect_match "$work/$name.leaks" "^$kind 0\$"
+  done
+}
+
+MGPU_SPLIT=always run split -n 2
+expect_match "$work/split.err" "the other GPUs' contexts and peer access made ahead of their first launch in [0-9.]+ s"
+expect_match "$work/split.err" "module 1 \\(cuModuleLoadData\\): loaded on the other GPUs for its first launch there"
+expect_match "$work/split.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +x2 "
+# The 300 ms of the context were made off the program's path.
+awk '/^start-up:/ { s = $0; while ((getline n) > 0 && n ~ /^    /) s = s " " substr(n, 5); print s; exit }' \
+  "$work/split.err" > "$work/split.startup"
+if grep -q -E 'contexts [0-9.]+' "$work/split.startup"; then
+  ms=$(sed -n 's/.*contexts \([0-9.]*\).*/\1/p' "$work/split.startup")
+  awk -v ms="$ms" 'BEGIN { exit !(ms < 250) }' ||
+    { cat "$work/split.startup"; fail "the other context counted in the start-up: $ms ms"; }
+fi
+pass "-n 2: the other GPU's context made ahead, the module's copy loaded at the first split launch, split, correct"
+
+MGPU_SPLIT=never run whole -n 4
+! grep -q "loaded on the other GPUs for its first launch there" "$work/whole.err" ||
+  fail "a run whose launches all ran whole loaded the module on the other GPUs"
+expect_match "$work/whole.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
+pass "-n 4, every launch whole: the module never loaded on the other GPUs, correct, nothing left mapped"
+
+# A program that ends at once: exit stops the thread before its next
+# device, so it waits for one context at most, not three.
+start=$(date +%s%N)
+MGPU_SPLIT=never run short -n 4
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$ms" -lt 800 ] ||
+  fail "a run of -n 4 took $ms ms with three contexts of 300 ms to make: exit waited for all of them"
+pass "-n 4: exit waits for the context being made, not for the others ($ms ms)"
