@@ -563,10 +563,24 @@ static void build_rewritten(struct program_module *m, CUcontext ctx)
      * program's way (here, after main has started: see thread_binding.h). */
     if (ngpus > 1)
         mgpu_thread_binding_prepare();
+    /* Where another entry stands on the home device, every copy is loaded
+     * now, in the program's own load call: a copy loaded later in the
+     * program's context waits for all of its streams, and the program's
+     * thread may be what they wait for (a host function that waits for
+     * it: tests/gpu/exit_paths held the driver so under --gpus 0x4). */
+    int load_now = 1;
+    const struct mgpu_gpu_entries *entries = mgpu_run_gpus();
+    for (int g = 1; entries != NULL && g < entries->count && load_now == 1; g++)
+        if (entries->device[g] == 0)
+            load_now = ngpus;
+    if (load_now > 1 && mgpu_gpu_contexts(ctx, contexts, &ngpus, why, sizeof why) != 0)
+        goto none;
     struct mgpu_gpu_module_probes probes = {mgpu_probes_inject(), mgpu_probes_fill_module};
-    if (mgpu_gpu_modules_load_probed(&m->rewritten, ptx, ptx_size, home, ngpus, contexts, 1,
+    if (mgpu_gpu_modules_load_probed(&m->rewritten, ptx, ptx_size, home, ngpus, contexts, load_now,
                                      probes.inject ? &probes : NULL, why, sizeof why) != 0)
         goto none;
+    if (load_now == ngpus)
+        atomic_store_explicit(&m->others, OTHERS_READY, memory_order_release);
     free(ptx);
     free(m->image);
     m->image = NULL;
@@ -580,7 +594,7 @@ static void build_rewritten(struct program_module *m, CUcontext ctx)
               m->build_seconds);
     /* The other GPUs' contexts, made meanwhile off the program's way, for
      * this module's copies there when a launch first leaves the home GPU. */
-    if (ngpus > 1)
+    if (load_now < ngpus)
         mgpu_gpu_contexts_warm(ctx);
     atomic_store(&m->state, REWRITTEN_READY);
     return;
@@ -992,6 +1006,7 @@ static void *load_others(void *arg)
     struct program_module *m = arg;
     struct mgpu_gpu_modules *mc = &m->rewritten;
     char why[200] = "";
+    mgpu_drv_relax_capture_mode(); /* a graph the program captures meanwhile */
     CUcontext contexts[MGPU_MAX_GPUS];
     CUmodule copies[MGPU_MAX_GPUS] = {NULL};
     int n = 0;
@@ -1027,8 +1042,7 @@ static void *load_others(void *arg)
         mgpu_warn("module %d (%s): its kernels run whole: loading it on the other GPUs: %s", m->id,
                   m->loaded_by, why);
     pthread_mutex_lock(&others_lock);
-    atomic_store_explicit(&m->others, rc == 0 ? OTHERS_READY : OTHERS_FAILED,
-                          memory_order_release);
+    atomic_store_explicit(&m->others, rc == 0 ? OTHERS_READY : OTHERS_FAILED, memory_order_release);
     loaders_running--;
     pthread_cond_broadcast(&others_changed);
     pthread_mutex_unlock(&others_lock);

@@ -103,6 +103,11 @@ static int retain_others(char *err, size_t errlen)
 static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t warmed = PTHREAD_COND_INITIALIZER;
 static bool warm_started, warming;
+static atomic_bool warm_done;
+
+/* The warming thread first waits this long (gpu_contexts.h): a program
+ * that ends by then never pays for the other GPUs. */
+#define WARM_AFTER_MS 100
 
 static void *warm_thread(void *arg)
 {
@@ -110,8 +115,19 @@ static void *warm_thread(void *arg)
     int n = 0;
     char why[200];
     warming_here = true;
+    /* The program may be capturing a graph in global mode meanwhile: this
+     * thread's calls must not end its capture (as the GPU workers'). */
+    mgpu_drv_relax_capture_mode();
+    struct timespec after = mgpu_deadline_in_ms(WARM_AFTER_MS);
+    pthread_mutex_lock(&warm_lock);
+    int waited = 0;
+    while (!atomic_load(&stopping) && waited == 0)
+        waited = pthread_cond_timedwait(&warmed, &warm_lock, &after);
+    pthread_mutex_unlock(&warm_lock);
     long long begin = mgpu_monotonic_ns();
-    if (mgpu_gpu_contexts(arg, contexts, &n, why, sizeof why) == 0)
+    if (atomic_load(&stopping))
+        snprintf(why, sizeof why, "the program ended first");
+    else if (mgpu_gpu_contexts(arg, contexts, &n, why, sizeof why) == 0)
         mgpu_info("the other GPUs' contexts and peer access made ahead of their first launch in "
                   "%.2f s",
                   (double)(mgpu_monotonic_ns() - begin) * 1e-9);
@@ -119,6 +135,7 @@ static void *warm_thread(void *arg)
         mgpu_debug("the other GPUs' contexts not made ahead: %s", why);
     pthread_mutex_lock(&warm_lock);
     warming = false;
+    atomic_store(&warm_done, true);
     pthread_cond_broadcast(&warmed);
     pthread_mutex_unlock(&warm_lock);
     return NULL;
@@ -135,11 +152,17 @@ void mgpu_gpu_contexts_warm(CUcontext home)
     pthread_mutex_unlock(&warm_lock);
 }
 
+bool mgpu_gpu_contexts_warmed(void)
+{
+    return atomic_load(&warm_done);
+}
+
 void mgpu_gpu_contexts_stop_warming(unsigned wait_ms)
 {
     atomic_store(&stopping, true);
     struct timespec deadline = mgpu_deadline_in_ms(wait_ms);
     pthread_mutex_lock(&warm_lock);
+    pthread_cond_broadcast(&warmed); /* a thread still waiting to begin */
     int rc = 0;
     while (warming && rc == 0)
         rc = pthread_cond_timedwait(&warmed, &warm_lock, &deadline);

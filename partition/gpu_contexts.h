@@ -32,12 +32,16 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
 /* Starts, once, a thread of mgpu's own that makes what mgpu_gpu_contexts
  * makes (the other devices' primary contexts, peer access both ways), so
  * that a module's first launch off the home GPU finds them: called when
- * the program's first module is rewritten for several devices. Making a
- * context takes about 0.1 s per H200, one device after another (the
+ * the program's first module is rewritten for several devices. The thread
+ * begins 0.1 s later, so that a program that ends by then never makes
+ * them (each costs about 0.1 s to make, and its teardown at exit). Making
+ * a context takes about 0.1 s per H200, one device after another (the
  * driver serialises them), and does not hold up the program's work on
  * the home GPU (4 x H200: 2 000 launches of 0.1 ms took as long with
  * three contexts and module loads made meanwhile). Never waits. */
 void mgpu_gpu_contexts_warm(CUcontext home);
+/* Whether the warming thread has finished (made them, or could not). */
+bool mgpu_gpu_contexts_warmed(void);
 /* At exit: the warming thread, if it is still at it, stops before the
  * next device and is waited for at most wait_ms. */
 void mgpu_gpu_contexts_stop_warming(unsigned wait_ms);

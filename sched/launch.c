@@ -13,6 +13,7 @@
 #include "mirror/mirror_policy.h"
 #include "mirror/replicas.h"
 #include "modules/program_modules.h"
+#include "partition/gpu_contexts.h"
 #include "probes/probe_runtime.h"
 #include "ptx/ptx_footprint.h"
 #include "sched/launch_params.h"
@@ -248,18 +249,22 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                                            .slices = slices,
                                            .nslices = nslices,
                                            .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
-    /* This module's copies on the other GPUs, loaded at the kernel's first
-     * launch that could leave the home GPU, before the policy is asked, a
-     * buffer spread or a timing started: a launch made while they load
-     * runs whole, untimed, as the program would run it. The links'
-     * measurement starts meanwhile, for the policy's first question. */
-    char why_not_loaded[200];
-    int loaded = 0;
-    if (go) {
+    /* The links' measurement, for the policy's first question, once the
+     * other GPUs' contexts are made (gpu_contexts.h): started here, off
+     * the program's way, it is mostly done when the policy asks. */
+    if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO && mgpu_gpu_contexts_warmed())
         mgpu_run_links_start();
-        loaded =
-            mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded, sizeof why_not_loaded);
-    }
+    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
+                                        moved_to > 0 ? NULL : &estimate, trial))
+        go = false;
+    /* This module's copies on the other GPUs, loaded at the kernel's first
+     * launch that the policy would take off the home GPU, before a buffer
+     * is spread or the launch timed: a launch made while they load runs
+     * whole, untimed, as the program would run it. */
+    char why_not_loaded[200];
+    int loaded =
+        go ? mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded, sizeof why_not_loaded)
+           : 0;
     if (loaded != 0) {
         static atomic_int said;
         if (loaded < 0 && atomic_fetch_add(&said, 1) < 4)
@@ -268,11 +273,10 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
             mgpu_debug("kernel %s runs whole this time: its module's copies on the other GPUs "
                        "are %s",
                        ml->kernel.name, why_not_loaded);
+        mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
+        trial->shape = NULL;
         go = false;
     }
-    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
-                                        moved_to > 0 ? NULL : &estimate, trial))
-        go = false;
     /* A split that pays only with its buffers spread: spread, and cut
      * again where their owners now change. */
     if (go && trial->spread_first &&

@@ -4,6 +4,7 @@
 
 #include "base/detached_thread.h"
 #include "base/monotonic_clock.h"
+#include "base/real_driver.h"
 #include "base/startup_times.h"
 
 #include "partition/gpu_contexts.h"
@@ -71,6 +72,7 @@ static bool asked; /* under lock: mgpu_run_links has been called */
 static void *measure_thread(void *unused)
 {
     (void)unused;
+    mgpu_drv_relax_capture_mode(); /* a graph the program captures meanwhile */
     int s = make_model();
     pthread_mutex_lock(&lock);
     atomic_store_explicit(&state, s, memory_order_release);

@@ -3,16 +3,17 @@
 # with FAKE_CUDA_CONTEXT_MS: making a device's primary context takes 300 ms
 # there, one device at a time, as a real one takes about 100 ms.
 # - When the program's module is rewritten for several devices, the other
-#   devices' contexts and peer access are made on a thread of mgpu's own
-#   (-v: "made ahead of their first launch"); the start-up figures do not
-#   count them; the module's copies there are loaded at a kernel's first
+#   devices' contexts and peer access are made on a thread of mgpu's own,
+#   from 0.1 s after the load (-v: "made ahead of their first launch"); the
+#   start-up figures do not count them; the module's copies there are loaded at a kernel's first
 #   launch off the home GPU ("loaded on the other GPUs for its first launch
 #   there") and the launches split, with right results.
 # - A program whose launches all run whole (MGPU_SPLIT=never) never loads
 #   the copies, and ends with right results and nothing left mapped.
 # - A program that ends while the contexts are being made ends at once,
 #   with the thread stopped before the next device: with three other
-#   devices of 300 ms each, it takes well under their 900 ms.
+#   devices of 300 ms each, it takes well under their 900 ms; one that ends
+#   within 0.1 s of its load makes none.
 . "$(dirname "$0")/common.sh"
 use_fake_driver
 export FAKE_CUDA_GPUS=4 FAKE_CUDA_CONTEXT_MS=300
@@ -29,7 +30,9 @@ run() {
   done
 }
 
-MGPU_SPLIT=always run split -n 2
+# The program's set-up takes 0.5 s between its load and its first launch:
+# the thread begins 0.1 s after the load and makes the context by then.
+FAKE_CLIENT_WAIT_MS=500 MGPU_SPLIT=always run split -n 2
 expect_match "$work/split.err" "the other GPUs' contexts and peer access made ahead of their first launch in [0-9.]+ s"
 expect_match "$work/split.err" "module 1 \\(cuModuleLoadData\\): loaded on the other GPUs for its first launch there"
 expect_match "$work/split.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +x2 "
@@ -49,10 +52,14 @@ MGPU_SPLIT=never run whole -n 4
 expect_match "$work/whole.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
 pass "-n 4, every launch whole: the module never loaded on the other GPUs, correct, nothing left mapped"
 
-# A program that ends at once: exit stops the thread before its next
-# device, so it waits for one context at most, not three.
+# A program that ends at once makes no context; one that ends while they
+# are made waits for one at most, not three.
+MGPU_SPLIT=never run quick -n 4
+! grep -q "made ahead of their first launch" "$work/quick.err" ||
+  fail "a program that ended within 0.1 s of its load had the other contexts made"
+pass "-n 4: a program that ends within 0.1 s of its load makes no other context"
 start=$(date +%s%N)
-MGPU_SPLIT=never run short -n 4
+FAKE_CLIENT_WAIT_MS=150 MGPU_SPLIT=never run short -n 4
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$ms" -lt 800 ] ||
   fail "a run of -n 4 took $ms ms with three contexts of 300 ms to make: exit waited for all of them"

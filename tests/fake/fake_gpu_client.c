@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define AXPY_COUNT 600000u  /* 2.4 MB per buffer: two 2 MiB granules */
 #define SMALL_COUNT 1000u   /* 4 KB: mgpu's sub-allocator */
@@ -201,8 +202,17 @@ int main(void)
         TRY(cuMemHostAlloc, ((void **)&b.pinned, FILL_COUNT * sizeof(unsigned), 0)) &&
         TRY(cuModuleLoadData, (&module, mgpu_test_kernels_ptx)) &&
         TRY(cuModuleGetFunction, (&axpy, module, MGPU_TEST_AXPY)) &&
-        TRY(cuModuleGetFunction, (&fill, module, MGPU_TEST_FILL)))
+        TRY(cuModuleGetFunction, (&fill, module, MGPU_TEST_FILL))) {
+        /* FAKE_CLIENT_WAIT_MS: the program's own set-up between its load
+         * and its launches takes that long (tests/fake-other-gpus.sh). */
+        const char *wait = getenv("FAKE_CLIENT_WAIT_MS");
+        if (wait != NULL && atol(wait) > 0) {
+            struct timespec t = {atol(wait) / 1000, (atol(wait) % 1000) * 1000000L};
+            while (nanosleep(&t, &t) != 0)
+                ;
+        }
         ran = run(stream, start, end, axpy, fill, &b, &correct);
+    }
 
     /* Free what was made, in any case; FAKE_CLIENT_KEEP_FILL=1 leaves the
      * fill's buffer to the end (the report lists the buffers still
