@@ -422,7 +422,13 @@ bool mgpu_pool_serves(CUcontext ctx)
     if (!active || ctx == NULL)
         return false;
     CUdevice dev = -1;
-    return mgpu_context_device(ctx, &dev) == CUDA_SUCCESS && dev == pool.devices[0];
+    bool serves = mgpu_context_device(ctx, &dev) == CUDA_SUCCESS && dev == pool.devices[0];
+    /* The other devices' contexts, made off the program's way from its
+     * first allocation on (partition/gpu_contexts.h). */
+    static atomic_bool warm_asked;
+    if (serves && pool.naccess > 1 && !atomic_exchange(&warm_asked, true))
+        mgpu_gpu_contexts_warm(ctx);
+    return serves;
 }
 
 bool mgpu_pool_holds(CUdeviceptr address)

@@ -1094,6 +1094,15 @@ void mgpu_program_modules_wait_loaders(unsigned wait_ms)
     pthread_mutex_unlock(&others_lock);
 }
 
+bool mgpu_module_launch_all_gpus_ready(const struct mgpu_module_launch *l)
+{
+    const struct program_module *m = l->module;
+    const struct kernel_entry *k = l->entry;
+    return m != NULL && k != NULL &&
+           (atomic_load_explicit(&k->all_gpus, memory_order_acquire) ||
+            atomic_load_explicit(&m->others, memory_order_acquire) == OTHERS_READY);
+}
+
 int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
                                 size_t errlen)
 {

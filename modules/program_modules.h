@@ -124,6 +124,9 @@ void mgpu_module_launch_done(struct mgpu_module_launch *l, CUresult launch_resul
  * 0; 1 while they are still being loaded (the launch runs whole, a later
  * one asks again, without waiting); -1 with a one-line reason in err when
  * they cannot be had (the launch runs whole). */
+/* Whether the launch's kernel has its module's copies on every GPU already
+ * (never waits, starts nothing). */
+bool mgpu_module_launch_all_gpus_ready(const struct mgpu_module_launch *l);
 int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
                                 size_t errlen);
 

@@ -146,8 +146,10 @@ void mgpu_gpu_contexts_warm(CUcontext home)
     pthread_mutex_lock(&warm_lock);
     if (!warm_started && !atomic_load(&stopping)) {
         warm_started = warming = true;
-        if (!mgpu_thread_start_detached(warm_thread, home))
-            warming = false; /* made at the first launch off the home GPU instead */
+        if (!mgpu_thread_start_detached(warm_thread, home)) {
+            warming = false; /* made by the first launch off the home GPU instead */
+            atomic_store(&warm_done, true);
+        }
     }
     pthread_mutex_unlock(&warm_lock);
 }

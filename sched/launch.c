@@ -223,6 +223,23 @@ static void count_split(int kernel, const struct launch_shape *shape,
     mgpu_kernel_stats_count_split(kernel, shape->grid, shape->block, nslices, gpus);
 }
 
+/* Whether a GPU other than the home one holds some of the pool buffers the
+ * launch's parameters name. */
+static bool data_off_home(const struct mgpu_module_launch *ml)
+{
+    struct mgpu_pool_block buffers[64];
+    size_t n = mgpu_launch_param_buffers(&ml->kernel, ml->params, ml->buffer, buffers, 64);
+    for (size_t i = 0; i < n; i++) {
+        size_t held[MGPU_MAX_GPUS];
+        if (mgpu_pool_bytes_by_gpu(buffers[i].start, buffers[i].bytes, held) < 1)
+            continue;
+        for (int g = 1; g < MGPU_MAX_GPUS; g++)
+            if (held[g] > 0)
+                return true;
+    }
+    return false;
+}
+
 /* Launches a kernel of a module with rewritten modules split over the GPUs, or whole
  * on the GPU that holds most of its data when it cannot be split, when
  * the cost model wants it. Returns false, with shape->why set, to have the
@@ -249,18 +266,22 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                                            .slices = slices,
                                            .nslices = nslices,
                                            .privatised = mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS};
-    /* The links' measurement, for the policy's first question, once the
-     * other GPUs' contexts are made (gpu_contexts.h): started here, off
-     * the program's way, it is mostly done when the policy asks. */
-    if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO && mgpu_gpu_contexts_warmed())
-        mgpu_run_links_start();
-    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
-                                        moved_to > 0 ? NULL : &estimate, trial))
+    /* The other GPUs first (gpu_contexts.h, program_modules.h): under
+     * auto, a launch runs whole, untimed and without asking the policy, as
+     * the program would run it, until their contexts are made off the
+     * program's way; then the links' measurement starts, and the module's
+     * copies there are loaded (waited for, at most a second: a few
+     * milliseconds once the contexts are made). Under always, or when the
+     * launch's data already lie on other GPUs, where a whole launch reads
+     * them over the links, the launch waits for them all. */
+    if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO && !mgpu_module_launch_all_gpus_ready(ml) &&
+        !mgpu_gpu_contexts_warmed() && !data_off_home(ml)) {
+        mgpu_debug("kernel %s runs whole this time: the other GPUs' contexts are being made",
+                   ml->kernel.name);
         go = false;
-    /* This module's copies on the other GPUs, loaded at the kernel's first
-     * launch that the policy would take off the home GPU, before a buffer
-     * is spread or the launch timed: a launch made while they load runs
-     * whole, untimed, as the program would run it. */
+    }
+    if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO)
+        mgpu_run_links_start();
     char why_not_loaded[200];
     int loaded =
         go ? mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded, sizeof why_not_loaded)
@@ -273,10 +294,11 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
             mgpu_debug("kernel %s runs whole this time: its module's copies on the other GPUs "
                        "are %s",
                        ml->kernel.name, why_not_loaded);
-        mgpu_split_trial_end(trial, shape->stream, CUDA_ERROR_NOT_READY); /* not a split time */
-        trial->shape = NULL;
         go = false;
     }
+    if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
+                                        moved_to > 0 ? NULL : &estimate, trial))
+        go = false;
     /* A split that pays only with its buffers spread: spread, and cut
      * again where their owners now change. */
     if (go && trial->spread_first &&

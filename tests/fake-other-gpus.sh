@@ -2,18 +2,20 @@
 # The other GPUs made off the program's path (issue 46), on the fake GPU
 # with FAKE_CUDA_CONTEXT_MS: making a device's primary context takes 300 ms
 # there, one device at a time, as a real one takes about 100 ms.
-# - When the program's module is rewritten for several devices, the other
-#   devices' contexts and peer access are made on a thread of mgpu's own,
-#   from 0.1 s after the load (-v: "made ahead of their first launch"); the
-#   start-up figures do not count them; the module's copies there are loaded at a kernel's first
-#   launch off the home GPU ("loaded on the other GPUs for its first launch
-#   there") and the launches split, with right results.
+# - From 0.1 s after the program's first allocation or rewritten module,
+#   the other devices' contexts and peer access are made on a thread of
+#   mgpu's own (-v: "made ahead of their first launch"), which the start-up
+#   figures do not count; the module's copies there are loaded at a
+#   kernel's first launch off the home GPU ("loaded on the other GPUs for
+#   its first launch there") and the launches split, with right results.
 # - A program whose launches all run whole (MGPU_SPLIT=never) never loads
 #   the copies, and ends with right results and nothing left mapped.
+# - Under auto, launches run whole, the policy not asked, until the
+#   contexts are made (a quick program never loads its module there),
+#   unless their buffers already lie on the other GPUs.
 # - A program that ends while the contexts are being made ends at once,
 #   with the thread stopped before the next device: with three other
-#   devices of 300 ms each, it takes well under their 900 ms; one that ends
-#   within 0.1 s of its load makes none.
+#   devices of 1 s each, it takes well under their 3 s.
 . "$(dirname "$0")/common.sh"
 use_fake_driver
 export FAKE_CUDA_GPUS=4 FAKE_CUDA_CONTEXT_MS=300
@@ -52,15 +54,24 @@ MGPU_SPLIT=never run whole -n 4
 expect_match "$work/whole.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
 pass "-n 4, every launch whole: the module never loaded on the other GPUs, correct, nothing left mapped"
 
-# A program that ends at once makes no context; one that ends while they
-# are made waits for one at most, not three.
-MGPU_SPLIT=never run quick -n 4
-! grep -q "made ahead of their first launch" "$work/quick.err" ||
-  fail "a program that ended within 0.1 s of its load had the other contexts made"
-pass "-n 4: a program that ends within 0.1 s of its load makes no other context"
+# Under auto, a launch runs whole without asking the policy until the
+# contexts are made: a quick program never loads its module there.
+# One whose buffers already lie on the other GPUs (MGPU_SPREAD_MIN=1: every
+# buffer spread when made) has its launches wait for them instead.
+MGPU_SPLIT=auto run auto_quick -n 2
+! grep -q "loaded on the other GPUs" "$work/auto_quick.err" ||
+  fail "auto: a program that ended before the other context was made loaded its module there"
+expect_match "$work/auto_quick.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
+pass "-n 2, auto: a quick program's launches run whole, the module never loaded on the other GPU"
+MGPU_SPLIT=auto MGPU_SPREAD_MIN=1 run auto_spread -n 2
+expect_match "$work/auto_spread.err" "module 1 \\(cuModuleLoadData\\): loaded on the other GPUs for its first launch there"
+pass "-n 2, auto, buffers spread when made: the launches wait for the module's copy on the other GPU"
+
+# A program that ends while the contexts are made waits for the one being
+# made, not for the others: three of 1 s each here.
 start=$(date +%s%N)
-FAKE_CLIENT_WAIT_MS=150 MGPU_SPLIT=never run short -n 4
+FAKE_CUDA_CONTEXT_MS=1000 FAKE_CLIENT_WAIT_MS=150 MGPU_SPLIT=never run short -n 4
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ "$ms" -lt 800 ] ||
-  fail "a run of -n 4 took $ms ms with three contexts of 300 ms to make: exit waited for all of them"
+[ "$ms" -lt 2500 ] ||
+  fail "a run of -n 4 took $ms ms with three contexts of 1 s to make: exit waited for all of them"
 pass "-n 4: exit waits for the context being made, not for the others ($ms ms)"
