@@ -426,7 +426,8 @@ bool mgpu_pool_serves(CUcontext ctx)
     /* The other devices' contexts, made off the program's way from its
      * first allocation on (partition/gpu_contexts.h). */
     static atomic_bool warm_asked;
-    if (serves && pool.naccess > 1 && !atomic_exchange(&warm_asked, true))
+    if (serves && pool.naccess > 1 && !atomic_load_explicit(&warm_asked, memory_order_relaxed) &&
+        !atomic_exchange(&warm_asked, true))
         mgpu_gpu_contexts_warm(ctx);
     return serves;
 }
