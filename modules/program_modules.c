@@ -993,8 +993,8 @@ size_t mgpu_program_modules_describe(char (*lines)[160], size_t max)
  * driver's context and module calls may wait for the program's queued
  * work, which may itself wait for the launching thread (a host function
  * the program releases later: tests/gpu/exit_paths). The launch that asks
- * first waits at most OTHERS_WAIT_MS for them and runs whole past it, as
- * do later launches until they are loaded. */
+ * first waits at most OTHERS_WAIT_MS for them when it may wait, and runs
+ * whole past it, as do later launches until they are loaded. */
 #define OTHERS_WAIT_MS 1000
 
 static pthread_mutex_t others_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1103,8 +1103,8 @@ bool mgpu_module_launch_all_gpus_ready(const struct mgpu_module_launch *l)
             atomic_load_explicit(&m->others, memory_order_acquire) == OTHERS_READY);
 }
 
-int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
-                                size_t errlen)
+int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, bool wait,
+                                char *err, size_t errlen)
 {
     struct program_module *m = l->module;
     struct kernel_entry *k = l->entry;
@@ -1115,10 +1115,10 @@ int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream str
     if (atomic_load_explicit(&k->all_gpus, memory_order_acquire))
         return 0;
     bool first = atomic_load_explicit(&m->others, memory_order_acquire) == OTHERS_NONE;
-    int state = others_within(m, first ? OTHERS_WAIT_MS : 0);
+    int state = others_within(m, first && wait ? OTHERS_WAIT_MS : 0);
     if (state == OTHERS_LOADING) {
         snprintf(err, errlen, "still being loaded");
-        if (first)
+        if (first && wait)
             mgpu_info("module %d (%s): its copies on the other GPUs not loaded within %d ms (the "
                       "driver may wait for the program's queued work); its launches run whole "
                       "until they are",

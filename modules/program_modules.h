@@ -120,15 +120,16 @@ void mgpu_module_launch_done(struct mgpu_module_launch *l, CUresult launch_resul
  * all run whole never pays for them) and the kernel in each, with the
  * module's constants copied to them in `stream`; l->kernel's contexts and
  * functions then cover every GPU. The copies are loaded on a thread of
- * mgpu's own, which the first asker waits for at most a second. Returns
- * 0; 1 while they are still being loaded (the launch runs whole, a later
- * one asks again, without waiting); -1 with a one-line reason in err when
- * they cannot be had (the launch runs whole). */
+ * mgpu's own, which the first asker waits for at most a second when
+ * `wait`. Returns 0; 1 while they are still being loaded (the launch runs
+ * whole, a later one asks again, without waiting); -1 with a one-line
+ * reason in err when they cannot be had (the launch runs whole). */
+int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, bool wait,
+                                char *err, size_t errlen);
+
 /* Whether the launch's kernel has its module's copies on every GPU already
  * (never waits, starts nothing). */
 bool mgpu_module_launch_all_gpus_ready(const struct mgpu_module_launch *l);
-int mgpu_module_launch_all_gpus(const struct mgpu_module_launch *l, CUstream stream, char *err,
-                                size_t errlen);
 
 /* At exit, before anything is torn down: the threads loading modules'
  * copies on the other GPUs waited for at most wait_ms. */

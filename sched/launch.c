@@ -269,13 +269,15 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
     /* The other GPUs first (gpu_contexts.h, program_modules.h): under
      * auto, a launch runs whole, untimed and without asking the policy, as
      * the program would run it, until their contexts are made off the
-     * program's way; then the links' measurement starts, and the module's
-     * copies there are loaded (waited for, at most a second: a few
-     * milliseconds once the contexts are made). Under always, or when the
-     * launch's data already lie on other GPUs, where a whole launch reads
-     * them over the links, the launch waits for them all. */
-    if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO && !mgpu_module_launch_all_gpus_ready(ml) &&
-        !mgpu_gpu_contexts_warmed() && !data_off_home(ml)) {
+     * program's way, and then until the module's copies there are loaded
+     * on a thread of mgpu's own (a 1 MB module takes tens of milliseconds
+     * per GPU); the links' measurement starts once the contexts are made.
+     * Under always, or when the launch's data already lie on other GPUs,
+     * where a whole launch reads them over the links, the launch waits
+     * for them (at most a second). */
+    bool may_wait = mgpu_cfg.split != MGPU_SPLIT_AUTO ||
+                    (go && !mgpu_module_launch_all_gpus_ready(ml) && data_off_home(ml));
+    if (go && !may_wait && !mgpu_module_launch_all_gpus_ready(ml) && !mgpu_gpu_contexts_warmed()) {
         mgpu_debug("kernel %s runs whole this time: the other GPUs' contexts are being made",
                    ml->kernel.name);
         go = false;
@@ -283,9 +285,9 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
     if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO)
         mgpu_run_links_start();
     char why_not_loaded[200];
-    int loaded =
-        go ? mgpu_module_launch_all_gpus(ml, shape->stream, why_not_loaded, sizeof why_not_loaded)
-           : 0;
+    int loaded = go ? mgpu_module_launch_all_gpus(ml, shape->stream, may_wait, why_not_loaded,
+                                                  sizeof why_not_loaded)
+                    : 0;
     if (loaded != 0) {
         static atomic_int said;
         if (loaded < 0 && atomic_fetch_add(&said, 1) < 4)

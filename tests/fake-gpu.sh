@@ -102,11 +102,14 @@ pass "-n 4, MGPU_SPLIT=auto: the buffers (under MGPU_SPREAD_MIN) on the home GPU
 # (FAKE_CLIENT_FILL_REPEAT), its whole and split times and the way it went.
 # The program's set-up takes 0.3 s before its launches: until the other
 # GPUs' contexts are made, from 0.1 s after its first allocation, the
-# policy is not asked (tests/fake-other-gpus.sh).
+# policy is not asked (tests/fake-other-gpus.sh); the first launch after
+# they are asks for the module's copies there and runs whole too (and so
+# does any launch while a loaded machine loads them), so the policy sees 7
+# of the 8, or fewer.
 FAKE_CLIENT_WAIT_MS=300 FAKE_CLIENT_FILL_REPEAT=8 run auto_repeat -n 4
 expect_match "$work/auto_repeat.err" '^split or whole \(MGPU_SPLIT=auto\), the shapes of most GPU time first:$'
 expect_match "$work/auto_repeat.err" \
-  '^  mgpu_test_fill 97x1x1 of 256x1x1, 8 launches: whole [0-9.]+ ms, (split [0-9.]+ ms \([12] tr(y|ies)[^)]*\)|not tried: [^:]*): (split|whole)$'
+  '^  mgpu_test_fill 97x1x1 of 256x1x1, [5-8] launches: whole [0-9.]+ ms, (split [0-9.]+ ms \([12] tr(y|ies)[^)]*\)|not tried: [^:]*): (split|whole)$'
 # and what the try cost beyond the whole launch it lost to.
 expect_match "$work/auto_repeat.err" '^what trying cost: 1 split try [0-9.]+ ms over whole, 0 mirrored tries'
 pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided, and what trying cost"
