@@ -143,6 +143,8 @@ static void *warm_thread(void *arg)
 
 void mgpu_gpu_contexts_warm(CUcontext home)
 {
+    if (mgpu_cfg.split == MGPU_SPLIT_NEVER)
+        return; /* no launch leaves the home GPU: they are made when first needed, if ever */
     pthread_mutex_lock(&warm_lock);
     if (!warm_started && !atomic_load(&stopping)) {
         warm_started = warming = true;

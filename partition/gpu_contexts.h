@@ -38,7 +38,8 @@ int mgpu_gpu_contexts(CUcontext home, CUcontext out[MGPU_MAX_GPUS], int *count, 
  * a context takes about 0.1 s per H200, one device after another (the
  * driver serialises them), and does not hold up the program's work on
  * the home GPU (4 x H200: 2 000 launches of 0.1 ms took as long with
- * three contexts and module loads made meanwhile). Never waits. */
+ * three contexts and module loads made meanwhile). Never waits. Not under
+ * MGPU_SPLIT=never, where no launch leaves the home GPU. */
 void mgpu_gpu_contexts_warm(CUcontext home);
 /* Whether the warming thread has finished (made them, or could not). */
 bool mgpu_gpu_contexts_warmed(void);

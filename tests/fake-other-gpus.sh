@@ -9,7 +9,8 @@
 #   kernel's first launch off the home GPU ("loaded on the other GPUs for
 #   its first launch there") and the launches split, with right results.
 # - A program whose launches all run whole (MGPU_SPLIT=never) never loads
-#   the copies, and ends with right results and nothing left mapped.
+#   the copies (nor makes the contexts ahead), and ends with right results
+#   and nothing left mapped.
 # - Under auto, launches run whole, the policy not asked, until the
 #   contexts are made (a quick program never loads its module there),
 #   unless their buffers already lie on the other GPUs.
@@ -48,17 +49,17 @@ if grep -q -E 'contexts [0-9.]+' "$work/split.startup"; then
 fi
 pass "-n 2: the other GPU's context made ahead, the module's copy loaded at the first split launch, split, correct"
 
-MGPU_SPLIT=never run whole -n 4
-! grep -q "loaded on the other GPUs for its first launch there" "$work/whole.err" ||
-  fail "a run whose launches all ran whole loaded the module on the other GPUs"
+FAKE_CLIENT_WAIT_MS=500 MGPU_SPLIT=never run whole -n 4
+! grep -q -E "loaded on the other GPUs for its first launch there|made ahead of their first launch" "$work/whole.err" ||
+  fail "a run whose launches all ran whole (MGPU_SPLIT=never) made or loaded on the other GPUs"
 expect_match "$work/whole.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
-pass "-n 4, every launch whole: the module never loaded on the other GPUs, correct, nothing left mapped"
+pass "-n 4, MGPU_SPLIT=never: nothing made or loaded on the other GPUs, correct, nothing left mapped"
 
 # Under auto, a launch runs whole without asking the policy until the
 # contexts are made: a quick program never loads its module there.
 # One whose buffers already lie on the other GPUs (MGPU_SPREAD_MIN=1: every
 # buffer spread when made) has its launches wait for them instead.
-MGPU_SPLIT=auto run auto_quick -n 2
+FAKE_CUDA_CONTEXT_MS=1500 MGPU_SPLIT=auto run auto_quick -n 2
 ! grep -q "loaded on the other GPUs" "$work/auto_quick.err" ||
   fail "auto: a program that ended before the other context was made loaded its module there"
 expect_match "$work/auto_quick.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
@@ -70,7 +71,7 @@ pass "-n 2, auto, buffers spread when made: the launches wait for the module's c
 # A program that ends while the contexts are made waits for the one being
 # made, not for the others: three of 1 s each here.
 start=$(date +%s%N)
-FAKE_CUDA_CONTEXT_MS=1000 FAKE_CLIENT_WAIT_MS=150 MGPU_SPLIT=never run short -n 4
+FAKE_CUDA_CONTEXT_MS=1000 FAKE_CLIENT_WAIT_MS=150 MGPU_SPLIT=auto run short -n 4
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$ms" -lt 2500 ] ||
   fail "a run of -n 4 took $ms ms with three contexts of 1 s to make: exit waited for all of them"
