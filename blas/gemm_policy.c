@@ -24,7 +24,8 @@
 struct shape {
     struct mgpu_shape_key key;
     struct mgpu_shape_timings t; /* the ways: [0] whole, [1] split */
-    bool kept_whole;             /* the estimate said a split cannot pay: never tried */
+    bool kept_whole;             /* the estimate said a split cannot pay, at asked_at calls */
+    unsigned long calls, asked_at;
 };
 
 static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -71,18 +72,23 @@ static bool decide(struct shape *s, const struct mgpu_gemm_call *call,
                    struct mgpu_gemm_trial *trial)
 {
     double whole = s->t.best_us[0], split_us = s->t.best_us[1];
+    if (s->kept_whole && s->calls >= 2 * s->asked_at)
+        s->kept_whole = false; /* asked again as its calls double */
     if (decided(s))
         return split_us < whole;
     if (s->t.in_flight) /* waited for, and still out: whole, untimed */
         return false;
     bool split = isfinite(whole);
     if (split && !isfinite(split_us)) {
-        double guess = estimate != NULL ? estimate(estimate_arg, whole) : -1.0;
+        double guess = estimate != NULL ? estimate(estimate_arg, whole, s->calls) : -1.0;
         if (guess >= whole) {
+            if (s->asked_at == 0)
+                mgpu_info("%s %lldx%lldx%lld stays whole: cut, its parts would wait for copies "
+                          "over the links for about %.1f us against %.1f us whole (asked again "
+                          "as its calls double)",
+                          call->name, call->m, call->n, call->k, guess, whole);
             s->kept_whole = true;
-            mgpu_info("%s %lldx%lldx%lld stays whole: cut, its parts would wait for copies over "
-                      "the links for about %.1f us against %.1f us whole",
-                      call->name, call->m, call->n, call->k, guess, whole);
+            s->asked_at = s->calls;
             return false;
         }
     }
@@ -116,6 +122,7 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
     }
     if (fresh)
         mgpu_shape_timings_reset(&s->t);
+    s->calls++;
     if (!s->t.warmed) {
         s->t.warmed = true;
     } else {

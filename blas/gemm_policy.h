@@ -4,15 +4,15 @@
  * call of a shape runs whole, untimed (cuBLAS picks its kernels and the
  * GPUs' caches are cold); the next is timed whole. A shape whose whole
  * call took under MGPU_GEMM_MIN_MICROSECONDS stays whole (a split's fork,
- * join and per-part calls cost tens of microseconds), and so does one
- * whose split, by the estimate of its copies over the links, could not
- * beat it: neither is ever tried. Otherwise the split is tried, timed,
- * twice, however slow the first (it makes handles, workspaces and NCCL's
- * communicator on the other GPUs: a second there), and from then on the
- * faster way is taken. A call made while a timing of its
- * shape is still out waits for it (at most a second), so that a loop that
- * queues its calls far ahead does not run them all the untried way.
- * MGPU_SPLIT=always cuts every GEMM that can be cut (the tests).
+ * join and per-part calls cost tens of microseconds): it is never tried.
+ * So does one whose split, by the estimate of its copies over the links,
+ * could not beat it, until its calls have doubled since: the estimate is
+ * asked again then, since a mirror's copy is shared over the calls. Otherwise the split is tried,
+ * timed, twice, however slow the first (it makes handles, workspaces and NCCL's communicator on the
+ * other GPUs: a second there), and from then on the faster way is taken. A call made while a timing
+ * of its shape is still out waits for it (at most a second), so that a loop that queues its calls
+ * far ahead does not run them all the untried way. MGPU_SPLIT=always cuts every GEMM that can be
+ * cut (the tests).
  *
  * On 4 x H100 a BF16 8192^3 torch.mm took 1.37 ms whole and 8.75 ms cut
  * in four (the median of ten, each cut), its FP32 twin 21.2 ms whole and
@@ -35,8 +35,10 @@ struct mgpu_gemm_trial {
 
 /* What the policy was told about the split of a call, asked before its
  * shape's first split try: the estimated split time given the whole
- * call's (negative: not known; the split is tried). */
-typedef double (*mgpu_gemm_estimate_fn)(void *arg, double whole_us);
+ * call's, with `calls` calls of the shape so far (what a copy made once for
+ * several calls, as a mirror is, is shared over; they predict as many to
+ * come). Negative: not known; the split is tried. */
+typedef double (*mgpu_gemm_estimate_fn)(void *arg, double whole_us, unsigned long calls);
 
 /* Why a call that could be cut runs whole; for the report. */
 enum mgpu_gemm_policy_whole {

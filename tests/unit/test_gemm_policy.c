@@ -2,7 +2,8 @@
  * the driver's events stubbed: each timed call takes the time the test
  * sets. A shape's first call runs whole untimed, the second whole timed;
  * a shape measured under 100 us whole is never cut, nor one whose
- * estimate cannot beat its whole call (the estimate is asked once); the
+ * estimate cannot beat its whole call until it is asked again, as its
+ * calls double (a mirror's copies are shared over the calls); the
  * best of two cut tries, however slow the first (it pays the other GPUs'
  * set-up), is weighed against the whole call; MGPU_SPLIT=always cuts
  * every call.
@@ -20,14 +21,16 @@ struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
 
 static double estimated_us = -1.0; /* what the estimate says */
+static double shared_copy_us;      /* and a copy shared over the calls so far */
 static int estimates;
+static unsigned long asked_at[8]; /* the calls so far at each of the last shape's questions */
 
-static double estimate(void *arg, double whole_us)
+static double estimate(void *arg, double whole_us, unsigned long calls)
 {
     (void)arg;
     (void)whole_us;
-    estimates++;
-    return estimated_us;
+    asked_at[estimates++ % 8] = calls;
+    return estimated_us + shared_copy_us / (double)calls;
 }
 
 static const struct mgpu_blas_library lib_a, lib_b;
@@ -101,14 +104,39 @@ int main(void)
               why == MGPU_GEMM_WHOLE_SHORT);
     CHECK(estimates == before);
 
-    /* An estimate at or above the whole call: never tried, asked once. */
+    /* An estimate at or above the whole call: not tried, asked again as
+     * its calls double (at the 3rd, 6th and 12th of 12 calls). */
     estimated_us = 2000.0;
     CHECK(!call(&lib_a, costly, 8192, 1370.0, 900.0, &timed, &why) && !timed);
     CHECK(!call(&lib_a, costly, 8192, 1370.0, 900.0, &timed, &why) && timed);
     for (int i = 0; i < 10; i++)
         CHECK(!call(&lib_a, costly, 8192, 1370.0, 900.0, &timed, &why) && !timed &&
               why == MGPU_GEMM_WHOLE_ESTIMATE);
-    CHECK(estimates == before + 1);
+    CHECK(estimates == before + 3);
+    CHECK(asked_at[before % 8] == 3 && asked_at[(before + 1) % 8] == 6 &&
+          asked_at[(before + 2) % 8] == 12);
+
+    /* BF16 torch.mm at -n 4 with mirrors: the parts' own work and slices
+     * 610 us, A's copies to three GPUs 1100 us once. Over 3 calls 977 us,
+     * under the 1343 us whole: tried at the third call, and cut from then
+     * on when its tries are faster. */
+    static const char mirrored[] = "mirrored";
+    estimated_us = 610.0;
+    shared_copy_us = 1100.0;
+    CHECK(!call(&lib_a, mirrored, 8192, 1343.0, 700.0, &timed, &why) && !timed);
+    CHECK(!call(&lib_a, mirrored, 8192, 1343.0, 700.0, &timed, &why) && timed);
+    CHECK(call(&lib_a, mirrored, 8192, 1343.0, 1900.0, &timed, &why) && timed);
+    CHECK(call(&lib_a, mirrored, 8192, 1343.0, 700.0, &timed, &why) && timed);
+    for (int i = 0; i < 5; i++)
+        CHECK(call(&lib_a, mirrored, 8192, 1343.0, 700.0, &timed, &why) && !timed);
+    /* Counted at every call (calls 1), the same copies keep it whole. */
+    estimated_us = 610.0 + 1100.0;
+    shared_copy_us = 0.0;
+    CHECK(!call(&lib_a, mirrored, 2048, 1343.0, 700.0, &timed, &why) && !timed);
+    CHECK(!call(&lib_a, mirrored, 2048, 1343.0, 700.0, &timed, &why) && timed);
+    CHECK(!call(&lib_a, mirrored, 2048, 1343.0, 700.0, &timed, &why) && !timed &&
+          why == MGPU_GEMM_WHOLE_ESTIMATE);
+    shared_copy_us = 0.0;
 
     /* An estimate below it: tried. */
     estimated_us = 1000.0;
