@@ -33,9 +33,9 @@ void mgpu_nccl_allow(bool allowed);
 
 /* Whether collectives can go through NCCL. The first call starts making
  * the communicator on a thread of its own (said on stderr with -v, or why
- * not) and waits for it at most 5 s; until it is made, every call answers
- * false at once and the mirrors use device copies. `home` is the context
- * of the program's stream. */
+ * not) and, under MGPU_MIRROR=always, waits for it at most 5 s; until it
+ * is made, every call answers false at once and the mirrors use device
+ * copies. `home` is the context of the program's stream. */
 bool mgpu_nccl_ready(CUcontext home);
 
 /* At exit, before anything is torn down: the communicator's thread, if it
