@@ -667,9 +667,10 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     if (mgpu_cfg.report && (mgpu_drv.cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
                             mgpu_drv.cuEventRecord(start, stream) != CUDA_SUCCESS))
         start = NULL;
-    /* NCCL's communicator for the mirrors, made before the policy's timing
-     * starts, as a split launch makes it: on 4 x H100 it took 1005 ms
-     * inside the first cut of an SGEMM that takes 21.7 ms whole. */
+    /* NCCL's communicator for the mirrors, its making started before the
+     * policy's timing (on 4 x H100 it took 1005 ms, once waited for inside
+     * the first cut of an SGEMM that takes 21.7 ms whole; now only
+     * MGPU_MIRROR=always waits for it). */
     if (trial.shape != NULL && mgpu_replicas_on())
         mgpu_replicas_prepare(contexts[0]);
     mgpu_gemm_trial_begin(&trial, stream);

@@ -323,11 +323,11 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
         shape->why = declined;
         return false;
     }
-    /* Whether it mirrors, and NCCL's communicator when it does, also before
-     * the timings start: made at the first mirrored launch, it takes about
-     * 0.6 s (4 x H200), which would make that launch's split look slower
-     * than whole. Under always the plan looks the buffers up itself; only
-     * auto times a shape, and only one with something to mirror. */
+    /* Whether it mirrors, and NCCL's communicator's making started when it
+     * does (about 0.6 s on 4 x H200, on a thread of mgpu's own, which only
+     * MGPU_MIRROR=always waits for; mirrors use device copies meanwhile).
+     * Under always the plan looks the buffers up itself; only auto times a
+     * shape, and only one with something to mirror. */
     /* A split try of a shape mirrors could serve mirrors, untimed by the
      * mirror policy (split_policy.h). */
     struct mgpu_mirror_trial mirror_trial = {NULL};
