@@ -7,9 +7,11 @@
  * every NCCL call, which may change it. */
 #include "mirror/nccl_collectives.h"
 
+#include "base/callback_thread.h"
 #include "base/config.h"
 #include "base/detached_thread.h"
 #include "base/monotonic_clock.h"
+#include "base/process_state.h"
 #include "base/startup_times.h"
 
 #include "partition/gpu_contexts.h"
@@ -105,6 +107,31 @@ static bool map_ranks(char *why, size_t whylen)
     return nccl.ranks > 0;
 }
 
+/* How long exit waits for a communicator still being made. */
+#define EXIT_WAIT_MS 10000
+#define EXIT_WAIT_MS_IN_CALLBACK 500
+
+static pthread_once_t exit_wait_once = PTHREAD_ONCE_INIT;
+
+/* An exit handler registered once NCCL is loaded, so that it runs before
+ * the library's own static destructors (registered as it loads): exit
+ * waits there for a communicator still being made. Its making runs on a
+ * thread of its own that nothing else waits for under MGPU_MIRROR=auto,
+ * and a short program ended inside ncclCommInitAll once NCCL's
+ * destructors had run (a segmentation fault after the report in the
+ * examples' SPLIT=always runs on 4 x H200). */
+static void wait_at_exit(void)
+{
+    if (atomic_load(&mgpu_forked_child))
+        return; /* the thread making it is the parent's */
+    mgpu_nccl_wait_made(mgpu_on_callback_thread() ? EXIT_WAIT_MS_IN_CALLBACK : EXIT_WAIT_MS);
+}
+
+static void register_exit_wait(void)
+{
+    atexit(wait_at_exit);
+}
+
 static bool load_library(char *why, size_t whylen)
 {
     nccl.lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
@@ -113,6 +140,7 @@ static bool load_library(char *why, size_t whylen)
         snprintf(why, whylen, "libnccl.so.2 does not load (%s)", dlerror());
         return false;
     }
+    pthread_once(&exit_wait_once, register_exit_wait);
     *(void **)&nccl.comm_init_all = dlsym(nccl.lib, "ncclCommInitAll");
     *(void **)&nccl.broadcast = dlsym(nccl.lib, "ncclBroadcast");
     *(void **)&nccl.reduce = dlsym(nccl.lib, "ncclReduce");
