@@ -115,7 +115,7 @@ cat <<'EOF'
 | `MGPU_PROBE_DIR`, `MGPU_PROBE_INCLUDE` | the built-in probes' sources and the directory that holds `mgpu/probe.h` (default: where `make install` put them) |
 | `MGPU_ENTRIES`, `MGPU_SHIM`, `MGPU_ACTIVE`, `MGPU_NCCL_SEEN` | set by `mgpu-run` for the program: the device each GPU of the run stands on, the shim's path, the mark that the program already runs under `mgpu-run` (a nested `mgpu-run` runs its program as it is), and the mark that the program made an NCCL communicator |
 | `MGPU_LAUNCHER_NS` | set by `mgpu-run`: its own time before it ran the program, for the report's start-up line |
-| `MGPU_SYSFS` | for the tests: where `mgpu-run -n` reads the CPUs near each GPU (`bus/pci/devices/ID/local_cpus`) when NVLink joins every pair of GPUs (default `/sys`) |
+| `MGPU_SYSFS` | for the tests: where `mgpu-run -n` reads the CPUs near each GPU (`bus/pci/devices/ID/local_cpus` and `local_cpulist`) when NVLink joins every pair of GPUs (default `/sys`) |
 
 The driver's JIT cache holds mgpu's compiled rewritten modules:
 `CUDA_CACHE_PATH` (default `~/.nv/ComputeCache`), `CUDA_CACHE_MAXSIZE`,

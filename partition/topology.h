@@ -66,7 +66,8 @@ struct mgpu_topology {
      * CPUs it is bound to, or -1 (anywhere, or unknown when !this_machine). */
     int process_numa, process_package;
     char note[256];   /* what could not be learnt, for mgpu-info; empty when nothing */
-    double places_ms; /* what reading this machine's places with hwloc took; 0: not read */
+    double places_ms; /* what reading this machine's places took; 0: not read */
+    bool places_alike; /* they came from sysfs, alike for every GPU, hwloc not loaded */
 };
 
 /* An empty model: no GPU, everything unknown. */

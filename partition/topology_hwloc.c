@@ -7,6 +7,7 @@
 #include "base/monotonic_clock.h"
 
 #include "partition/hwloc_open.h"
+#include "partition/sysfs_places.h"
 
 #include <errno.h>
 #include <hwloc/linux.h>
@@ -458,7 +459,11 @@ void mgpu_topology_place_and_link(struct mgpu_topology *t,
                                   const bool (*nvlink)[MGPU_TOPOLOGY_MAX_GPUS], bool pci_paths)
 {
     long long begin = mgpu_monotonic_ns();
-    if (mgpu_topology_read_machine_places(t, pci_paths, t->note, sizeof t->note) == 0)
+    /* Without PCIe paths to read, and every GPU as near every CPU as the
+     * next, hwloc would tell nothing that decides (tens of ms on 4 x H200). */
+    t->places_alike = !pci_paths && mgpu_sysfs_places_alike(t);
+    if (t->places_alike ||
+        mgpu_topology_read_machine_places(t, pci_paths, t->note, sizeof t->note) == 0)
         t->note[0] = '\0';
     t->places_ms = mgpu_ms_since(begin);
     for (int i = 0; i < t->gpu_count; i++)

@@ -17,7 +17,9 @@
 int mgpu_topology_read_machine_places(struct mgpu_topology *t, bool pci_paths, char *why,
                                       size_t whylen);
 
-/* The places as above (a failure said in t->note), then the loader's last
+/* The places as above (a failure said in t->note; without PCIe paths and
+ * where the kernel lists the same CPUs near every GPU, those lists alone,
+ * t->places_alike, hwloc not loaded), then the loader's last
  * word on each pair: no peer access either way (peer 0; -1 is unknown)
  * makes it `none` whatever hwloc says, and NVLink evidence both ways
  * (nvlink) makes it NVLink where hwloc knows none. */

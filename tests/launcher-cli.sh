@@ -168,10 +168,36 @@ MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all
 MGPU_SYSFS="$work/no-sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all_pairs \
   expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
 expect_in "$work/err" "mgpu-run: topology: the kernel lists no CPUs near the PCI device of 4 GPU(s) (GPU 0, 0000:fa:00.0); their place is unknown"
-# Where one pair lacks NVLink, hwloc reads the PCI devices for their paths.
+# Where one pair lacks NVLink, hwloc reads the PCI devices for their paths,
+# and NVML is asked each ordered pair's peer access, NVLink and atomics.
+rm -f "$work/p2p"
 MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=0-1,0-2,0-3,1-2,1-3 \
-  expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
+  FAKE_NVML_P2P_LOG="$work/p2p" expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
 expect_in "$work/err" "hwloc does not see the PCI device of 4 GPU(s)"
+[ "$(grep -c . "$work/p2p")" -ge 36 ] || { cat "$work/p2p"; fail "-n 2 with a pair lacking NVLink: NVML not asked every question of every pair"; }
+# Where NVLink joins every pair, NVML is asked that once per pair (6 for 4
+# GPUs; each question takes 1.7 ms on an H200); and where the kernel lists
+# the same CPUs near every GPU (local_cpulist), no GPU is nearer than
+# another and hwloc is not loaded at all: the GPUs then go in index order.
+rm -f "$work/p2p"
+MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all_pairs \
+  FAKE_NVML_P2P_LOG="$work/p2p" expect_status 0 quick_run "$MGPU_RUN" -v -n 2 true
+[ "$(grep -c . "$work/p2p")" -eq 6 ] && ! grep -qv '^2 ' "$work/p2p" ||
+  { cat "$work/p2p"; fail "-n 2 on GPUs all joined by NVLink: NVML asked more than NVLink once per pair"; }
+expect_in "$work/err" "(hwloc's places"
+for i in 0 1 2 3; do
+  echo 0-3 > "$work/sysfs/bus/pci/devices/0000:fa:0$i.0/local_cpulist"
+done
+MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all_pairs \
+  expect_status 0 quick_run "$MGPU_RUN" -v -n 4 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
+expect_in "$work/out" "0,1,2,3"
+expect_match "$work/err" "^mgpu-run: [0-9.]+ ms so far: .*\\(places alike in sysfs [0-9.]+, no hwloc\\)$"
+! grep -q "topology:" "$work/err" || { cat "$work/err"; fail "-n 4 with places alike in sysfs: a note"; }
+echo 2-3 > "$work/sysfs/bus/pci/devices/0000:fa:03.0/local_cpulist"
+MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NVLINK=$all_pairs \
+  expect_status 0 quick_run "$MGPU_RUN" -v -n 4 true
+expect_in "$work/err" "(hwloc's places"
+rm -f "$work"/sysfs/bus/pci/devices/*/local_cpulist
 FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 expect_status 0 quick_run "$MGPU_RUN" -n 2 true
 [ ! -e "$work/inits" ] || { cat "$work/inits"; fail "mgpu-run initialised the driver for -n on alike GPUs"; }
 FAKE_NVML_GPUS=2 FAKE_CUDA_GPUS=2 FAKE_NVML_OTHER_NAME=1 expect_status 0 \

@@ -572,7 +572,10 @@ int main(int argc, char **argv)
     if (opt.verbose && quick) {
         char places[64] = "";
         if (nvml_machine_loaded && nvml_machine.places_ms > 0)
-            snprintf(places, sizeof places, " (hwloc's places %.1f)", nvml_machine.places_ms);
+            snprintf(places, sizeof places,
+                     nvml_machine.places_alike ? " (places alike in sysfs %.1f, no hwloc)"
+                                               : " (hwloc's places %.1f)",
+                     nvml_machine.places_ms);
         say("%.1f ms so far: NVML opened in %.1f, its count %.1f, its topology %.1f%s",
             mgpu_ms_since(started), nvml_open_ms, nvml_count_ms, nvml_topology_ms, places);
     }

@@ -5,8 +5,9 @@
  * peer links follow the fake driver's variables: FAKE_CUDA_NVLINK pairs
  * are NVLink with atomics, FAKE_CUDA_NO_PEER pairs have no peer access.
  * FAKE_NVML_REVERSED=1 enumerates the GPUs in reverse bus order (NVML
- * promises no order); FAKE_NVML_OTHER_NAME=N names GPU N otherwise. Just
- * the calls mgpu-run makes. */
+ * promises no order); FAKE_NVML_OTHER_NAME=N names GPU N otherwise;
+ * FAKE_NVML_P2P_LOG=FILE logs the P2P questions asked. Just the calls
+ * mgpu-run makes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,10 +112,17 @@ FAKE_EXPORT int nvmlDeviceGetMemoryInfo(void *device, unsigned long long memory[
 }
 
 /* NVML_P2P_CAPS_INDEX_READ, _NVLINK, _ATOMICS; status 0 is OK, 5 not
- * supported. */
+ * supported. With FAKE_NVML_P2P_LOG, each question appended to that file
+ * as "INDEX A B" (bus positions). */
 FAKE_EXPORT int nvmlDeviceGetP2PStatus(void *a, void *b, int index, int *status)
 {
     int pa = bus_position(a), pb = bus_position(b);
+    const char *log = getenv("FAKE_NVML_P2P_LOG");
+    FILE *f = log != NULL ? fopen(log, "a") : NULL;
+    if (f != NULL) {
+        fprintf(f, "%d %d %d\n", index, pa, pb);
+        fclose(f);
+    }
     int no_peer = listed("FAKE_CUDA_NO_PEER", pa, pb), nvlink = listed("FAKE_CUDA_NVLINK", pa, pb);
     int ok = index == 0 ? !no_peer : (index == 2 || index == 3) ? nvlink && !no_peer : !no_peer;
     *status = ok ? 0 : 5;
