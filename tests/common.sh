@@ -33,6 +33,21 @@ use_fake_driver() {
   export MGPU_DRIVER="$top_builddir/tests/fake/.libs/libfakecuda.so" MGPU_NCCL=0
 }
 
+# run_fake_client NAME ARGS...: $client under mgpu-run ARGS --report on the
+# fake GPU, its output in $work/NAME.out and .err, the fake's counts at exit
+# in $work/NAME.leaks: it must say its results are correct and leave no
+# physical memory, mapping, reservation, allocation or module behind.
+run_fake_client() {
+  name=$1; shift
+  FAKE_CUDA_LEAK_REPORT="$work/$name.leaks" "$MGPU_RUN" "$@" --report "$client" \
+    > "$work/$name.out" 2> "$work/$name.err" || {
+    cat "$work/$name.out" "$work/$name.err"; fail "$client under $* ($name)"; }
+  expect_in "$work/$name.out" "fake_gpu_client: results correct"
+  for kind in physical mappings reservations device_allocations modules; do
+    expect_match "$work/$name.leaks" "^$kind 0\$"
+  done
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 

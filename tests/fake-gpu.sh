@@ -12,18 +12,8 @@ use_fake_driver
 export FAKE_CUDA_GPUS=4
 client=tests/fake/fake_gpu_client
 
-# run NAME ARGS...: the client under mgpu-run ARGS --report, its output in
-# $work/NAME.out and .err, the fake's counts at exit in $work/NAME.leaks.
-run() {
-  name=$1; shift
-  FAKE_CUDA_LEAK_REPORT="$work/$name.leaks" "$MGPU_RUN" "$@" --report "$client" \
-    > "$work/$name.out" 2> "$work/$name.err" || {
-    cat "$work/$name.out" "$work/$name.err"; fail "$client under $* ($name)"; }
-  expect_in "$work/$name.out" "fake_gpu_client: results correct"
-  for kind in physical mappings reservations device_allocations modules; do
-    expect_match "$work/$name.leaks" "^$kind 0\$"
-  done
-}
+# run NAME ARGS...: common.sh's run_fake_client.
+run() { run_fake_client "$@"; }
 
 # split_in NAME N: both kernels' launches were all split N ways.
 split_in() {

@@ -22,15 +22,10 @@ use_fake_driver
 export FAKE_CUDA_GPUS=4 FAKE_CUDA_CONTEXT_MS=300
 client=tests/fake/fake_gpu_client
 
+# run NAME ARGS...: common.sh's run_fake_client, with -v.
 run() {
-  name=$1; shift
-  FAKE_CUDA_LEAK_REPORT="$work/$name.leaks" "$MGPU_RUN" "$@" -v --report "$client" \
-    > "$work/$name.out" 2> "$work/$name.err" || {
-    cat "$work/$name.out" "$work/$name.err"; fail "$client under $* ($name)"; }
-  expect_in "$work/$name.out" "fake_gpu_client: results correct"
-  for kind in physical mappings reservations device_allocations modules; do
-    expect_match "$work/$name.leaks" "^$kind 0\$"
-  done
+  run_name=$1; shift
+  run_fake_client "$run_name" "$@" -v
 }
 
 # The program's set-up takes 0.5 s between its load and its first launch:
