@@ -45,6 +45,7 @@
  * launch-latency and block-time in one block in 32 cost vector_add 1.03x
  * where in every block they cost 1.33x and 1.40x (bench/RESULTS.md). */
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_contract.h"
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_inline.h"
 #include "ptx/ptx_passes.h"
@@ -543,6 +544,19 @@ static void add_body_copy(struct ptx_body_builder *b, const struct pass_state *s
     if (c->add_ret &&
         (ret_text == NULL || ptx_parse_statements(b->module, ret_text, &ret, &nret) != 0))
         b->failed = true;
+    /* Where access glue goes, and the multiply-adds it would part
+     * (ptx_contract.h). */
+    size_t nbody = c->f->nbody;
+    bool *glue_before = calloc(nbody + 1, sizeof *glue_before);
+    const char **replace = calloc(nbody + 1, sizeof *replace);
+    if (glue_before == NULL || replace == NULL)
+        b->failed = true;
+    else if (c->nprobes > 0 && needs.accesses) {
+        struct ptx_access access;
+        for (size_t i = c->first; i < nbody; i++)
+            glue_before[i] = ptx_access_of(c->f->body[i], &access);
+        ptx_contract_plan(b->module, c->f->body, nbody, glue_before, replace);
+    }
     unsigned site = 0;
     int depth = 0;
     for (size_t i = c->first; i <= c->f->nbody + nret; i++) {
@@ -563,8 +577,13 @@ static void add_body_copy(struct ptx_body_builder *b, const struct pass_state *s
             int param = c->info && i < c->info->nbody ? c->info->access_param[i] : -1;
             ptx_probe_access_glue(b, set, c->probes, c->nprobes, &access, param, site++);
         }
-        ptx_builder_add(b, s);
+        if (replace != NULL && i < nbody && replace[i] != NULL)
+            ptx_builder_add_text(b, replace[i]);
+        else
+            ptx_builder_add(b, s);
     }
+    free(glue_before);
+    free(replace);
 }
 
 /* Renames, in statements [from, b->count) of b, every label they define
