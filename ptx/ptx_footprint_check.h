@@ -35,7 +35,29 @@ struct mgpu_fp_verdict {
     double predicted_bytes, touched_bytes; /* over the directions compared: the tightness */
 };
 
-/* Compares the slice of blocks [begin, end) along grid dimension `dim` of
+/* What the footprint predicts for one parameter of a slice: the bytes read
+ * (loads and atomics) and written (stores and atomics) through its
+ * pointer; `named` false when no pointer slot at offset 0 names it (and
+ * the footprint is known): any byte touched through it is then an escape. */
+struct mgpu_fp_param_prediction {
+    bool named;
+    struct mgpu_fp_range read, written;
+};
+
+/* The predictions for the slice of blocks [begin, end) along grid
+ * dimension `dim` of launch `l` of the kernel whose footprint is `fp`, for
+ * parameters 0 .. nparams-1, into out[] (made at the launch, compared
+ * after it ran: mgpu_fp_compare). Returns false when memory runs out. */
+bool mgpu_fp_predict_slice(const struct mgpu_kernel_footprint *fp, const struct mgpu_fp_launch *l,
+                           int dim, unsigned begin, unsigned end, size_t nparams,
+                           struct mgpu_fp_param_prediction *out);
+
+/* Adds to *v what the slice touched (touch[p]) against its predictions. */
+void mgpu_fp_compare(const struct mgpu_fp_param_prediction *pred,
+                     const struct mgpu_fp_param_touch *touch, size_t nparams,
+                     struct mgpu_fp_verdict *v);
+
+/* Both at once: compares the slice of blocks [begin, end) along grid dimension `dim` of
  * launch `l` of the kernel whose footprint is `fp`, for the launch's
  * parameters 0 .. nparams-1 (touch[p]; a parameter that no pointer slot
  * at offset 0 names, and no unknown footprint covers, touched at all is an

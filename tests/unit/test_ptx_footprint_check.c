@@ -99,6 +99,16 @@ int main(void)
     mgpu_fp_check_slice(&k.fp, &l, 0, 2, 4, touch, 2, &v);
     CHECK(v.escapes == 0 && v.touched_bytes < v.predicted_bytes);
 
+    /* Predicted at the launch, compared after it ran: the same verdict. */
+    struct mgpu_fp_param_prediction pred[2];
+    CHECK(mgpu_fp_predict_slice(&k.fp, &l, 0, 2, 4, 2, pred));
+    CHECK(pred[0].named && pred[1].named && pred[0].read.lo == 1024 && pred[0].read.hi == 2052 &&
+          !pred[0].written.any && pred[1].written.lo == 1024 && pred[1].written.hi == 2048);
+    struct mgpu_fp_verdict later = {0};
+    mgpu_fp_compare(pred, touch, 2, &later);
+    CHECK(later.escapes == v.escapes && later.checked == v.checked &&
+          later.touched_bytes == v.touched_bytes && later.predicted_bytes == v.predicted_bytes);
+
     /* A write through `in` (only read, predicted) and a third parameter
      * that no slot names: escapes. */
     touch[0].written = span(1024, 1028);
