@@ -32,8 +32,8 @@ static struct {
     struct ptx_probe_inject inject;
     bool on;
     char out[MGPU_PATH_MAX]; /* MGPU_PROBE_OUT, or empty */
-    void (*started)(void);    /* called at the first maps made */
-    uint64_t run_start_ns;    /* host clock at load: mgpu_run_ns()'s zero */
+    void (*started)(void);   /* called at the first maps made */
+    uint64_t run_start_ns;   /* host clock at load: mgpu_run_ns()'s zero */
     bool any_maps;
     uint64_t *map_offset; /* per map, in words; [nmaps] is the total */
     pthread_mutex_t lock; /* maps being made, kernels being added */
@@ -366,6 +366,21 @@ static void add_trace_spans(const struct mgpu_probe_results *r)
     free(slices);
 }
 
+static void (*results_reader)(const struct mgpu_probe_results *r, FILE *out);
+
+void mgpu_probes_set_reader(void (*reader)(const struct mgpu_probe_results *r, FILE *out))
+{
+    results_reader = reader;
+}
+
+bool mgpu_probes_declare_map(const char *name)
+{
+    for (size_t i = 0; probes.on && i < probes.set.nmaps; i++)
+        if (strcmp(probes.set.maps[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 void mgpu_probes_finish(void)
 {
     if (!probes.on)
@@ -403,6 +418,8 @@ void mgpu_probes_finish(void)
         mgpu_warn("probes: more than %d kernels probed; the last id stands for the rest",
                   MGPU_PROBE_MAX_KERNELS);
     mgpu_probe_tables_print(&r, stderr);
+    if (results_reader != NULL)
+        results_reader(&r, stderr);
     add_trace_spans(&r);
     if (probes.out[0])
         mgpu_probe_jsonl_write(&r, probes.out);

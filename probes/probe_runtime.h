@@ -15,6 +15,7 @@
 #include <cuda.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Reads the probe files of MGPU_PROBES (comma-separated PTX paths, each
  * as NAME=PATH where mgpu-run names it); `out` is where the results go as
@@ -55,8 +56,19 @@ unsigned mgpu_probes_launch(const char *kernel, unsigned block_threads, unsigned
 void mgpu_probes_before_slices(void);
 
 /* At exit: waits for the GPUs with maps, reads them back, prints each
- * tool's table and the maps on stderr and writes MGPU_PROBE_OUT. */
+ * tool's table and the maps on stderr, hands them to the reader set
+ * (below) and writes MGPU_PROBE_OUT. */
 void mgpu_probes_finish(void);
+
+/* Whether a loaded probe file declares a map named `name` (a tool's
+ * mark: "fc_lowest" for footprint-check). */
+bool mgpu_probes_declare_map(const char *name);
+
+struct mgpu_probe_results;
+/* A reader of the maps at exit, from a layer above this one (the
+ * footprint check: sched/footprint_record.c), called after the tables
+ * with the results and stderr. One; a second replaces the first. */
+void mgpu_probes_set_reader(void (*reader)(const struct mgpu_probe_results *r, FILE *out));
 
 /* Launches whose host time and kernel are kept for the tables. */
 #define MGPU_PROBE_MAX_LAUNCHES (1u << 18)

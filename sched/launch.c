@@ -16,6 +16,7 @@
 #include "partition/gpu_contexts.h"
 #include "probes/probe_runtime.h"
 #include "ptx/ptx_footprint.h"
+#include "sched/footprint_record.h"
 #include "sched/launch_params.h"
 #include "sched/mirror_reads.h"
 #include "sched/placement_follow.h"
@@ -362,6 +363,9 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
         describe_slices(shape, slices, nslices);
         describe_footprints(shape, ml, slices, nslices);
     }
+    if (mgpu_footprint_recording())
+        mgpu_footprint_record(&ml->kernel, ml->params, ml->buffer, shape->grid, shape->block,
+                              ml->grid.launch_sequence, slices, nslices);
     struct launch_record record;
     if (mgpu_stats_enabled)
         before_launch(shape, &record);

@@ -15,6 +15,7 @@
 #include "memory/memory_pool.h"
 #include "memory/copy_router.h"
 #include "base/callback_thread.h"
+#include "sched/footprint_record.h"
 #include "sched/placement_follow.h"
 #include "sched/run_links.h"
 #include "mirror/nccl_collectives.h"
@@ -180,9 +181,9 @@ static void final_exit(void)
     if (atomic_load(&mgpu_forked_child))
         return;
     /* The other GPUs' contexts made ahead, the links' measurement, the
-     * communicator's making and the modules' loaders stopped first, whatever else is left to the driver; not
-     * waited for long in a host callback, where their driver calls may
-     * wait for this very callback. */
+     * communicator's making and the modules' loaders stopped first, whatever else is left to the
+     * driver; not waited for long in a host callback, where their driver calls may wait for this
+     * very callback. */
     unsigned stop_ms = mgpu_on_callback_thread() ? THREADS_STOP_MS_IN_CALLBACK : THREADS_STOP_MS;
     mgpu_gpu_contexts_stop_warming(stop_ms);
     mgpu_run_links_stop(stop_ms);
@@ -283,6 +284,7 @@ static void start_library(void)
     if (mgpu_probes_load(mgpu_cfg.probes, mgpu_cfg.probe_out, release_at_exit, err, sizeof err) !=
         0)
         mgpu_error("%s; the program runs without probes", err);
+    mgpu_footprint_record_start();
     if (mgpu_cfg.report || mgpu_cfg.trace_path[0]) {
         mgpu_stats_enabled = true;
         atexit(at_exit);

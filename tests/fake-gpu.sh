@@ -188,3 +188,11 @@ MGPU_PROBES=tc=/nonexistent/tc.ptx run unreadable --gpus 0x2
 [ "$(grep -c 'probe' "$work/unreadable.err")" -eq 1 ] || { cat "$work/unreadable.err"; fail "more than one line about the unreadable probe"; }
 expect_in "$work/unreadable.err" "mgpu: error: probe tc: cannot read /nonexistent/tc.ptx: No such file or directory; the program runs without probes"
 pass "probes on the fake: loaded, linked into both kernels, 3 launches numbered (0x2 and -n 1); an unreadable probe file is one line"
+
+# The footprint check's bookkeeping (its measure needs a GPU: the fake's
+# kernels touch nothing, so no slice is seen to escape): each split launch
+# of a kernel with a footprint recorded, and the check's lines at exit.
+MGPU_SPLIT=always run fpcheck --gpus 0x2 --probe footprint-check
+expect_match "$work/fpcheck.err" "^footprint-check: [1-9][0-9]* split launches checked \\([1-9][0-9]* slices\\), 0 escapes;"
+expect_match "$work/fpcheck.err" "^  [a-z_A-Z0-9]+: [1-9][0-9]* launches, 0 escapes; predicted [0-9]+ bytes for 0 touched"
+pass "footprint-check on the fake: split launches' predictions recorded, the check's lines at exit"

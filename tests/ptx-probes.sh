@@ -22,7 +22,7 @@ compile() { # SOURCE OUT.ptx
   "$NVCC" -ptx -rdc=true -arch=compute_75 -I"$inc" -o "$2" "$1" 2> "$work/nvcc.err" ||
     { cat "$work/nvcc.err" >&2; fail "nvcc refuses $1"; }
 }
-for t in launch-latency block-time thread-count memory-locality; do
+for t in launch-latency block-time thread-count memory-locality footprint-check; do
   compile "$top_srcdir/probes/tools/$t.cu" "$work/$t.ptx"
 done
 for e in "$top_srcdir"/examples/probes/*.cu; do

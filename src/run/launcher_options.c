@@ -152,7 +152,7 @@ void launcher_print_help(const char *argv0)
            "      --trace FILE write a timeline of kernels (Chrome trace JSON) at exit\n"
            "      --probe P    inject a probe into every GPU's rewritten module:\n"
            "                   a built-in tool (launch-latency, block-time, thread-count,\n"
-           "                   memory-locality),\n"
+           "                   memory-locality, footprint-check),\n"
            "                   a CUDA C file using mgpu/probe.h (compiled with nvcc), or\n"
            "                   its PTX (nvcc -ptx -rdc=true); tables at exit (stderr)\n"
            "      --blas       run a CPU program's large BLAS GEMMs (cblas_?gemm, ?gemm_) on\n"

@@ -26,7 +26,7 @@
 #endif
 
 const char *const mgpu_builtin_probes[] = {"launch-latency", "block-time", "thread-count",
-                                           "memory-locality", NULL};
+                                           "memory-locality", "footprint-check", NULL};
 
 /* Every probe is compiled for this virtual architecture, the oldest the
  * toolkit supports: its PTX then links into a module of any target mgpu
@@ -192,7 +192,7 @@ static int builtin_source(const char *name, char *out, size_t len, char *err, si
     else
         snprintf(err, errlen,
                  "no built-in probe '%s'; use launch-latency, block-time, "
-                 "thread-count, memory-locality, or a FILE.cu or FILE.ptx",
+                 "thread-count, memory-locality, footprint-check, or a FILE.cu or FILE.ptx",
                  name);
     return -1;
 }
