@@ -6,11 +6,15 @@
 
 /* Compares one direction; whether it escaped. */
 static bool compare(const struct mgpu_fp_touched *t, const struct mgpu_fp_range *r, bool named,
-                    const struct mgpu_fp_param_touch *p, struct mgpu_fp_verdict *v)
+                    bool unbounded, const struct mgpu_fp_param_touch *p, struct mgpu_fp_verdict *v)
 {
     if (!t->any)
         return false;
     v->checked++;
+    if (named && unbounded) {
+        v->unbounded++; /* no claim to hold it to, nor a tightness */
+        return false;
+    }
     v->touched_bytes += (double)(t->hi - t->lo);
     if (!named || !r->any)
         return true;
@@ -39,12 +43,18 @@ bool mgpu_fp_predict_slice(const struct mgpu_kernel_footprint *fp, const struct 
             out[p].read = out[p].written = whole;
             continue;
         }
-        for (size_t s = 0; s < nslots; s++)
-            if (fp->slots[s].param == (int)p && fp->slots[s].offset == 0) {
-                out[p].named = true;
+        for (size_t s = 0; s < nslots; s++) {
+            if (fp->slots[s].param != (int)p)
+                continue;
+            out[p].named = true;
+            if (fp->slots[s].offset == 0) {
                 out[p].read = reads[s];
                 out[p].written = writes[s];
+            } else {
+                out[p].read_unbounded = out[p].read_unbounded || reads[s].any;
+                out[p].written_unbounded = out[p].written_unbounded || writes[s].any;
             }
+        }
     }
     free(reads);
     free(writes);
@@ -56,8 +66,10 @@ void mgpu_fp_compare(const struct mgpu_fp_param_prediction *pred,
                      struct mgpu_fp_verdict *v)
 {
     for (size_t p = 0; p < nparams; p++) {
-        v->escapes += compare(&touch[p].read, &pred[p].read, pred[p].named, &touch[p], v);
-        v->escapes += compare(&touch[p].written, &pred[p].written, pred[p].named, &touch[p], v);
+        v->escapes += compare(&touch[p].read, &pred[p].read, pred[p].named, pred[p].read_unbounded,
+                              &touch[p], v);
+        v->escapes += compare(&touch[p].written, &pred[p].written, pred[p].named,
+                              pred[p].written_unbounded, &touch[p], v);
     }
 }
 

@@ -33,14 +33,23 @@ struct mgpu_fp_verdict {
     unsigned long escapes; /* a direction of a parameter touched outside its prediction */
     unsigned long checked; /* directions touched and compared */
     double predicted_bytes, touched_bytes; /* over the directions compared: the tightness */
+    unsigned long unbounded; /* directions touched where the prediction claims no bound */
 };
 
 /* What the footprint predicts for one parameter of a slice: the bytes read
  * (loads and atomics) and written (stores and atomics) through its
- * pointer; `named` false when no pointer slot at offset 0 names it (and
- * the footprint is known): any byte touched through it is then an escape. */
+ * pointer; `named` false when no pointer slot names it (and the footprint
+ * is known): any byte touched through it is then an escape. A direction
+ * is unbounded where a slot of the parameter past its first 8 bytes (or
+ * any of a struct's pointers) uses it: the probe measures from the
+ * pointer in the first 8 bytes, and the footprint claims no bound for
+ * another pointer's accesses (nor does the runtime's estimate use one:
+ * sched/split_estimate.c falls back to shares), so nothing there escapes
+ * (CUB's DeviceReduceKernel in bench/corpus/thrust_sort: its loop's loads
+ * through "any pointer" of its iterator, counted as 80 escapes before). */
 struct mgpu_fp_param_prediction {
     bool named;
+    bool read_unbounded, written_unbounded;
     struct mgpu_fp_range read, written;
 };
 
@@ -60,8 +69,8 @@ void mgpu_fp_compare(const struct mgpu_fp_param_prediction *pred,
 /* Both at once: compares the slice of blocks [begin, end) along grid dimension `dim` of
  * launch `l` of the kernel whose footprint is `fp`, for the launch's
  * parameters 0 .. nparams-1 (touch[p]; a parameter that no pointer slot
- * at offset 0 names, and no unknown footprint covers, touched at all is an
- * escape), and adds to *v. Reads are checked against the slot's loads
+ * names, and no unknown footprint covers, touched at all is an escape),
+ * and adds to *v. Reads are checked against the slot's loads
  * and atomics, writes against its stores and atomics. */
 void mgpu_fp_check_slice(const struct mgpu_kernel_footprint *fp, const struct mgpu_fp_launch *l,
                          int dim, unsigned begin, unsigned end,

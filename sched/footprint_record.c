@@ -178,12 +178,18 @@ static void report(const struct mgpu_probe_results *r, FILE *out)
             "past the %dth)\n",
             launches_checked, slices_checked, escapes, escapes == 1 ? "" : "s",
             atomic_load(&skipped), FC_LAUNCHES - 1, FC_GPUS);
-    for (size_t i = 0; i < nk; i++)
+    for (size_t i = 0; i < nk; i++) {
+        char unbounded[96] = "";
+        if (kv[i].v.unbounded > 0)
+            snprintf(unbounded, sizeof unbounded,
+                     "; %lu through a struct's other pointers, not bounded", kv[i].v.unbounded);
         fprintf(out,
                 "  %.60s: %lu launches, %lu escape%s; predicted %.0f bytes for %.0f touched "
-                "(tightness %.2f)\n",
+                "(tightness %.2f)%s\n",
                 kv[i].kernel, kv[i].launches, kv[i].v.escapes, kv[i].v.escapes == 1 ? "" : "s",
                 kv[i].v.predicted_bytes, kv[i].v.touched_bytes,
-                kv[i].v.touched_bytes > 0 ? kv[i].v.predicted_bytes / kv[i].v.touched_bytes : 0.0);
+                kv[i].v.touched_bytes > 0 ? kv[i].v.predicted_bytes / kv[i].v.touched_bytes : 0.0,
+                unbounded);
+    }
     free(kv);
 }

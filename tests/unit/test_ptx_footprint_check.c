@@ -5,7 +5,8 @@
  * buffer whole). What a slice touched inside its prediction is no escape
  * and counts for tightness; a byte before or past it, a write where only
  * reads were predicted, a parameter no slot names, or (unknown footprint)
- * a byte outside the buffer is one. */
+ * a byte outside the buffer is one; a struct's pointer past its first 8
+ * bytes is unbounded, not an escape. */
 #include "check.h"
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_footprint.h"
@@ -34,6 +35,16 @@ static const char indirect[] =
          "{\n.reg .b64 %rd<5>;\n.reg .f32 %f<2>;\n"
          "ld.param.u64 %rd1, [indirect_param_0];\ncvta.to.global.u64 %rd2, %rd1;\n"
          "ld.global.u64 %rd3, [%rd2];\ncvta.to.global.u64 %rd4, %rd3;\n"
+         "ld.global.f32 %f1, [%rd4];\nret;\n}\n";
+
+/* A struct parameter whose second pointer (its bytes 8..15) is read: the
+ * probe measures from the first pointer, so the footprint's slot at
+ * offset 8 bounds nothing it can compare. */
+static const char second[] =
+    HEAD ".visible .entry second(.param .align 8 .b8 second_param_0[16])\n"
+         "{\n.reg .b32 %r<3>;\n.reg .b64 %rd<5>;\n.reg .f32 %f<2>;\n"
+         "ld.param.u64 %rd1, [second_param_0+8];\ncvta.to.global.u64 %rd2, %rd1;\n"
+         "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\n"
          "ld.global.f32 %f1, [%rd4];\nret;\n}\n";
 
 struct kernel {
@@ -131,6 +142,25 @@ int main(void)
     v = (struct mgpu_fp_verdict){0};
     mgpu_fp_check_slice(&k.fp, &l1, 0, 0, 4, &t1, 1, &v);
     CHECK(v.escapes == 1);
+    unload(&k);
+
+    /* The struct's second pointer read: no bound to hold it to (not an
+     * escape, whatever the distance from the first pointer), counted as
+     * unbounded; a write through it, which no slot makes, is one. */
+    CHECK(load(second, &k) && !k.fp.unknown);
+    uint64_t two[2] = {0x10000, 0x90000};
+    void *sp[] = {two};
+    size_t ssize[] = {16};
+    struct mgpu_fp_launch l2 = {{8, 1, 1}, {32, 1, 1}, sp, ssize, 1};
+    struct mgpu_fp_param_touch t2 = {
+        .read = span(0x80000, 0x80080), .buffer_lo = 0, .buffer_hi = 4096};
+    v = (struct mgpu_fp_verdict){0};
+    mgpu_fp_check_slice(&k.fp, &l2, 0, 0, 4, &t2, 1, &v);
+    CHECK(v.escapes == 0 && v.checked == 1 && v.unbounded == 1);
+    t2.written = span(0x80000, 0x80004);
+    v = (struct mgpu_fp_verdict){0};
+    mgpu_fp_check_slice(&k.fp, &l2, 0, 0, 4, &t2, 1, &v);
+    CHECK(v.escapes == 1 && v.unbounded == 1);
     unload(&k);
     return check_failures != 0;
 }
