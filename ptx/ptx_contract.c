@@ -63,9 +63,13 @@ static size_t uses(struct ptx_stmt *const *body, size_t n, struct ptx_str reg, s
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
         const struct ptx_stmt *s = body[i];
-        if (s->kind == PTX_VERBATIM || s->unparsed) {
+        if (s->kind == PTX_VERBATIM) {
             if (ptx_has_token(s->u.text, name))
                 count++;
+            continue;
+        }
+        if (s->unparsed) {
+            count++; /* cannot tell: as if it read it */
             continue;
         }
         if (s->kind != PTX_INSTRUCTION)
