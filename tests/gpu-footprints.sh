@@ -5,8 +5,10 @@
 # no byte outside what its kernels' footprints predicted for each slice:
 # the check's line at exit says 0 escapes, and every program's output is
 # the plain run's. Each kernel's tightness (predicted bytes over touched)
-# is printed for the record. MGPU_TEST_FOOTPRINT_PROGRAMS replaces the list
-# (paths from the build directory).
+# is printed for the record. The corpus (bench/corpus, built by `make
+# corpus`) is checked too where it is built, and left out, said so, where
+# not. MGPU_TEST_FOOTPRINT_PROGRAMS replaces the list (paths from the build
+# directory).
 . "$(dirname "$0")/common.sh"
 require_gpu
 programs=${MGPU_TEST_FOOTPRINT_PROGRAMS:-"tests/programs/stencil1d tests/programs/stencil3d
@@ -14,7 +16,12 @@ programs=${MGPU_TEST_FOOTPRINT_PROGRAMS:-"tests/programs/stencil1d tests/program
   tests/programs/fdtd2d tests/programs/threadfence_reduction tests/programs/atomic_sum
   tests/programs/histogram_atomicinc tests/programs/pointer_chase tests/programs/two_threads
   tests/programs/transpose tests/programs/scan examples/vector_add examples/saxpy
-  examples/jacobi2d examples/sgemm examples/histogram examples/reduction examples/nbody"}
+  examples/jacobi2d examples/sgemm examples/histogram examples/reduction examples/nbody
+  bench/corpus/matvec_atax bench/corpus/matvec_bicg bench/corpus/kmeans
+  bench/corpus/black_scholes bench/corpus/monte_carlo bench/corpus/sgemm_tiled_repeat
+  bench/corpus/underoccupied bench/corpus/nbody_allpairs bench/corpus/thrust_sort
+  bench/corpus/cub_sort_scan bench/corpus/histogram_shared bench/corpus/stencil3d_512
+  bench/corpus/lu_shrinking"}
 failures=0
 checked=0
 for prog in $programs; do
