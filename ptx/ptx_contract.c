@@ -52,34 +52,63 @@ static bool may_write(const struct ptx_stmt *s, struct ptx_str reg)
     return writes;
 }
 
-/* How many operands of the body's statements name reg, the first operand
- * of statement `except` left out; statements not parsed count as naming
- * it. */
-static size_t uses(struct ptx_stmt *const *body, size_t n, struct ptx_str reg, size_t except)
+/* How often each name is mentioned in the body: every operand of every
+ * instruction, destinations included, and the whole text of a statement
+ * kept verbatim; an instruction not parsed makes every count unknown. */
+struct mentions {
+    struct ptx_name_set names;
+    size_t *count; /* per name of `names` */
+    size_t cap;
+    bool failed;
+};
+
+static void mention(struct ptx_str name, void *ctx)
 {
-    char *name = ptx_str_dup(reg);
-    if (name == NULL)
-        return (size_t)-1;
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct ptx_stmt *s = body[i];
-        if (s->kind == PTX_VERBATIM) {
-            if (ptx_has_token(s->u.text, name))
-                count++;
-            continue;
-        }
-        if (s->unparsed) {
-            count++; /* cannot tell: as if it read it */
-            continue;
-        }
-        if (s->kind != PTX_INSTRUCTION)
-            continue;
-        for (uint32_t k = i == except ? 1 : 0; k < s->u.ins.nops; k++)
-            if (ptx_has_token(s->u.ins.ops[k], name))
-                count++;
+    struct mentions *m = ctx;
+    long id = ptx_name_set_add(&m->names, name);
+    if (id < 0) {
+        m->failed = true;
+        return;
     }
-    free(name);
-    return count;
+    if ((size_t)id >= m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 64;
+        while (cap <= (size_t)id)
+            cap *= 2;
+        size_t *grown = realloc(m->count, cap * sizeof *grown);
+        if (grown == NULL) {
+            m->failed = true;
+            return;
+        }
+        memset(grown + m->cap, 0, (cap - m->cap) * sizeof *grown);
+        m->count = grown;
+        m->cap = cap;
+    }
+    m->count[id]++;
+}
+
+/* Counts the mentions of every name in body[0 .. n); false when they
+ * cannot be known (an unparsed instruction, memory run out). */
+static bool count_mentions(struct ptx_stmt *const *body, size_t n, struct mentions *m)
+{
+    for (size_t i = 0; i < n && !m->failed; i++) {
+        const struct ptx_stmt *s = body[i];
+        if (s->kind == PTX_VERBATIM)
+            ptx_for_each_name(s->u.text, mention, m);
+        else if (s->unparsed)
+            return false;
+        else if (s->kind == PTX_INSTRUCTION)
+            for (uint32_t k = 0; k < s->u.ins.nops; k++)
+                ptx_for_each_name(s->u.ins.ops[k], mention, m);
+    }
+    return !m->failed;
+}
+
+/* Whether reg is named exactly twice in the body: its one write (the mul)
+ * and its one read. */
+static bool written_and_read_once(const struct mentions *m, struct ptx_str reg)
+{
+    long id = ptx_name_set_find(&m->names, reg);
+    return id >= 0 && (size_t)id < m->cap && m->count[id] == 2;
 }
 
 /* The fused text for the add or sub `use` of the mul's result (its
@@ -116,7 +145,9 @@ size_t ptx_contract_plan(struct ptx_module *m, struct ptx_stmt *const *body, siz
     size_t fusedn = 0;
     for (size_t i = 0; i < n; i++)
         replace[i] = NULL;
-    for (size_t i = 0; i < n; i++) {
+    struct mentions names = {0};
+    bool counted = count_mentions(body, n, &names);
+    for (size_t i = 0; counted && i < n; i++) {
         const struct ptx_stmt *s = body[i];
         bool ftz;
         const char *type;
@@ -125,7 +156,7 @@ size_t ptx_contract_plan(struct ptx_module *m, struct ptx_stmt *const *body, siz
             continue;
         const struct ptx_instruction *mul = &s->u.ins;
         struct ptx_str d = mul->ops[0];
-        if (!is_register(d) || uses(body, n, d, i) != 1)
+        if (!is_register(d) || !written_and_read_once(&names, d))
             continue;
         /* The one use, later in the same straight run of instructions,
          * with none of d, a and b written on the way. */
@@ -161,5 +192,7 @@ size_t ptx_contract_plan(struct ptx_module *m, struct ptx_stmt *const *body, siz
             fusedn++;
         }
     }
+    ptx_name_set_free(&names.names);
+    free(names.count);
     return fusedn;
 }
