@@ -23,12 +23,13 @@
 struct slice_prediction {
     int gpu;
     struct mgpu_fp_param_prediction pred[FC_PARAMS];
-    long long buffer_lo[FC_PARAMS], buffer_hi[FC_PARAMS];
 };
 
 struct launch_prediction {
     char *kernel;
     size_t nparams;
+    /* per parameter, its pool buffer's bounds as offsets from its pointer */
+    long long buffer_lo[FC_PARAMS], buffer_hi[FC_PARAMS];
     int nslices;
     struct slice_prediction slices[];
 };
@@ -81,22 +82,22 @@ void mgpu_footprint_record(const struct mgpu_gpu_kernels *k, void *const *params
     }
     p->nparams = nparams;
     p->nslices = nslices;
+    for (size_t i = 0; i < nparams; i++) {
+        CUdeviceptr pointer;
+        struct mgpu_pool_block b;
+        p->buffer_lo[i] = LLONG_MIN / 4; /* outside the pool: no bound known */
+        p->buffer_hi[i] = LLONG_MAX / 4;
+        if (mgpu_launch_param_pointer(k, (unsigned)i, params, buffer, &pointer) &&
+            mgpu_pool_find(pointer, &b)) {
+            p->buffer_lo[i] = (long long)b.start - (long long)pointer;
+            p->buffer_hi[i] = (long long)(b.start + b.bytes) - (long long)pointer;
+        }
+    }
     for (int s = 0; s < nslices; s++) {
         struct slice_prediction *sp = &p->slices[s];
         sp->gpu = slices[s].gpu;
         mgpu_fp_predict_slice(k->footprint, &l, dim, slices[s].first[dim],
                               slices[s].first[dim] + slices[s].dims[dim], nparams, sp->pred);
-        for (size_t i = 0; i < nparams; i++) {
-            CUdeviceptr pointer;
-            struct mgpu_pool_block b;
-            sp->buffer_lo[i] = LLONG_MIN / 4; /* outside the pool: no bound known */
-            sp->buffer_hi[i] = LLONG_MAX / 4;
-            if (mgpu_launch_param_pointer(k, (unsigned)i, params, buffer, &pointer) &&
-                mgpu_pool_find(pointer, &b)) {
-                sp->buffer_lo[i] = (long long)b.start - (long long)pointer;
-                sp->buffer_hi[i] = (long long)(b.start + b.bytes) - (long long)pointer;
-            }
-        }
     }
     struct launch_prediction *old = atomic_exchange(&launches[sequence], p);
     if (old != NULL) {
@@ -162,8 +163,8 @@ static void report(const struct mgpu_probe_results *r, FILE *out)
                 touch[q] = (struct mgpu_fp_param_touch){
                     .read = touched(r, seq, sp->gpu, q, 0),
                     .written = touched(r, seq, sp->gpu, q, 1),
-                    .buffer_lo = sp->buffer_lo[q],
-                    .buffer_hi = sp->buffer_hi[q],
+                    .buffer_lo = p->buffer_lo[q],
+                    .buffer_hi = p->buffer_hi[q],
                 };
             unsigned long before = kv[i].v.escapes;
             mgpu_fp_compare(sp->pred, touch, p->nparams, &kv[i].v);
