@@ -7,7 +7,8 @@
 # where the machine has them, -n 2, -n 4 and -n 8 against a --gpus list
 # of the same GPUs. Interleaved, ROUNDS times after one warm-up of each
 # (which fills the driver's JIT cache with mgpu's copies, so the big
-# program's rounds are second runs); prints the medians of the wall time
+# program's rounds are second runs, and mgpu's cache with NVML's answers,
+# so that no round asks NVML); prints the medians of the wall time
 # in milliseconds, and each against plain and against plain on as many
 # GPUs as the run shows the program (CUDA_VISIBLE_DEVICES: the driver's
 # own start grows with the GPUs it sees), as a Markdown table.
@@ -25,7 +26,7 @@ for p in "$bench" "$big"; do
 done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-export CUDA_CACHE_PATH="$out/jit-cache"
+export CUDA_CACHE_PATH="$out/jit-cache" MGPU_CACHE_DIR="$out/mgpu-cache"
 gpus=$(nvidia-smi -L 2> /dev/null | wc -l)
 
 # ms LABEL COMMAND...: runs COMMAND, which must pass, and adds its wall

@@ -85,17 +85,6 @@ int mgpu_topology_load_xml(struct mgpu_topology *t, const char *path, char *err,
  * Returns 0, or -1 with a one-line message. Defined in topology_driver.c. */
 int mgpu_topology_load_machine(struct mgpu_topology *t, char *err, size_t errlen);
 
-/* Loads this machine as NVML sees it, without the CUDA driver: the GPUs in
- * bus order (the driver's order where they are alike, or under
- * CUDA_DEVICE_ORDER=PCI_BUS_ID), names, memory and peer links from NVML
- * (multiprocessors, clocks and the driver's performance ranks unknown),
- * their place from hwloc (without its PCI devices where NVLink joins every
- * pair: the CPUs near each GPU from the kernel's lists). Returns -1 with a
- * one-line reason where NVML cannot stand for the driver: no NVML, GPUs
- * that differ (the driver may order them otherwise), a pair NVML does not
- * answer for. Defined in topology_nvml.c. */
-int mgpu_topology_load_machine_nvml(struct mgpu_topology *t, char *err, size_t errlen);
-
 /* "0000:3B:00.0", "00000000:3b:00.0" -> "0000:3b:00.0". Returns 0, or -1
  * when `text` is not a PCI bus id. */
 int mgpu_bus_id_normalise(const char *text, char out[MGPU_BUS_ID_LEN]);

@@ -24,6 +24,11 @@ trap 'rm -rf "$work"' EXIT
 # Probes come from the source tree and compile into the test's own cache.
 export MGPU_PROBE_INCLUDE="$top_srcdir/probes/include" MGPU_PROBE_DIR="$top_srcdir/probes/tools"
 export MGPU_CACHE_DIR="$work/mgpu-cache"
+# No NVIDIA driver in this procfs: mgpu-run keeps no NVML answers between
+# runs (src/run/machine_cache.h), so a fake NVML's answers, which change
+# from one run to the next, are asked each time (tests/launcher-cli.sh
+# gives the cache a procfs of its own).
+export MGPU_PROCFS="$work/no-procfs"
 
 # use_fake_driver: the programs run on the fake GPU of tests/fake. NCCL
 # cannot run on it (it calls driver functions the fake lacks), so mirrors,

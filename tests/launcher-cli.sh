@@ -149,7 +149,7 @@ expect_in "$work/out" "2,3 0,1"
 expect_in "$work/err" "mgpu-run: GPUs 2,3, chosen and ordered from the topology of this machine (NVML)"
 expect_in "$work/err" "mgpu-run: GPU 0: Fake GPU (0000:fa:02.0), home"
 # -v says where the launcher's time went (issue 46: -n against a list).
-expect_match "$work/err" "^mgpu-run: [0-9.]+ ms so far: NVML opened in [0-9.]+, its count [0-9.]+, its topology [0-9.]+ \\(hwloc's places [0-9.]+\\)$"
+expect_match "$work/err" "^mgpu-run: [0-9.]+ ms so far: NVML's answers asked in [0-9.]+, its topology [0-9.]+ \\(hwloc's places [0-9.]+\\)$"
 FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 FAKE_CUDA_NO_PEER=0-1 expect_status 0 \
   quick_run "$MGPU_RUN" -n 2 sh -c 'echo "$CUDA_VISIBLE_DEVICES"'
 expect_in "$work/out" "0,2"
@@ -212,6 +212,88 @@ FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_L
 expect_in "$work/out" "2,3"
 [ "$(wc -l < "$work/inits")" -eq 1 ] || fail "mgpu-run initialised the driver to share GPUs among ranks"
 pass "-n on several GPUs, and ranks sharing a node's, choose from NVML's topology without the driver where the GPUs are alike"
+
+# NVML's answers are kept between runs (issue 46: asking took 45 ms for a
+# list and 105 ms for -n 4 on 4 x H200) under a key of the boot, the NVIDIA
+# driver's version, the GPUs it lists and its MIG capabilities, read from a
+# procfs of the test's (MGPU_PROCFS). (kept_run ARGS...: mgpu-run -v ARGS
+# with it, NVML's starts logged in $work/nvml-inits.)
+proc="$work/procfs"
+mkdir -p "$proc/sys/kernel/random" "$proc/driver/nvidia/capabilities/mig"
+for i in 0 1 2 3; do
+  mkdir -p "$proc/driver/nvidia/gpus/0000:fa:0$i.0"
+  echo 0-3 > "$work/sysfs/bus/pci/devices/0000:fa:0$i.0/local_cpulist"
+done
+echo 3e1c0000-boot-1 > "$proc/sys/kernel/random/boot_id"
+echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.00  (fake)" > "$proc/driver/nvidia/version"
+kept_run() {
+  rm -f "$work/nvml-inits"
+  MGPU_PROCFS="${kept_procfs:-$proc}" MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 \
+    FAKE_CUDA_NVLINK=$all_pairs FAKE_NVML_INIT_LOG="$work/nvml-inits" expect_status 0 \
+    quick_run "$MGPU_RUN" -v "$@" sh -c 'echo "$CUDA_VISIBLE_DEVICES $MGPU_ENTRIES"'
+}
+asked() { [ -s "$work/nvml-inits" ] || { cat "$work/err"; fail "$1: NVML not asked"; }
+  expect_match "$work/err" "NVML's answers asked in [0-9.]+"; }
+kept() { [ ! -e "$work/nvml-inits" ] || { cat "$work/err"; fail "$1: NVML asked again"; }
+  expect_match "$work/err" "NVML's answers kept from an earlier run, read in [0-9.]+"; }
+answers="$MGPU_CACHE_DIR/nvml-answers"
+rm -f "$answers"
+kept_run -n 4; asked "the first -n 4"
+expect_in "$work/out" "0,1,2,3 0,1,2,3"
+expect_match "$answers" "^key [0-9a-f]{16}$"
+expect_in "$answers" "gpu 0000:fa:03.0 "
+kept_run -n 4; kept "a second -n 4"
+expect_in "$work/out" "0,1,2,3 0,1,2,3"
+expect_in "$work/err" "mgpu-run: GPUs 0,1,2,3, chosen and ordered from the topology of this machine (NVML)"
+kept_run --gpus 1,2; kept "a list after -n 4"
+expect_in "$work/out" "1,2 0,1"
+# A list keeps only the count; -n then asks for the GPUs, and keeps them.
+rm -f "$answers"
+kept_run --gpus 0x2; asked "a first list"
+expect_in "$answers" "gpus 0"
+kept_run --gpus 3; kept "a second list"
+kept_run -n 2; asked "-n after a list"
+kept_run -n 2; kept "a second -n 2"
+# A new boot, another driver, another GPU listed, a MIG instance made: asked again.
+echo 3e1c0000-boot-2 > "$proc/sys/kernel/random/boot_id"
+kept_run -n 2; asked "-n 2 after a reboot"
+echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.01  (fake)" > "$proc/driver/nvidia/version"
+kept_run -n 2; asked "-n 2 after a driver update"
+mkdir -p "$proc/driver/nvidia/gpus/0000:fa:04.0"
+kept_run -n 2; asked "-n 2 with another GPU listed"
+rmdir "$proc/driver/nvidia/gpus/0000:fa:04.0"
+mkdir -p "$proc/driver/nvidia/capabilities/gpu0/mig/gi1"
+kept_run -n 2; asked "-n 2 with a MIG instance made"
+kept_run -n 2; kept "-n 2 after the answers were kept again"
+# A file that is not what mgpu writes is ignored, and rewritten.
+damage() {
+  case $1 in
+    cut) head -c 100 "$answers" ;;
+    row) sed 's/^peer/pear/' "$answers" ;;
+    count) sed 's/^count .*/count 70/' "$answers" ;;
+    bus) sed 's/0000:fa:01.0/fa:1/' "$answers" ;;
+    key) sed 's/^key .*/key 0123456789abcdef/' "$answers" ;;
+  esac > "$work/damaged"
+  cmp -s "$work/damaged" "$answers" && fail "damage $1 left the answers as they were"
+  cp "$work/damaged" "$answers"
+}
+for d in cut row count bus key; do
+  damage $d
+  kept_run -n 2; asked "-n 2 on answers damaged ($d)"
+  kept_run -n 2; kept "-n 2 after damaged answers ($d) were rewritten"
+done
+head -c 3000 /dev/urandom > "$answers"
+kept_run -n 2; asked "-n 2 on random bytes"
+# Nothing kept where the cache directory cannot be made, or without the
+# NVIDIA driver's files: each run asks, and runs.
+MGPU_CACHE_DIR="$answers/below" kept_run -n 2; asked "-n 2 with a cache directory that cannot be made"
+MGPU_CACHE_DIR="$answers/below" kept_run -n 2; asked "-n 2 again with a cache directory that cannot be made"
+rm -f "$answers"
+kept_procfs="$work/no-procfs" kept_run -n 2
+kept_procfs="$work/no-procfs" kept_run -n 2; asked "-n 2 without the NVIDIA driver's files"
+[ ! -e "$answers" ] || fail "NVML's answers kept without a key"
+rm -f "$work"/sysfs/bus/pci/devices/*/local_cpulist
+pass "NVML's answers are kept between runs, asked again when the machine may have changed or the file is damaged"
 
 expect_status 0 "$MGPU_RUN" --report true
 expect_in "$work/err" "mgpu: report: true never loaded the CUDA driver; nothing to report"

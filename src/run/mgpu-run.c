@@ -13,7 +13,7 @@
 #include "src/run/probe_compile.h"
 #include "src/run/rank_binding.h"
 #include "src/run/launcher_options.h"
-#include "src/run/nvml_devices.h"
+#include "src/run/machine_cache.h"
 #include "partition/topology.h"
 #include "partition/nvml_library.h"
 #include "base/monotonic_clock.h"
@@ -314,53 +314,59 @@ static void choose_for_rank(const struct launcher_options *opt, const struct mgp
         say(bound ? "the rank runs on CPUs %s, near its GPUs" : "the rank is not bound: %s", cpus);
 }
 
-static int count_with_nvml(const struct launcher_options *opt, bool per_rank);
-
 /* What the launcher's choice of GPUs took, for -v (ms; 0: not done). */
-static double nvml_open_ms, nvml_count_ms, nvml_topology_ms;
+static double answers_ms, nvml_topology_ms;
+/* NVML's answers were kept from an earlier run (machine_cache.h). */
+static bool answers_kept;
+
+/* NVML's answers about this machine, kept from an earlier run or asked now
+ * (and then kept); with_gpus asks for the GPUs and their pairs too.
+ * Returns 0, or -1 with why. */
+static int nvml_answers(bool with_gpus, struct mgpu_nvml_answers *a, char *why, size_t whylen)
+{
+    uint64_t key;
+    bool keyed = mgpu_machine_key(&key) == 0;
+    answers_kept = keyed && mgpu_machine_cache_load(key, with_gpus, a);
+    if (answers_kept)
+        return 0;
+    struct mgpu_nvml nvml;
+    if (mgpu_nvml_open(&nvml, why, whylen) != 0)
+        return -1;
+    int r = mgpu_nvml_answers_read(&nvml, with_gpus, a, why, whylen);
+    mgpu_nvml_close(&nvml);
+    if (r == 0 && keyed)
+        mgpu_machine_cache_save(key, a);
+    return r;
+}
 
 /* The machine's device count from NVML, or -1 where the driver must be
  * asked: the driver is not the system's (MGPU_DRIVER), CUDA_VISIBLE_DEVICES
  * already narrows it (its entries may not be NVML's), NVML does not
- * answer, or the topology decides the GPUs (-n on a machine of several,
- * or ranks sharing the node's) and NVML's cannot stand for the driver's
- * (nvml_machine). */
+ * answer, a GPU is in MIG mode (several CUDA devices, or none), or the
+ * topology decides the GPUs (-n on a machine of several, or ranks sharing
+ * the node's) and NVML's cannot stand for the driver's (nvml_machine). */
 static int quick_device_count(const struct launcher_options *opt, bool per_rank)
 {
     if (getenv("MGPU_DRIVER") != NULL || getenv("CUDA_VISIBLE_DEVICES") != NULL)
         return -1;
-    /* NVML held open across the count and the topology: each opening
-     * starts it (nvmlInit_v2 and the GPUs' handles took 24 ms on 2 x
-     * H200), and a start inside a started NVML only counts a reference. */
-    struct mgpu_nvml held;
+    /* -n may need the topology: the GPUs are asked for with the count. */
+    bool with_gpus = opt->gpus_len == 0;
+    static struct mgpu_nvml_answers answers;
     char why[256];
     long long begin = mgpu_monotonic_ns();
-    bool holding = mgpu_nvml_open(&held, why, sizeof why) == 0;
-    nvml_open_ms = mgpu_ms_since(begin);
-    int count = count_with_nvml(opt, per_rank);
-    if (holding)
-        mgpu_nvml_close(&held);
-    return count;
-}
-
-/* quick_device_count's work, with NVML open. */
-static int count_with_nvml(const struct launcher_options *opt, bool per_rank)
-{
-    char why[256];
-    long long begin = mgpu_monotonic_ns();
-    int count = mgpu_nvml_device_count(why, sizeof why);
-    nvml_count_ms = mgpu_ms_since(begin);
-    if (count <= 0)
+    int r = nvml_answers(with_gpus, &answers, why, sizeof why);
+    answers_ms = mgpu_ms_since(begin);
+    if (r != 0 || answers.mig_gpu >= 0) {
+        if (opt->verbose)
+            say("%s; the CUDA driver counts the GPUs",
+                r != 0 ? why : "a GPU is in MIG mode or unreadable");
         return -1;
-    if (opt->gpus_len == 0 && (count > 1 || per_rank)) {
+    }
+    int count = answers.count;
+    if (with_gpus && (count > 1 || per_rank)) {
         begin = mgpu_monotonic_ns();
-        int r = mgpu_topology_load_machine_nvml(&nvml_machine, why, sizeof why);
+        r = mgpu_topology_from_nvml_answers(&nvml_machine, &answers, why, sizeof why);
         nvml_topology_ms = mgpu_ms_since(begin);
-        if (r == 0 && nvml_machine.gpu_count != count) {
-            snprintf(why, sizeof why, "NVML describes %d of its %d GPUs", nvml_machine.gpu_count,
-                     count);
-            r = -1;
-        }
         if (r != 0) {
             if (opt->verbose)
                 say("%s; the CUDA driver gives the topology", why);
@@ -576,8 +582,9 @@ int main(int argc, char **argv)
                      nvml_machine.places_alike ? " (places alike in sysfs %.1f, no hwloc)"
                                                : " (hwloc's places %.1f)",
                      nvml_machine.places_ms);
-        say("%.1f ms so far: NVML opened in %.1f, its count %.1f, its topology %.1f%s",
-            mgpu_ms_since(started), nvml_open_ms, nvml_count_ms, nvml_topology_ms, places);
+        say("%.1f ms so far: NVML's answers %s %.1f, its topology %.1f%s", mgpu_ms_since(started),
+            answers_kept ? "kept from an earlier run, read in" : "asked in", answers_ms,
+            nvml_topology_ms, places);
     }
     if (opt.verbose && ndevices < chosen_len)
         say("running %s on %d GPUs standing on %d of %d devices; driver %s%s", program, chosen_len,

@@ -5,6 +5,9 @@
 
 #include "src/run/probe_compile.h"
 
+#include "base/byte_hash.h"
+#include "base/cache_dir.h"
+
 #include "ptx/ptx_probes.h"
 
 #include <errno.h>
@@ -85,37 +88,6 @@ static char *read_all(const char *path, size_t max, size_t *size)
     data[n] = '\0';
     *size = n;
     return data;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
-/* mgpu's cache directory, made if need be. */
-static int cache_dir(char *out, size_t len)
-{
-    const char *dir = getenv("MGPU_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (dir && *dir)
-        snprintf(out, len, "%s", dir);
-    else if (xdg && *xdg)
-        snprintf(out, len, "%s/mgpu", xdg);
-    else if (home && *home)
-        snprintf(out, len, "%s/.cache/mgpu", home);
-    else
-        snprintf(out, len, "/tmp/mgpu-cache-%u", (unsigned)getuid());
-    /* mkdir -p */
-    for (char *p = out + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(out, 0700);
-            *p = '/';
-        }
-    return mkdir(out, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 /* The first line of nvcc's output that says "error", else its first line. */
@@ -247,7 +219,7 @@ int mgpu_probe_prepare(const char *arg, int verbose, char *ptx, size_t ptx_len, 
         return -1;
     }
     /* The cache key: the source, the header it includes, the compiler. */
-    uint64_t h = hash_bytes(1469598103934665603ull, text, size);
+    uint64_t h = mgpu_byte_hash(MGPU_BYTE_HASH_START, text, size);
     free(text);
     snprintf(header, sizeof header, "%s/mgpu/probe.h", include);
     size_t header_size = 0;
@@ -257,11 +229,11 @@ int mgpu_probe_prepare(const char *arg, int verbose, char *ptx, size_t ptx_len, 
                               "MGPU_PROBE_INCLUDE", arg, header);
         return -1;
     }
-    h = hash_bytes(h, header_text, header_size);
+    h = mgpu_byte_hash(h, header_text, header_size);
     free(header_text);
-    h = hash_bytes(h, nvcc, strlen(nvcc));
-    h = hash_bytes(h, PROBE_ARCH, strlen(PROBE_ARCH));
-    if (cache_dir(dir, sizeof dir) != 0) {
+    h = mgpu_byte_hash(h, nvcc, strlen(nvcc));
+    h = mgpu_byte_hash(h, PROBE_ARCH, strlen(PROBE_ARCH));
+    if (mgpu_cache_dir(dir, sizeof dir) != 0) {
         snprintf(err, errlen, "probe %s: cannot make the cache directory %s: %s (set "
                               "MGPU_CACHE_DIR)", arg, dir, strerror(errno));
         return -1;

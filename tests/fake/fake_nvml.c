@@ -6,8 +6,8 @@
  * are NVLink with atomics, FAKE_CUDA_NO_PEER pairs have no peer access.
  * FAKE_NVML_REVERSED=1 enumerates the GPUs in reverse bus order (NVML
  * promises no order); FAKE_NVML_OTHER_NAME=N names GPU N otherwise;
- * FAKE_NVML_P2P_LOG=FILE logs the P2P questions asked. Just the calls
- * mgpu-run makes. */
+ * FAKE_NVML_P2P_LOG=FILE logs the P2P questions asked, FAKE_NVML_INIT_LOG=FILE
+ * each start of NVML ("init"). Just the calls mgpu-run makes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +44,12 @@ static int listed(const char *var, int a, int b)
 
 FAKE_EXPORT int nvmlInit_v2(void)
 {
+    const char *log = getenv("FAKE_NVML_INIT_LOG");
+    FILE *f = log != NULL ? fopen(log, "a") : NULL;
+    if (f != NULL) {
+        fputs("init\n", f);
+        fclose(f);
+    }
     return 0;
 }
 
