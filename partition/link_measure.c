@@ -6,6 +6,7 @@
 #include "base/real_driver.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct device_side {
@@ -55,7 +56,12 @@ static void release(struct device_side *d, bool keep_memory)
     mgpu_drv.cuDevicePrimaryCtxRelease(d->dev);
 }
 
-static CUresult prepare(struct device_side *d, int device)
+/* What the copies' sources are filled from: a host buffer of ones (never
+ * time on zeros), copied in by a copy engine. A memset would be a kernel,
+ * which on the home GPU waits behind the program's kernels: on 4 x H200
+ * the measurement made ahead took 255 ms, two of SGEMM's 126 ms launches,
+ * and the first split launch waited for it. */
+static CUresult prepare(struct device_side *d, int device, const void *ones)
 {
     memset(d, 0, sizeof *d);
     CUresult r = mgpu_drv.cuDeviceGet(&d->dev, device);
@@ -73,8 +79,8 @@ static CUresult prepare(struct device_side *d, int device)
         r = mgpu_drv.cuMemAlloc(&d->dst, MGPU_LINK_MEASURE_BYTES);
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
-    if (r == CUDA_SUCCESS) /* never time on zeros */
-        r = mgpu_drv.cuMemsetD8Async(d->src, 1, MGPU_LINK_MEASURE_BYTES, d->stream);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuMemcpyHtoDAsync(d->src, ones, MGPU_LINK_MEASURE_BYTES, d->stream);
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuStreamSynchronize(d->stream);
     if (r == CUDA_SUCCESS)
@@ -119,6 +125,29 @@ static CUresult time_copies(struct device_side *from, struct device_side *to, do
     return r;
 }
 
+/* For each device, the one whose copies within itself are timed for it:
+ * itself, except the first where it is busy (the home GPU, whose kernels
+ * the program is running: a copy within a device is a kernel, and it would
+ * wait behind them) and another device of the same name can stand for it. */
+static void local_stand_ins(const int *devices, int n, bool first_busy, int stand_in[])
+{
+    char first[128] = "", name[128];
+    CUdevice dev;
+    for (int a = 0; a < n; a++)
+        stand_in[a] = a;
+    if (!first_busy || n < 2 || mgpu_drv.cuDeviceGetName == NULL ||
+        mgpu_drv.cuDeviceGet(&dev, devices[0]) != CUDA_SUCCESS ||
+        mgpu_drv.cuDeviceGetName(first, sizeof first, dev) != CUDA_SUCCESS)
+        return;
+    for (int a = 1; a < n; a++)
+        if (mgpu_drv.cuDeviceGet(&dev, devices[a]) == CUDA_SUCCESS &&
+            mgpu_drv.cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS &&
+            strcmp(name, first) == 0) {
+            stand_in[0] = a;
+            return;
+        }
+}
+
 void mgpu_link_measure_release(void)
 {
     for (int i = 0; i < nkept; i++) {
@@ -136,8 +165,9 @@ void mgpu_link_measure_release(void)
     nkept = 0;
 }
 
-int mgpu_link_measure(const int *devices, int n, bool keep_memory, const atomic_bool *stop,
-                      double gbps[][MGPU_MAX_GPUS], char *err, size_t errlen)
+int mgpu_link_measure(const int *devices, int n, bool first_busy, bool keep_memory,
+                      const atomic_bool *stop, double gbps[][MGPU_MAX_GPUS], char *err,
+                      size_t errlen)
 {
     if (n < 1 || n > MGPU_MAX_GPUS) {
         snprintf(err, errlen, "no devices to measure");
@@ -146,11 +176,17 @@ int mgpu_link_measure(const int *devices, int n, bool keep_memory, const atomic_
     /* Entry points the driver table may lack (the fake GPU has no peer
      * copy): said, not called through a null pointer. */
     if (mgpu_drv.cuMemAlloc == NULL || mgpu_drv.cuMemFree == NULL ||
-        mgpu_drv.cuStreamCreate == NULL || mgpu_drv.cuMemsetD8Async == NULL ||
+        mgpu_drv.cuStreamCreate == NULL || mgpu_drv.cuMemcpyHtoDAsync == NULL ||
         mgpu_drv.cuMemcpyDtoDAsync == NULL || (n > 1 && mgpu_drv.cuMemcpyPeerAsync == NULL)) {
         snprintf(err, errlen, "the driver lacks a copy or allocation call the measurement uses");
         return -1;
     }
+    void *ones = malloc(MGPU_LINK_MEASURE_BYTES);
+    if (ones == NULL) {
+        snprintf(err, errlen, "no host memory for the measurement's copies");
+        return -1;
+    }
+    memset(ones, 1, MGPU_LINK_MEASURE_BYTES);
     struct device_side sides[MGPU_MAX_GPUS];
     memset(sides, 0, sizeof sides);
     CUresult r = CUDA_SUCCESS;
@@ -158,16 +194,24 @@ int mgpu_link_measure(const int *devices, int n, bool keep_memory, const atomic_
     bool stopped = false;
     for (; prepared < n && r == CUDA_SUCCESS && !(stopped = stop && atomic_load(stop));
          prepared++) {
-        r = prepare(&sides[prepared], devices[prepared]);
+        r = prepare(&sides[prepared], devices[prepared], ones);
         if (r != CUDA_SUCCESS)
             failed_at = devices[prepared];
     }
+    free(ones); /* each prepare waited for its copy */
+    int stand_in[MGPU_MAX_GPUS];
+    local_stand_ins(devices, n, first_busy, stand_in);
     for (int a = 0; a < n && r == CUDA_SUCCESS && !stopped; a++)
         for (int b = 0; b < n && r == CUDA_SUCCESS && !(stopped = stop && atomic_load(stop)); b++) {
+            if (a == b && stand_in[a] != a)
+                continue;
             r = time_copies(&sides[a], &sides[b], &gbps[a][b]);
             if (r != CUDA_SUCCESS)
                 failed_at = devices[b];
         }
+    for (int a = 0; a < n; a++)
+        if (stand_in[a] != a)
+            gbps[a][a] = gbps[stand_in[a]][stand_in[a]];
     for (int i = 0; i < prepared; i++)
         release(&sides[i], keep_memory);
     if (r != CUDA_SUCCESS) {

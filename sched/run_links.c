@@ -41,7 +41,7 @@ static int make_model_now(void)
     if (e == NULL)
         return -1;
     int ndevices = mgpu_gpu_entries_distinct(e, devices);
-    if (mgpu_link_measure(devices, ndevices, true, &stopping, device_gbps, err, sizeof err) != 0 ||
+    if (mgpu_link_measure(devices, ndevices, true, true, &stopping, device_gbps, err, sizeof err) != 0 ||
         mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
         mgpu_info("no cost model of the links; placement follows the streaks alone and splits "
                   "are tried without an estimate: %s",

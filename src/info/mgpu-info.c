@@ -294,7 +294,7 @@ static int print_bandwidths(const struct mgpu_topology *t, const int *list, int 
     static double gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
     static struct mgpu_link_model m;
     char err[256];
-    if (mgpu_link_measure(devices, ndevices, false, NULL, gbps, err, sizeof err) != 0 ||
+    if (mgpu_link_measure(devices, ndevices, false, false, NULL, gbps, err, sizeof err) != 0 ||
         mgpu_link_model_build(&m, entries, n, devices, ndevices, gbps) != 0) {
         say("%s", err[0] ? err : "no bandwidth model for these GPUs");
         return EXIT_FAILURE;
