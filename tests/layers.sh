@@ -94,3 +94,31 @@ layer_check "$work/tree" && fail "an upward include planted in base/log.c went u
 grep -q 'base/log.c: includes sched/split_launch.h, which is not below it' "$work/broken" ||
   { cat "$work/broken"; fail "the planted include was not named"; }
 pass "an upward include planted in base/log.c is found and named"
+
+# Every folder of the layers has a README whose table names each of its
+# source files (a header by its own name or by its .c's), so that a reader
+# finds what a file owns from its folder.
+readme_check() {
+  (
+    cd "$1" || exit 2
+    for d in base ptx partition memory mirror probes modules sched blas src src/hooks src/report \
+             src/shim src/run src/info src/ptx; do
+      [ -f "$d/README.md" ] || { echo "$d/ has no README.md"; continue; }
+      for f in "$d"/*.c "$d"/*.h "$d"/*.sh; do
+        [ -f "$f" ] || continue
+        b=$(basename "$f"); stem=${b%.*}
+        pair=$b
+        case $b in *.h) [ -f "$d/$stem.c" ] && pair=$stem.c ;; esac
+        grep -q -e "\`$b\`" -e "\`$pair\`" "$d/README.md" ||
+          echo "$f is not named in $d/README.md"
+      done
+    done
+  ) > "$work/unnamed"
+  [ ! -s "$work/unnamed" ]
+}
+readme_check "${1:-$top_srcdir}" || { cat "$work/unnamed"; fail "folders' READMEs miss files"; }
+: > "$work/tree/partition/unnamed_file.c"
+readme_check "$work/tree" && fail "a file planted in partition/ went unseen by the README check"
+grep -q 'partition/unnamed_file.c is not named in partition/README.md' "$work/unnamed" ||
+  { cat "$work/unnamed"; fail "the planted file was not named"; }
+pass "every folder of the layers has a README naming each of its files"
