@@ -112,9 +112,11 @@ static bool map_ranks(char *why, size_t whylen)
 #define EXIT_WAIT_MS_IN_CALLBACK 500
 
 static pthread_once_t exit_wait_once = PTHREAD_ONCE_INIT;
+static pthread_once_t exit_wait_early_once = PTHREAD_ONCE_INIT;
 
-/* An exit handler registered once NCCL is loaded, so that it runs before
- * the library's own static destructors (registered as it loads): exit
+/* An exit handler registered when the communicator's thread starts and
+ * again once NCCL is loaded, so that it runs before the library's own
+ * static destructors (registered as it loads): exit
  * waits there for a communicator still being made. Its making runs on a
  * thread of its own that nothing else waits for under MGPU_MIRROR=auto,
  * and a short program ended inside ncclCommInitAll once NCCL's
@@ -338,6 +340,11 @@ bool mgpu_nccl_ready(CUcontext home)
     pthread_mutex_lock(&init_lock);
     if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
         atomic_store_explicit(&init_state, 1, memory_order_relaxed);
+        /* Registered again once NCCL is loaded (load_library), to run
+         * before its destructors; this one covers an exit that comes
+         * before the thread has loaded it, which would otherwise tear the
+         * contexts down under ncclCommInitAll. */
+        pthread_once(&exit_wait_early_once, register_exit_wait);
         if (!mgpu_thread_start_detached(init_thread, home)) {
             init_now(home);
             atomic_store_explicit(&init_state, 2, memory_order_release);
