@@ -31,5 +31,16 @@ int mgpu_cache_dir(char *out, size_t len)
             mkdir(out, 0700);
             *p = '/';
         }
-    return mkdir(out, 0700) == 0 || errno == EEXIST ? 0 : -1;
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        return -1;
+    /* Ours alone: what is kept there is read back into the program (a
+     * probe's PTX, the machine's GPUs), and /tmp is everyone's. */
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        errno = EACCES;
+        return -1;
+    }
+    return 0;
 }

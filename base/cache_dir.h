@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 /* The directory's path into out, made (mode 0700, parents too) if need be.
- * Returns 0, or -1 with errno where it cannot be made or does not fit. */
+ * Returns 0, or -1 with errno where it cannot be made, does not fit, or is
+ * not a directory of the user's own that no one else may write (EACCES). */
 int mgpu_cache_dir(char *out, size_t len);
 
 #endif

@@ -288,6 +288,12 @@ kept_run -n 2; asked "-n 2 on random bytes"
 # NVIDIA driver's files: each run asks, and runs.
 MGPU_CACHE_DIR="$answers/below" kept_run -n 2; asked "-n 2 with a cache directory that cannot be made"
 MGPU_CACHE_DIR="$answers/below" kept_run -n 2; asked "-n 2 again with a cache directory that cannot be made"
+# Nor in a directory others may write (/tmp is everyone's): what is kept
+# there is read back into the program.
+mkdir -p "$work/shared-cache" && chmod 777 "$work/shared-cache"
+MGPU_CACHE_DIR="$work/shared-cache" kept_run -n 2; asked "-n 2 with a cache directory others may write"
+MGPU_CACHE_DIR="$work/shared-cache" kept_run -n 2; asked "-n 2 again with a cache directory others may write"
+[ ! -e "$work/shared-cache/nvml-answers" ] || fail "NVML's answers kept in a directory others may write"
 rm -f "$answers"
 kept_procfs="$work/no-procfs" kept_run -n 2
 kept_procfs="$work/no-procfs" kept_run -n 2; asked "-n 2 without the NVIDIA driver's files"
