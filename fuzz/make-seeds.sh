@@ -9,7 +9,7 @@
 set -eu
 srcdir=$1 dir=$2 nvcc=${3:-nvcc} arch=${4:-sm_90}
 compute=$(echo "$arch" | sed 's/^sm_/compute_/')
-mkdir -p "$dir/image" "$dir/ptx" "$dir/nvml"
+mkdir -p "$dir/image" "$dir/ptx" "$dir/nvml" "$dir/settings" "$dir/trace"
 for cu in "$srcdir"/tests/ptx/*.cu; do
   name=$(basename "$cu" .cu)
   "$nvcc" -ptx -arch="$compute" -o "$dir/ptx/$name.ptx" "$cu"
@@ -32,3 +32,11 @@ printf 'mgpu-nvml-answers 1\ncount 8\nmig -1\ngpus 0\nend\n' > "$dir/nvml/count"
   for b in 18 2a 3b 4c; do printf 'gpu 0000:%s:00.0 150754820096 NVIDIA H200\n' $b; done
   for w in peer nvlink atomics; do printf '%s 0111\n%s 1011\n%s 1101\n%s 1110\n' $w $w $w $w; done
   printf 'end\n'; } > "$dir/nvml/four"
+# Settings, a command line, MPI variables (fuzz/fuzz_settings.c).
+printf 'MGPU_GPUS=0,1x2\nMGPU_SPLIT=auto\nMGPU_REPORT=1\n--\n-n\n2\n--report\n./app\n-x\n' > "$dir/settings/run"
+printf 'OMPI_COMM_WORLD_LOCAL_RANK=1\nOMPI_COMM_WORLD_LOCAL_SIZE=4\nMGPU_MEMORY=driver\n--\n--gpus\n0x8\n--probe\nfootprint-check\n-v\n--\nprog\n' > "$dir/settings/mpi"
+printf 'SLURM_LOCALID=0\nSLURM_TASKS_PER_NODE=2(x3),1\nSLURM_NODEID=3\nMGPU_BLAS_MIN=1024\n--\n--topology\nnode.xml\n-vv\nprog\n' > "$dir/settings/slurm"
+# Two ranks' trace files, cut by a NUL (fuzz/fuzz_trace_merge.c).
+{ printf '{"displayTimeUnit":"ms","traceEvents":[\n{"name":"k","ph":"X","pid":0,"tid":1,"ts":1.0,"dur":2.5}\n,{"name":"k","ph":"X","pid":0,"tid":2,"ts":4.0,"dur":1.0}\n]}\n'
+  printf '\0'
+  printf '{"displayTimeUnit":"ms","traceEvents":[\n{"name":"m","ph":"X","pid":1,"tid":1,"ts":1.5,"dur":2.0}\n]}\n'; } > "$dir/trace/two"
