@@ -378,7 +378,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
 
     if (parse_path_var(get, "MGPU_TRACE", cfg->trace_path, err, errlen) != 0 ||
         parse_path_var(get, "MGPU_TOPOLOGY", cfg->topology_path, err, errlen) != 0 ||
-        parse_path_var(get, "MGPU_PROBE_OUT", cfg->probe_out, err, errlen) != 0)
+        parse_path_var(get, "MGPU_PROBE_OUT", cfg->probe_out, err, errlen) != 0 ||
+        parse_path_var(get, "MGPU_NVML_KEPT", cfg->nvml_kept, err, errlen) != 0)
         return -1;
     v = get("MGPU_PROBES");
     if (v && *v) {

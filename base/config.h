@@ -37,6 +37,7 @@ struct mgpu_config {
     bool report;                              /* MGPU_REPORT */
     char trace_path[MGPU_PATH_MAX];           /* MGPU_TRACE; empty when unset */
     char topology_path[MGPU_PATH_MAX];        /* MGPU_TOPOLOGY; empty: this machine's */
+    char nvml_kept[MGPU_PATH_MAX]; /* MGPU_NVML_KEPT: mgpu-run counted the GPUs from this file */
     int verbose;                              /* MGPU_VERBOSE, 0..2 */
     enum mgpu_sm_count_mode sm_count;         /* MGPU_SM_COUNT */
     bool sm_count_given;                      /* MGPU_SM_COUNT was set */

@@ -115,6 +115,7 @@ cat <<'EOF'
 | `MGPU_PROBE_DIR`, `MGPU_PROBE_INCLUDE` | the built-in probes' sources and the directory that holds `mgpu/probe.h` (default: where `make install` put them) |
 | `MGPU_ENTRIES`, `MGPU_SHIM`, `MGPU_ACTIVE`, `MGPU_NCCL_SEEN` | set by `mgpu-run` for the program: the device each GPU of the run stands on, the shim's path, the mark that the program already runs under `mgpu-run` (a nested `mgpu-run` runs its program as it is), and the mark that the program made an NCCL communicator |
 | `MGPU_LAUNCHER_NS` | set by `mgpu-run`: its own time before it ran the program, for the report's start-up line |
+| `MGPU_NVML_KEPT` | set by `mgpu-run` where it counted the GPUs from NVML's kept answers: that file, which the runtime names if the driver's devices do not match |
 | `MGPU_PROCFS` | for the tests: where `mgpu-run` reads what keys NVML's kept answers (`sys/kernel/random/boot_id`, `driver/nvidia/version`, `driver/nvidia/gpus`, `driver/nvidia/capabilities`; default `/proc`); without the NVIDIA driver's files there nothing is kept |
 | `MGPU_SYSFS` | for the tests: where `mgpu-run -n` reads the CPUs near each GPU (`bus/pci/devices/ID/local_cpus` and `local_cpulist`) when NVLink joins every pair of GPUs (default `/sys`) |
 

@@ -247,6 +247,16 @@ expect_in "$work/out" "0,1,2,3 0,1,2,3"
 expect_in "$work/err" "mgpu-run: GPUs 0,1,2,3, chosen and ordered from the topology of this machine (NVML)"
 kept_run --gpus 1,2; kept "a list after -n 4"
 expect_in "$work/out" "1,2 0,1"
+# The program is told where the count came from (the runtime names that
+# file if the driver's devices do not match), and only then.
+rm -f "$work/nvml-inits"
+MGPU_PROCFS="$proc" MGPU_SYSFS="$work/sysfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 \
+  FAKE_CUDA_NVLINK=$all_pairs expect_status 0 quick_run "$MGPU_RUN" -n 2 sh -c 'echo "kept=$MGPU_NVML_KEPT"'
+expect_in "$work/out" "kept=$answers"
+MGPU_PROCFS="$work/no-procfs" FAKE_NVML_GPUS=4 FAKE_CUDA_GPUS=4 \
+  expect_status 0 quick_run "$MGPU_RUN" -n 2 sh -c 'echo "kept=$MGPU_NVML_KEPT"'
+expect_in "$work/out" "kept="
+! grep -q "kept=." "$work/out" || fail "MGPU_NVML_KEPT set where NVML was asked"
 # A list keeps only the count; -n then asks for the GPUs, and keeps them.
 rm -f "$answers"
 kept_run --gpus 0x2; asked "a first list"

@@ -99,7 +99,7 @@ int mgpu_machine_key(uint64_t *key)
     return 0;
 }
 
-static int cache_path(char *out, size_t len)
+int mgpu_machine_cache_path(char *out, size_t len)
 {
     char dir[900];
     if (mgpu_cache_dir(dir, sizeof dir) != 0)
@@ -110,7 +110,7 @@ static int cache_path(char *out, size_t len)
 bool mgpu_machine_cache_load(uint64_t key, bool need_gpus, struct mgpu_nvml_answers *a)
 {
     char path[1024];
-    if (cache_path(path, sizeof path) != 0)
+    if (mgpu_machine_cache_path(path, sizeof path) != 0)
         return false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -135,7 +135,7 @@ bool mgpu_machine_cache_load(uint64_t key, bool need_gpus, struct mgpu_nvml_answ
 void mgpu_machine_cache_save(uint64_t key, const struct mgpu_nvml_answers *a)
 {
     char path[1024], temporary[1100];
-    if (cache_path(path, sizeof path) != 0)
+    if (mgpu_machine_cache_path(path, sizeof path) != 0)
         return;
     char *text = malloc(CACHE_MAX);
     if (text == NULL)

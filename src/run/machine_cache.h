@@ -13,6 +13,7 @@
 #include "partition/nvml_answers.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* This machine's key. Returns 0, or -1 where the boot id or the NVIDIA
@@ -24,6 +25,10 @@ int mgpu_machine_key(uint64_t *key);
  * for, or the file is not what mgpu writes (it is then rewritten by the
  * next save). */
 bool mgpu_machine_cache_load(uint64_t key, bool need_gpus, struct mgpu_nvml_answers *a);
+
+/* The file the answers are kept in, into out. Returns 0, or -1 where the
+ * cache directory cannot be made or used. */
+int mgpu_machine_cache_path(char *out, size_t len);
 
 /* Keeps the answers under key, replacing what was kept (written whole to a
  * file of its own, then renamed over). Quietly nothing where the cache

@@ -594,6 +594,14 @@ int main(int argc, char **argv)
             counted);
 
     setenv("CUDA_VISIBLE_DEVICES", visible, 1);
+    /* Where the GPUs were counted from kept answers, the runtime names the
+     * file if the driver's devices do not match (a machine changed in a
+     * way the key does not see). */
+    char kept_path[PATH_MAX];
+    if (quick && answers_kept && mgpu_machine_cache_path(kept_path, sizeof kept_path) == 0)
+        setenv("MGPU_NVML_KEPT", kept_path, 1);
+    else
+        unsetenv("MGPU_NVML_KEPT");
     setenv("MGPU_ENTRIES", entry_list, 1);
     setenv("MGPU_DRIVER", driver, 1);
     setenv("MGPU_SHIM", shim, 1);
