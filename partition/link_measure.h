@@ -19,7 +19,8 @@
 #define MGPU_LINK_MEASURE_BYTES ((size_t)64 << 20)
 
 /* gbps[a][b] for devices[a] to devices[b] (n of them; CUDA device
- * indices), first_busy where devices[0] runs the program's kernels. mgpu_drv must be loaded and initialised. Returns 0, or -1
+ * indices), first_busy where devices[0] runs the program's kernels.
+ * mgpu_drv must be loaded and initialised. Returns 0, or -1
  * with a one-line message. With keep_memory the 2 x 64 MiB per device it
  * copied are not freed until mgpu_link_measure_release: cuMemFree waits
  * for every stream of the device, and a measurement made inside a

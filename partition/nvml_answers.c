@@ -135,7 +135,12 @@ int mgpu_nvml_answers_read(const struct mgpu_nvml *nvml, bool with_gpus,
         snprintf(why, whylen, "NVML counts no GPU");
         return -1;
     }
-    a->count = count > MGPU_TOPOLOGY_MAX_GPUS ? MGPU_TOPOLOGY_MAX_GPUS : (int)count;
+    if (count > MGPU_TOPOLOGY_MAX_GPUS) {
+        snprintf(why, whylen, "NVML counts %u GPUs, more than mgpu's %d", count,
+                 MGPU_TOPOLOGY_MAX_GPUS);
+        return -1;
+    }
+    a->count = (int)count;
     a->mig_gpu = first_mig_gpu(nvml, a->count);
     if (!with_gpus)
         return 0;

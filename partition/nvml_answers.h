@@ -22,7 +22,7 @@ struct mgpu_nvml_answer_gpu {
 };
 
 struct mgpu_nvml_answers {
-    int count;     /* NVML's GPUs (at most MGPU_TOPOLOGY_MAX_GPUS) */
+    int count;     /* NVML's GPUs, 1 to MGPU_TOPOLOGY_MAX_GPUS */
     int mig_gpu;   /* the first GPU in MIG mode or unreadable, -1 none */
     bool has_gpus; /* gpus, pairs_known and the matrices below were read */
     struct mgpu_nvml_answer_gpu gpus[MGPU_TOPOLOGY_MAX_GPUS]; /* in bus order */
@@ -35,8 +35,8 @@ struct mgpu_nvml_answers {
 };
 
 /* Asks an open NVML: the count and MIG modes, and with_gpus the GPUs and
- * their pairs. Returns 0, or -1 with a one-line reason where NVML does not
- * count or cannot read a GPU's bus id. */
+ * their pairs. Returns 0, or -1 with a one-line reason where NVML counts
+ * no GPU or more than mgpu takes, or cannot read a GPU's bus id. */
 int mgpu_nvml_answers_read(const struct mgpu_nvml *nvml, bool with_gpus,
                            struct mgpu_nvml_answers *a, char *why, size_t whylen);
 
