@@ -134,6 +134,21 @@ static void register_exit_wait(void)
     atexit(wait_at_exit);
 }
 
+/* Libraries NCCL loads while it makes the communicator (NVML for the
+ * topology, verbs and a net plugin where present), loaded first: their
+ * static destructors are then registered before the exit wait, so that an
+ * exit during the making waits before they run. Loaded inside
+ * ncclCommInitAll, they would register theirs after the wait, and an exit
+ * meanwhile would run them under NCCL's feet. Kept loaded; absent ones
+ * are skipped. */
+static void load_what_nccl_loads(void)
+{
+    static const char *const names[] = {"libnvidia-ml.so.1", "libibverbs.so.1",
+                                        "libnccl-net.so"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        (void)dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+}
+
 static bool load_library(char *why, size_t whylen)
 {
     nccl.lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
@@ -142,6 +157,7 @@ static bool load_library(char *why, size_t whylen)
         snprintf(why, whylen, "libnccl.so.2 does not load (%s)", dlerror());
         return false;
     }
+    load_what_nccl_loads();
     pthread_once(&exit_wait_once, register_exit_wait);
     *(void **)&nccl.comm_init_all = dlsym(nccl.lib, "ncclCommInitAll");
     *(void **)&nccl.broadcast = dlsym(nccl.lib, "ncclBroadcast");
