@@ -115,8 +115,8 @@ static pthread_once_t exit_wait_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_wait_early_once = PTHREAD_ONCE_INIT;
 
 /* An exit handler registered when the communicator's thread starts and
- * again once NCCL is loaded, so that it runs before the library's own
- * static destructors (registered as it loads): exit
+ * again once NCCL and what it uses are loaded (hold_exit_for_nccl), so
+ * that it runs before their exit handlers: exit
  * waits there for a communicator still being made. Its making runs on a
  * thread of its own that nothing else waits for under MGPU_MIRROR=auto,
  * and a short program ended inside ncclCommInitAll once NCCL's
@@ -134,21 +134,6 @@ static void register_exit_wait(void)
     atexit(wait_at_exit);
 }
 
-/* Libraries NCCL loads while it makes the communicator (NVML for the
- * topology, verbs and a net plugin where present), loaded first: their
- * static destructors are then registered before the exit wait, so that an
- * exit during the making waits before they run. Loaded inside
- * ncclCommInitAll, they would register theirs after the wait, and an exit
- * meanwhile would run them under NCCL's feet. Kept loaded; absent ones
- * are skipped. */
-static void load_what_nccl_loads(void)
-{
-    static const char *const names[] = {"libnvidia-ml.so.1", "libibverbs.so.1",
-                                        "libnccl-net.so"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        (void)dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-}
-
 static bool load_library(char *why, size_t whylen)
 {
     nccl.lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
@@ -157,8 +142,6 @@ static bool load_library(char *why, size_t whylen)
         snprintf(why, whylen, "libnccl.so.2 does not load (%s)", dlerror());
         return false;
     }
-    load_what_nccl_loads();
-    pthread_once(&exit_wait_once, register_exit_wait);
     *(void **)&nccl.comm_init_all = dlsym(nccl.lib, "ncclCommInitAll");
     *(void **)&nccl.broadcast = dlsym(nccl.lib, "ncclBroadcast");
     *(void **)&nccl.reduce = dlsym(nccl.lib, "ncclReduce");
@@ -278,6 +261,35 @@ static bool made(void)
     return atomic_load_explicit(&init_state, memory_order_acquire) == 2 && nccl.ready;
 }
 
+/* Exit handlers run last registered first, so the exit wait must be
+ * registered after everything whose handlers would tear down what
+ * ncclCommInitAll uses: NCCL itself (its static destructors, registered as
+ * it loads), the libraries it loads while making the communicator (NVML
+ * for the topology, verbs and a net plugin where present; loaded here
+ * first, kept loaded, absent ones skipped) and the CUDA runtime linked into
+ * NCCL, whose state and exit handler are made at its first call (made here
+ * by a small ncclMemAlloc, where NCCL has it). Without this an exit while
+ * the communicator was being made ran those handlers under NCCL's feet.
+ * Called on the communicator's thread, the home context current. */
+static void hold_exit_for_nccl(void)
+{
+    static const char *const loads[] = {"libnvidia-ml.so.1", "libibverbs.so.1", "libnccl-net.so"};
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
+        (void)dlopen(loads[i], RTLD_NOW | RTLD_LOCAL);
+    ncclResult_t (*mem_alloc)(void **, size_t);
+    ncclResult_t (*mem_free)(void *);
+    *(void **)&mem_alloc = dlsym(nccl.lib, "ncclMemAlloc");
+    *(void **)&mem_free = dlsym(nccl.lib, "ncclMemFree");
+    void *p = NULL;
+    if (mem_alloc != NULL && mem_free != NULL) {
+        mgpu_own_writes_begin();
+        if (mem_alloc(&p, 1) == ncclSuccess)
+            mem_free(p);
+        mgpu_own_writes_end();
+    }
+    pthread_once(&exit_wait_once, register_exit_wait);
+}
+
 static void init_now(CUcontext home)
 {
     long long begin = mgpu_monotonic_ns();
@@ -292,6 +304,8 @@ static void init_now(CUcontext home)
          * timed by the cost models would pay for them (warm_up). The
          * program's own setting stands. */
         setenv("NCCL_RUNTIME_CONNECT", "0", 0);
+        hold_exit_for_nccl();
+        mgpu_drv.cuCtxSetCurrent(current);
         mgpu_own_writes_begin();
         ncclResult_t made = nccl.comm_init_all(nccl.comms, nccl.ranks, nccl.device_of_rank);
         mgpu_own_writes_end();
@@ -356,10 +370,9 @@ bool mgpu_nccl_ready(CUcontext home)
     pthread_mutex_lock(&init_lock);
     if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
         atomic_store_explicit(&init_state, 1, memory_order_relaxed);
-        /* Registered again once NCCL is loaded (load_library), to run
-         * before its destructors; this one covers an exit that comes
-         * before the thread has loaded it, which would otherwise tear the
-         * contexts down under ncclCommInitAll. */
+        /* Registered again once NCCL is loaded (hold_exit_for_nccl), to
+         * run before its exit handlers; this one covers an exit that comes
+         * before the thread has loaded it. */
         pthread_once(&exit_wait_early_once, register_exit_wait);
         if (!mgpu_thread_start_detached(init_thread, home)) {
             init_now(home);
