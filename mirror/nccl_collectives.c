@@ -30,6 +30,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define MAX_RUNS (4 * MGPU_MAX_GPUS)
@@ -265,17 +266,19 @@ static bool made(void)
  * registered after everything whose handlers would tear down what
  * ncclCommInitAll uses: NCCL itself (its static destructors, registered as
  * it loads), the libraries it loads while making the communicator (NVML
- * for the topology, verbs and a net plugin where present; loaded here
- * first, kept loaded, absent ones skipped) and the CUDA runtime linked into
+ * for the topology, verbs unless NCCL_IB_DISABLE=1; loaded here first,
+ * kept loaded, absent ones skipped; a net plugin is not foreseen) and the
+ * CUDA runtime linked into
  * NCCL, whose state and exit handler are made at its first call (made here
  * by a small ncclMemAlloc, where NCCL has it). Without this an exit while
  * the communicator was being made ran those handlers under NCCL's feet.
  * Called on the communicator's thread, the home context current. */
 static void hold_exit_for_nccl(void)
 {
-    static const char *const loads[] = {"libnvidia-ml.so.1", "libibverbs.so.1", "libnccl-net.so"};
-    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++)
-        (void)dlopen(loads[i], RTLD_NOW | RTLD_LOCAL);
+    (void)dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *ib_disable = getenv("NCCL_IB_DISABLE");
+    if (ib_disable == NULL || strcmp(ib_disable, "1") != 0)
+        (void)dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
     ncclResult_t (*mem_alloc)(void **, size_t);
     ncclResult_t (*mem_free)(void *);
     *(void **)&mem_alloc = dlsym(nccl.lib, "ncclMemAlloc");
