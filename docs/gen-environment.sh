@@ -111,12 +111,12 @@ cat <<'EOF'
 | --- | --- |
 | `MGPU_LIBDIR` | where `mgpu-run` finds mgpu's `libcuda.so.1`, `mgpu_audit.so`, `libmgpu-blas.so` and `libmgpu-hostblas.so` (default: `.libs` beside an `mgpu-run` of a build tree, else the installed package library directory) |
 | `MGPU_NVCC` | the `nvcc` that compiles `--probe FILE.cu` (default: `CUDA_HOME`'s, `CUDA_PATH`'s, `/usr/local/cuda`'s, then the one on `PATH`) |
-| `MGPU_CACHE_DIR` | where compiled probes and NVML's answers about the machine (`nvml-answers`: its GPUs, bus ids, names, memory, peer links) are kept between runs (default `$XDG_CACHE_HOME/mgpu`, else `~/.cache/mgpu`; a directory of another user, or one others may write, is not used); the answers are asked again after a reboot, a driver change, a GPU added or removed or a MIG instance made, and where the file is damaged; delete the file to have them asked again |
+| `MGPU_CACHE_DIR` | where compiled probes and NVML's answers about the machine (`nvml-answers`: its GPUs, bus ids, names, memory, peer links) are kept between runs (default `$XDG_CACHE_HOME/mgpu`, else `~/.cache/mgpu`; a directory of another user, or one others may write, is not used); the answers are asked again after a reboot, a driver change, a GPU added or removed or a MIG instance made, in another batch job or container (control group), and where the file is damaged; delete the file to have them asked again |
 | `MGPU_PROBE_DIR`, `MGPU_PROBE_INCLUDE` | the built-in probes' sources and the directory that holds `mgpu/probe.h` (default: where `make install` put them) |
 | `MGPU_ENTRIES`, `MGPU_SHIM`, `MGPU_ACTIVE`, `MGPU_NCCL_SEEN` | set by `mgpu-run` for the program: the device each GPU of the run stands on, the shim's path, the mark that the program already runs under `mgpu-run` (a nested `mgpu-run` runs its program as it is), and the mark that the program made an NCCL communicator |
 | `MGPU_LAUNCHER_NS` | set by `mgpu-run`: its own time before it ran the program, for the report's start-up line |
 | `MGPU_NVML_KEPT` | set by `mgpu-run` where it counted the GPUs from NVML's kept answers: that file, which the runtime names if the driver's devices do not match |
-| `MGPU_PROCFS` | for the tests: where `mgpu-run` reads what keys NVML's kept answers (`sys/kernel/random/boot_id`, `driver/nvidia/version`, `driver/nvidia/gpus`, `driver/nvidia/capabilities`; default `/proc`); without the NVIDIA driver's files there nothing is kept |
+| `MGPU_PROCFS` | for the tests: where `mgpu-run` reads what keys NVML's kept answers (`sys/kernel/random/boot_id`, `driver/nvidia/version`, `driver/nvidia/gpus`, `driver/nvidia/capabilities`, `self/cgroup`; default `/proc`); without the NVIDIA driver's files there nothing is kept |
 | `MGPU_SYSFS` | for the tests: where `mgpu-run -n` reads the CPUs near each GPU (`bus/pci/devices/ID/local_cpus` and `local_cpulist`) when NVLink joins every pair of GPUs (default `/sys`) |
 
 The driver's JIT cache holds mgpu's compiled rewritten modules:

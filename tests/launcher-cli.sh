@@ -275,6 +275,11 @@ rmdir "$proc/driver/nvidia/gpus/0000:fa:04.0"
 mkdir -p "$proc/driver/nvidia/capabilities/gpu0/mig/gi1"
 kept_run -n 2; asked "-n 2 with a MIG instance made"
 kept_run -n 2; kept "-n 2 after the answers were kept again"
+# Another batch job or container on the node (its control groups) may see
+# other GPUs through NVML: asked again.
+mkdir -p "$proc/self" && echo "0::/system.slice/slurmstepd.scope/job_41/step_0" > "$proc/self/cgroup"
+kept_run -n 2; asked "-n 2 in another job's control groups"
+kept_run -n 2; kept "-n 2 again in that job"
 # A file that is not what mgpu writes is ignored, and rewritten.
 damage() {
   case $1 in

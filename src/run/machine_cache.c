@@ -93,6 +93,11 @@ int mgpu_machine_key(uint64_t *key)
     /* Absent where the driver has no MIG capabilities. */
     snprintf(path, sizeof path, "%s/driver/nvidia/capabilities", root);
     hash_names(&h, path, CAPABILITY_DEPTH);
+    /* The process's control groups: jobs of a batch system or containers
+     * on one node may see different GPUs through NVML while sharing a
+     * home directory; each group keeps its own answers. */
+    snprintf(path, sizeof path, "%s/self/cgroup", root);
+    hash_file(&h, path);
     /* Another mgpu's file is another key. */
     h = mgpu_byte_hash(h, PACKAGE_VERSION, sizeof PACKAGE_VERSION);
     *key = h;

@@ -3,9 +3,10 @@
  * run after the first asks NVML nothing: on 4 x H200 asking took 45 ms for
  * a --gpus list and 105 ms for -n 4, the whole of the launcher's time. The
  * answers are kept under a key of what changes when the machine's GPUs
- * can: the boot, the NVIDIA kernel driver's version, the GPUs it lists and
- * its MIG capabilities (read from MGPU_PROCFS, default /proc, for the
- * tests). A machine without /proc/driver/nvidia gets no key and keeps
+ * can: the boot, the NVIDIA kernel driver's version, the GPUs it lists,
+ * its MIG capabilities, and the process's control groups, which tell a
+ * batch job or container that may see other GPUs (read from MGPU_PROCFS,
+ * default /proc, for the tests). A machine without /proc/driver/nvidia gets no key and keeps
  * nothing. */
 #ifndef MGPU_MACHINE_CACHE_H
 #define MGPU_MACHINE_CACHE_H
