@@ -9,6 +9,7 @@
  * 32-bit index that may wrap, a register written under a guard. Shared
  * and local memory are not a parameter's. */
 #include "check.h"
+#include "footprint_kernel.h"
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_footprint.h"
 #include "ptx/ptx_module.h"
@@ -149,30 +150,6 @@ static const char reused[] =
          "setp.lt.u64 %p1, %rd2, 8;\n@%p1 bra $L_sum;\nst.global.f32 [%rd5], %f1;\n"
          "shl.b64 %rd10, %rd2, 2;\nadd.s64 %rd11, %rd3, %rd10;\nst.global.f32 [%rd11], %f1;\n"
          "ret;\n}\n";
-
-struct kernel {
-    struct ptx_module module;
-    struct mgpu_ptx_analysis analysis;
-    struct mgpu_kernel_footprint fp;
-};
-
-/* The footprint of the module's only kernel (its last function). */
-static bool footprint_of(const char *text, struct kernel *k)
-{
-    memset(k, 0, sizeof *k);
-    if (ptx_parse(text, strlen(text), &k->module) != 0 ||
-        mgpu_ptx_analyze_accesses(&k->module, &k->analysis) != 0 || k->analysis.nkernels != 1)
-        return false;
-    struct ptx_function *f = ptx_find_function(&k->module, ptx_str_of(k->analysis.kernels[0].name));
-    return f != NULL && mgpu_ptx_footprint(f, k->analysis.kernels[0].access_param, &k->fp) == 0;
-}
-
-static void kernel_free(struct kernel *k)
-{
-    mgpu_kernel_footprint_free(&k->fp);
-    mgpu_ptx_analysis_free(&k->analysis);
-    ptx_module_free(&k->module);
-}
 
 static int slot(const struct kernel *k, int param, unsigned offset)
 {

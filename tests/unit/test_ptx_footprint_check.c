@@ -8,6 +8,7 @@
  * a byte outside the buffer is one; a struct's pointer past its first 8
  * bytes is unbounded, not an escape. */
 #include "check.h"
+#include "footprint_kernel.h"
 #include "ptx/ptx_analysis.h"
 #include "ptx/ptx_footprint.h"
 #include "ptx/ptx_footprint_check.h"
@@ -47,38 +48,25 @@ static const char second[] =
          "mov.u32 %r1, %tid.x;\nmul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd2, %rd3;\n"
          "ld.global.f32 %f1, [%rd4];\nret;\n}\n";
 
-struct kernel {
-    struct ptx_module module;
-    struct mgpu_ptx_analysis analysis;
-    struct mgpu_kernel_footprint fp;
-};
-
-static bool load(const char *text, struct kernel *k)
-{
-    memset(k, 0, sizeof *k);
-    if (ptx_parse(text, strlen(text), &k->module) != 0 ||
-        mgpu_ptx_analyze_accesses(&k->module, &k->analysis) != 0 || k->analysis.nkernels != 1)
-        return false;
-    struct ptx_function *f = ptx_find_function(&k->module, ptx_str_of(k->analysis.kernels[0].name));
-    return f != NULL && mgpu_ptx_footprint(f, k->analysis.kernels[0].access_param, &k->fp) == 0;
-}
-
-static void unload(struct kernel *k)
-{
-    mgpu_kernel_footprint_free(&k->fp);
-    mgpu_ptx_analysis_free(&k->analysis);
-    ptx_module_free(&k->module);
-}
-
 static struct mgpu_fp_touched span(long long lo, long long hi)
 {
     return (struct mgpu_fp_touched){true, lo, hi};
 }
 
+/* The check's verdict on the slice of blocks [begin, end) along x. */
+static struct mgpu_fp_verdict check_blocks(const struct kernel *k, const struct mgpu_fp_launch *l,
+                                           unsigned begin, unsigned end,
+                                           const struct mgpu_fp_param_touch *touch, size_t nparams)
+{
+    struct mgpu_fp_verdict v = {0};
+    mgpu_fp_check_slice(&k->fp, l, 0, begin, end, touch, nparams, &v);
+    return v;
+}
+
 int main(void)
 {
     struct kernel k;
-    CHECK(load(pairs, &k) && !k.fp.unknown);
+    CHECK(footprint_of(pairs, &k) && !k.fp.unknown);
     uint64_t in = 0x10000, out = 0x20000;
     void *params[] = {&in, &out};
     size_t sizes[] = {8, 8};
@@ -91,23 +79,20 @@ int main(void)
         .read = span(1024, 2052), .buffer_lo = 0, .buffer_hi = 64 * 128 * 4};
     touch[1] = (struct mgpu_fp_param_touch){
         .written = span(1024, 2048), .buffer_lo = 0, .buffer_hi = 64 * 128 * 4};
-    struct mgpu_fp_verdict v = {0};
-    mgpu_fp_check_slice(&k.fp, &l, 0, 2, 4, touch, 2, &v);
+    struct mgpu_fp_verdict v = check_blocks(&k, &l, 2, 4, touch, 2);
     CHECK(v.escapes == 0 && v.checked == 2);
     CHECK(v.predicted_bytes == v.touched_bytes && v.touched_bytes == 1028 + 1024);
 
     /* A byte before the slice's reads, one past its writes: two escapes. */
     touch[0].read = span(1020, 2052);
     touch[1].written = span(1024, 2052);
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l, 0, 2, 4, touch, 2, &v);
+    v = check_blocks(&k, &l, 2, 4, touch, 2);
     CHECK(v.escapes == 2 && v.checked == 2);
 
     /* Touching less than predicted is sound, only loose. */
     touch[0].read = span(1536, 2052);
     touch[1].written = span(1024, 1536);
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l, 0, 2, 4, touch, 2, &v);
+    v = check_blocks(&k, &l, 2, 4, touch, 2);
     CHECK(v.escapes == 0 && v.touched_bytes < v.predicted_bytes);
 
     /* Predicted at the launch, compared after it ran: the same verdict. */
@@ -124,43 +109,38 @@ int main(void)
      * that no slot names: escapes. */
     touch[0].written = span(1024, 1028);
     touch[2].read = span(0, 4);
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l, 0, 2, 4, touch, 3, &v);
+    v = check_blocks(&k, &l, 2, 4, touch, 3);
     CHECK(v.escapes == 2 && v.checked == 4);
-    unload(&k);
+    kernel_free(&k);
 
     /* Unknown footprint: every parameter's whole buffer; 1 KiB around the
      * pointer here. Inside: no escape; past its end: one. */
-    CHECK(load(indirect, &k) && k.fp.unknown);
+    CHECK(footprint_of(indirect, &k) && k.fp.unknown);
     void *one[] = {&in};
     struct mgpu_fp_launch l1 = {{8, 1, 1}, {32, 1, 1}, one, sizes, 1};
     struct mgpu_fp_param_touch t1 = {.read = span(-256, 512), .buffer_lo = -512, .buffer_hi = 512};
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l1, 0, 0, 4, &t1, 1, &v);
+    v = check_blocks(&k, &l1, 0, 4, &t1, 1);
     CHECK(v.escapes == 0 && v.checked == 1 && v.predicted_bytes == 1024);
     t1.read = span(0, 516);
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l1, 0, 0, 4, &t1, 1, &v);
+    v = check_blocks(&k, &l1, 0, 4, &t1, 1);
     CHECK(v.escapes == 1);
-    unload(&k);
+    kernel_free(&k);
 
     /* The struct's second pointer read: no bound to hold it to (not an
      * escape, whatever the distance from the first pointer), counted as
      * unbounded; a write through it, which no slot makes, is one. */
-    CHECK(load(second, &k) && !k.fp.unknown);
+    CHECK(footprint_of(second, &k) && !k.fp.unknown);
     uint64_t two[2] = {0x10000, 0x90000};
     void *sp[] = {two};
     size_t ssize[] = {16};
     struct mgpu_fp_launch l2 = {{8, 1, 1}, {32, 1, 1}, sp, ssize, 1};
     struct mgpu_fp_param_touch t2 = {
         .read = span(0x80000, 0x80080), .buffer_lo = 0, .buffer_hi = 4096};
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l2, 0, 0, 4, &t2, 1, &v);
+    v = check_blocks(&k, &l2, 0, 4, &t2, 1);
     CHECK(v.escapes == 0 && v.checked == 1 && v.unbounded == 1);
     t2.written = span(0x80000, 0x80004);
-    v = (struct mgpu_fp_verdict){0};
-    mgpu_fp_check_slice(&k.fp, &l2, 0, 0, 4, &t2, 1, &v);
+    v = check_blocks(&k, &l2, 0, 4, &t2, 1);
     CHECK(v.escapes == 1 && v.unbounded == 1);
-    unload(&k);
+    kernel_free(&k);
     return check_failures != 0;
 }
