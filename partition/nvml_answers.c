@@ -45,18 +45,25 @@ static bool all_pairs_nvlink(const struct mgpu_nvml *nvml, const struct nvml_gpu
     return count > 1;
 }
 
-/* The first GPU in MIG mode or whose mode NVML cannot read (a GPU in MIG
- * mode is several CUDA devices, or none), else -1. */
-static int first_mig_gpu(const struct mgpu_nvml *nvml, int count)
+/* Each GPU's handle, in NVML's order; false where one cannot be had. */
+static bool read_handles(const struct mgpu_nvml *nvml, int count, struct nvml_gpu gpus[])
 {
+    for (int i = 0; i < count; i++)
+        if (nvml->device_at((unsigned)i, &gpus[i].device) != MGPU_NVML_SUCCESS)
+            return false;
+    return true;
+}
+
+/* The first GPU in MIG mode or whose mode NVML cannot read (a GPU in MIG
+ * mode is several CUDA devices, or none), else -1; handles NULL: they
+ * could not all be had. */
+static int first_mig_gpu(const struct mgpu_nvml *nvml, int count, const struct nvml_gpu *gpus)
+{
+    if (nvml->mig_mode == NULL)
+        return -1;
     for (int i = 0; i < count; i++) {
-        mgpu_nvml_device dev;
         unsigned current = 0, pending = 0;
-        if (nvml->mig_mode == NULL)
-            return -1;
-        int r = nvml->device_at((unsigned)i, &dev);
-        if (r == MGPU_NVML_SUCCESS)
-            r = nvml->mig_mode(dev, &current, &pending);
+        int r = gpus != NULL ? nvml->mig_mode(gpus[i].device, &current, &pending) : -1;
         if (r == MGPU_NVML_ERROR_NOT_SUPPORTED)
             continue;
         if (r != MGPU_NVML_SUCCESS || current == MGPU_NVML_DEVICE_MIG_ENABLE)
@@ -66,7 +73,7 @@ static int first_mig_gpu(const struct mgpu_nvml *nvml, int count)
 }
 
 /* The GPUs into a, in bus order, with names, bus ids and memory; their
- * handles into gpus in the same order. */
+ * handles (in NVML's order) sorted into the same order. */
 static int read_gpus(const struct mgpu_nvml *nvml, struct mgpu_nvml_answers *a,
                      struct nvml_gpu gpus[], char *why, size_t whylen)
 {
@@ -74,8 +81,7 @@ static int read_gpus(const struct mgpu_nvml *nvml, struct mgpu_nvml_answers *a,
         struct mgpu_nvml_pci_info pci;
         memset(&pci, 0, sizeof pci);
         char text[32];
-        if (nvml->device_at((unsigned)i, &gpus[i].device) != MGPU_NVML_SUCCESS ||
-            nvml->pci_info(gpus[i].device, &pci) != MGPU_NVML_SUCCESS) {
+        if (nvml->pci_info(gpus[i].device, &pci) != MGPU_NVML_SUCCESS) {
             snprintf(why, whylen, "NVML cannot read GPU %d's PCI bus id", i);
             return -1;
         }
@@ -141,14 +147,20 @@ int mgpu_nvml_answers_read(const struct mgpu_nvml *nvml, bool with_gpus,
         return -1;
     }
     a->count = (int)count;
-    a->mig_gpu = first_mig_gpu(nvml, a->count);
+    /* Each handle once: the MIG modes, then the GPUs, ask through them. */
+    struct nvml_gpu gpus[MGPU_TOPOLOGY_MAX_GPUS];
+    bool handles = read_handles(nvml, a->count, gpus);
+    a->mig_gpu = first_mig_gpu(nvml, a->count, handles ? gpus : NULL);
     if (!with_gpus)
         return 0;
     if (nvml->name == NULL || nvml->pci_info == NULL || nvml->p2p_status == NULL) {
         snprintf(why, whylen, "NVML lacks the calls that describe GPUs and their links");
         return -1;
     }
-    struct nvml_gpu gpus[MGPU_TOPOLOGY_MAX_GPUS];
+    if (!handles) {
+        snprintf(why, whylen, "NVML cannot give every GPU's handle");
+        return -1;
+    }
     if (read_gpus(nvml, a, gpus, why, whylen) != 0)
         return -1;
     read_pairs(nvml, a, gpus);
