@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,11 +113,9 @@ int mgpu_machine_cache_path(char *out, size_t len)
     return snprintf(out, len, "%s/" CACHE_FILE, dir) < (int)len ? 0 : -1;
 }
 
-bool mgpu_machine_cache_load(uint64_t key, bool need_gpus, struct mgpu_nvml_answers *a)
+bool mgpu_machine_cache_load(const char *path, uint64_t key, bool need_gpus,
+                             struct mgpu_nvml_answers *a)
 {
-    char path[1024];
-    if (mgpu_machine_cache_path(path, sizeof path) != 0)
-        return false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
@@ -137,11 +136,9 @@ bool mgpu_machine_cache_load(uint64_t key, bool need_gpus, struct mgpu_nvml_answ
     return ok;
 }
 
-void mgpu_machine_cache_save(uint64_t key, const struct mgpu_nvml_answers *a)
+void mgpu_machine_cache_save(const char *path, uint64_t key, const struct mgpu_nvml_answers *a)
 {
-    char path[1024], temporary[1100];
-    if (mgpu_machine_cache_path(path, sizeof path) != 0)
-        return;
+    char temporary[PATH_MAX + 32];
     char *text = malloc(CACHE_MAX);
     if (text == NULL)
         return;

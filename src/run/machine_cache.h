@@ -21,19 +21,21 @@
  * driver's files cannot be read (nothing is then kept). */
 int mgpu_machine_key(uint64_t *key);
 
-/* The answers kept under key, with the GPUs where need_gpus. False where
- * none are kept, they were kept under another key, lack the GPUs asked
- * for, or the file is not what mgpu writes (it is then rewritten by the
- * next save). */
-bool mgpu_machine_cache_load(uint64_t key, bool need_gpus, struct mgpu_nvml_answers *a);
-
-/* The file the answers are kept in, into out. Returns 0, or -1 where the
- * cache directory cannot be made or used. */
+/* The file the answers are kept in (in the cache directory, made if need
+ * be), into out. Returns 0, or -1 where the cache directory cannot be made
+ * or used. */
 int mgpu_machine_cache_path(char *out, size_t len);
 
-/* Keeps the answers under key, replacing what was kept (written whole to a
- * file of its own, then renamed over). Quietly nothing where the cache
- * directory cannot be written. */
-void mgpu_machine_cache_save(uint64_t key, const struct mgpu_nvml_answers *a);
+/* The answers kept in the file at path under key, with the GPUs where
+ * need_gpus. False where none are kept, they were kept under another key,
+ * lack the GPUs asked for, or the file is not what mgpu writes (it is then
+ * rewritten by the next save). */
+bool mgpu_machine_cache_load(const char *path, uint64_t key, bool need_gpus,
+                             struct mgpu_nvml_answers *a);
+
+/* Keeps the answers in the file at path under key, replacing what was kept
+ * (written whole to a file of its own, then renamed over). Quietly nothing
+ * where it cannot be written. */
+void mgpu_machine_cache_save(const char *path, uint64_t key, const struct mgpu_nvml_answers *a);
 
 #endif

@@ -316,8 +316,10 @@ static void choose_for_rank(const struct launcher_options *opt, const struct mgp
 
 /* What the launcher's choice of GPUs took, for -v (ms; 0: not done). */
 static double answers_ms, nvml_topology_ms;
-/* NVML's answers were kept from an earlier run (machine_cache.h). */
+/* NVML's answers were kept from an earlier run (machine_cache.h), in
+ * this file. */
 static bool answers_kept;
+static char answers_path[PATH_MAX];
 
 /* NVML's answers about this machine, kept from an earlier run or asked now
  * (and then kept); with_gpus asks for the GPUs and their pairs too.
@@ -325,8 +327,9 @@ static bool answers_kept;
 static int nvml_answers(bool with_gpus, struct mgpu_nvml_answers *a, char *why, size_t whylen)
 {
     uint64_t key;
-    bool keyed = mgpu_machine_key(&key) == 0;
-    answers_kept = keyed && mgpu_machine_cache_load(key, with_gpus, a);
+    bool keeping = mgpu_machine_key(&key) == 0 &&
+                   mgpu_machine_cache_path(answers_path, sizeof answers_path) == 0;
+    answers_kept = keeping && mgpu_machine_cache_load(answers_path, key, with_gpus, a);
     if (answers_kept)
         return 0;
     struct mgpu_nvml nvml;
@@ -334,8 +337,8 @@ static int nvml_answers(bool with_gpus, struct mgpu_nvml_answers *a, char *why, 
         return -1;
     int r = mgpu_nvml_answers_read(&nvml, with_gpus, a, why, whylen);
     mgpu_nvml_close(&nvml);
-    if (r == 0 && keyed)
-        mgpu_machine_cache_save(key, a);
+    if (r == 0 && keeping)
+        mgpu_machine_cache_save(answers_path, key, a);
     return r;
 }
 
@@ -597,9 +600,8 @@ int main(int argc, char **argv)
     /* Where the GPUs were counted from kept answers, the runtime names the
      * file if the driver's devices do not match (a machine changed in a
      * way the key does not see). */
-    char kept_path[PATH_MAX];
-    if (quick && answers_kept && mgpu_machine_cache_path(kept_path, sizeof kept_path) == 0)
-        setenv("MGPU_NVML_KEPT", kept_path, 1);
+    if (quick && answers_kept)
+        setenv("MGPU_NVML_KEPT", answers_path, 1);
     else
         unsetenv("MGPU_NVML_KEPT");
     setenv("MGPU_ENTRIES", entry_list, 1);
