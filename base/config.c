@@ -81,6 +81,11 @@ const struct mgpu_env_doc mgpu_env_docs[] = {
      "on (default): the split's estimate takes the bytes each slice reads and writes from the "
      "kernel's footprint (mgpu-ptx list) rather than its share of each buffer, and mirrors "
      "leave out a buffer each slice reads only its own part of; off: shares, as before"},
+    {"MGPU_TRY_BUDGET", "P%+Nms|off",
+     "with MGPU_SPLIT=auto: what trying other ways may cost (split, mirrored and GEMM cut "
+     "trials over the way they replace, placement's moves): at most P % of the GPU time the "
+     "program's kernels have run so far plus N ms (default 2%+5ms); a try that does not fit "
+     "waits until the program has run longer; off: no limit"},
     {"MGPU_BLAS", "auto|never",
      "auto: a large cuBLAS GEMM of the program becomes one GEMM per GPU, C cut by owner "
      "(default); never: cuBLAS runs as it is, on the home GPU"},
@@ -235,6 +240,68 @@ static int parse_budget(const char *v, struct mgpu_config *cfg, char *err, size_
     return 0;
 }
 
+/* The number at v, digits with an optional fraction (2, 0.5), 0 to max,
+ * into *out; the text after it in *end. */
+static int parse_budget_number(const char *v, double max, double *out, const char **end)
+{
+    double n = 0.0, scale = 1.0;
+    const char *p = v;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    for (; isdigit((unsigned char)*p) && n <= max; p++)
+        n = n * 10.0 + (*p - '0');
+    if (*p == '.') {
+        if (!isdigit((unsigned char)p[1]))
+            return -1;
+        for (p++; isdigit((unsigned char)*p); p++)
+            if (scale > 1e-9)
+                n += (*p - '0') * (scale /= 10.0);
+    }
+    if (n > max)
+        return -1;
+    *out = n;
+    *end = p;
+    return 0;
+}
+
+/* MGPU_TRY_BUDGET: "P%+Nms", "P%", "Nms" or "off"; P from 0 to 100, N
+ * to a million. */
+#define TRY_BUDGET_MS_MAX 1e6
+static int parse_try_budget(const char *v, struct mgpu_config *cfg, char *err, size_t errlen)
+{
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (strcmp(v, "off") == 0) {
+        cfg->try_budget_off = true;
+        return 0;
+    }
+    double percent = 0.0, ms = 0.0;
+    const char *at = v, *end;
+    bool ok = parse_budget_number(at, TRY_BUDGET_MS_MAX, &percent, &end) == 0;
+    if (ok && *end == '%') {
+        ok = percent <= 100.0;
+        at = end + 1;
+        if (*at == '+')
+            ok = ok && parse_budget_number(at + 1, TRY_BUDGET_MS_MAX, &ms, &end) == 0 &&
+                 strcmp(end, "ms") == 0;
+        else
+            ok = ok && *at == '\0';
+    } else if (ok) {
+        ms = percent;
+        percent = 0.0;
+        ok = strcmp(end, "ms") == 0;
+    }
+    if (!ok)
+        return fail(err, errlen,
+                    "MGPU_TRY_BUDGET=%s is not valid; use a share of the program's GPU time and "
+                    "milliseconds such as 2%%+5ms (0 to 100 %%, 0 to a million ms), or off",
+                    v);
+    cfg->try_budget_off = false;
+    cfg->try_budget_percent = percent;
+    cfg->try_budget_ms = ms;
+    return 0;
+}
+
 /* MGPU_SPREAD_MIN: a size, as for the budget. */
 static int parse_spread_min(const char *v, struct mgpu_config *cfg, char *err, size_t errlen)
 {
@@ -330,6 +397,8 @@ void mgpu_config_defaults(struct mgpu_config *cfg)
     cfg->blas_split = true;
     cfg->blas_split_min = 1073741824.0;
     cfg->host_blas_min = 1073741824.0;
+    cfg->try_budget_percent = 2.0;
+    cfg->try_budget_ms = 5.0;
 }
 
 int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, size_t errlen)
@@ -360,7 +429,8 @@ int mgpu_config_parse(struct mgpu_config *cfg, mgpu_getenv_fn get, char *err, si
     if (parse_bool_var(get, "MGPU_NCCL", &cfg->nccl, err, errlen) != 0)
         return -1;
     if (parse_budget(get("MGPU_MIRROR_BUDGET"), cfg, err, errlen) != 0 ||
-        parse_spread_min(get("MGPU_SPREAD_MIN"), cfg, err, errlen) != 0)
+        parse_spread_min(get("MGPU_SPREAD_MIN"), cfg, err, errlen) != 0 ||
+        parse_try_budget(get("MGPU_TRY_BUDGET"), cfg, err, errlen) != 0)
         return -1;
     if (parse_size_var(get, "MGPU_BLAS_MIN", &cfg->blas_split_min, err, errlen) != 0 ||
         parse_size_var(get, "MGPU_HOST_BLAS_MIN", &cfg->host_blas_min, err, errlen) != 0)

@@ -64,6 +64,10 @@ struct mgpu_config {
     double blas_split_min;         /* MGPU_BLAS_MIN: the least m*n*k (times the batch) split */
     bool footprints; /* MGPU_FOOTPRINTS=on: the split's estimate reads slices' bytes off footprints */
     double host_blas_min; /* MGPU_HOST_BLAS_MIN: the least m*n*k of a CPU GEMM sent to the GPUs */
+    /* MGPU_TRY_BUDGET: what the policies' tries may cost (base/try_budget.h) */
+    double try_budget_percent; /* of the program's GPU time so far */
+    double try_budget_ms;      /* besides */
+    bool try_budget_off;       /* no limit */
 };
 
 /* One documented variable; the table drives `mgpu-run --help`. */

@@ -225,7 +225,7 @@ static void print_wrapped(FILE *out, const char *text, int first, int rest)
  * the kernels' GPU time; nothing when nothing was tried or moved. */
 static void print_trying_cost(FILE *out, const struct mgpu_report *r)
 {
-    if (r->split_tries + r->mirror_tries + r->gemm_tries + r->follow_moves == 0)
+    if (r->split_tries + r->mirror_tries + r->gemm_tries + r->follow_moves + r->try_put_off == 0)
         return;
     double kernels_ms = 0.0;
     for (size_t i = 0; i < r->row_count; i++)
@@ -244,6 +244,18 @@ static void print_trying_cost(FILE *out, const struct mgpu_report *r)
              r->follow_moves, r->follow_moves == 1 ? "" : "s", r->follow_ms, spent,
              kernels_ms > 0.0 ? 100.0 * spent / kernels_ms : 0.0, kernels_ms);
     print_wrapped(out, line, 0, 4);
+    if (r->try_limited)
+        snprintf(line, sizeof line,
+                 "budget for trying (MGPU_TRY_BUDGET=%g%%+%gms): %.3f ms charged of %.3f ms "
+                 "(%g %% of the %.3f ms the policies measured the kernels run, plus %g ms); "
+                 "%lu tr%s put off for it",
+                 r->try_percent, r->try_allowance_ms, r->try_spent_ms, r->try_limit_ms,
+                 r->try_percent, r->try_ran_ms, r->try_allowance_ms, r->try_put_off,
+                 r->try_put_off == 1 ? "y" : "ies");
+    else
+        snprintf(line, sizeof line, "budget for trying: off (MGPU_TRY_BUDGET=off), %.3f ms charged",
+                 r->try_spent_ms);
+    print_wrapped(out, line, 2, 4);
 }
 
 /* The kernels that read parameters from replicas (MGPU_MIRROR), or

@@ -99,6 +99,12 @@ struct mgpu_report {
      * first way at its best; the moves are follow_moves and follow_ms. */
     unsigned long split_tries, mirror_tries, gemm_tries;
     double split_tries_over_ms, mirror_tries_over_ms, gemm_tries_over_ms;
+    /* The budget for trying (base/try_budget.h): limited or off, the
+     * program's GPU time the policies measured, the budget it gives, what
+     * the tries were charged and how many were put off. */
+    bool try_limited;
+    double try_ran_ms, try_limit_ms, try_spent_ms, try_percent, try_allowance_ms;
+    unsigned long try_put_off;
     bool blas_static;    /* the program carries cuBLAS linked in: nothing intercepted */
     const char *startup; /* "start-up: ..." (base/startup_times.h), or empty */
     const char (*host_blas_lines)[160]; /* a CPU program's BLAS calls (--blas) */

@@ -34,9 +34,10 @@ void *mgpu_shape_record(void *records, size_t count, size_t stride, const void *
     return NULL;
 }
 
-void mgpu_shape_timings_reset(struct mgpu_shape_timings *t)
+void mgpu_shape_timings_reset(struct mgpu_shape_timings *t, enum mgpu_try_kind kind)
 {
     t->best_us[0] = t->best_us[1] = INFINITY;
+    t->try_kind = kind;
 }
 
 void mgpu_shape_timings_collect(struct mgpu_shape_timings *t)
@@ -49,6 +50,8 @@ void mgpu_shape_timings_collect(struct mgpu_shape_timings *t)
     float ms;
     if (q == CUDA_SUCCESS && mgpu_drv.cuEventElapsedTime(&ms, t->start, t->stop) == CUDA_SUCCESS) {
         double us = ms * 1000.0;
+        if (t->in_flight_way && isfinite(t->best_us[0]))
+            mgpu_try_budget_spend(t->try_kind, us - t->best_us[0]);
         if (us < t->best_us[t->in_flight_way])
             t->best_us[t->in_flight_way] = us;
         t->samples[t->in_flight_way]++;

@@ -7,6 +7,8 @@
 #ifndef MGPU_SHAPE_TIMINGS_H
 #define MGPU_SHAPE_TIMINGS_H
 
+#include "base/try_budget.h"
+
 #include <cuda.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -32,12 +34,15 @@ struct mgpu_shape_timings {
     bool warmed; /* launched once, untimed */
     bool in_flight;
     bool in_flight_way;
+    enum mgpu_try_kind try_kind; /* what a timing of way 1 is, for the budget */
     CUevent start, stop;
 };
 
-/* A fresh record's timings: nothing measured. */
-void mgpu_shape_timings_reset(struct mgpu_shape_timings *t);
-/* Takes in the timing in flight if it is done. */
+/* A fresh record's timings: nothing measured; a timing of way 1 is a try
+ * of `kind` (base/try_budget.h). */
+void mgpu_shape_timings_reset(struct mgpu_shape_timings *t, enum mgpu_try_kind kind);
+/* Takes in the timing in flight if it is done; a sample of way 1 that took
+ * longer than way 0 at its best is charged to the budget for trying. */
 void mgpu_shape_timings_collect(struct mgpu_shape_timings *t);
 /* What the measured launches of way 1 (a split, a mirrored split) took
  * beyond as many of way 0 at its best: the cost of trying the other way,

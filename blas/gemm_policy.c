@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/real_driver.h"
 #include "base/shape_timings.h"
+#include "base/try_budget.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -79,8 +80,9 @@ static bool decide(struct shape *s, const struct mgpu_gemm_call *call,
     if (s->t.in_flight) /* waited for, and still out: whole, untimed */
         return false;
     bool split = isfinite(whole);
+    double guess = -1.0;
     if (split && !isfinite(split_us)) {
-        double guess = estimate != NULL ? estimate(estimate_arg, whole, s->calls) : -1.0;
+        guess = estimate != NULL ? estimate(estimate_arg, whole, s->calls) : -1.0;
         if (guess >= whole) {
             if (s->asked_at == 0)
                 mgpu_info("%s %lldx%lldx%lld stays whole: cut, its parts would wait for copies "
@@ -92,6 +94,12 @@ static bool decide(struct shape *s, const struct mgpu_gemm_call *call,
             return false;
         }
     }
+    /* A cut timed before its way is known is a try: only within the budget
+     * for trying, expected to lose what it lost last time or what the
+     * estimate says. */
+    if (split &&
+        !mgpu_try_budget_allows(MGPU_TRY_GEMM, (isfinite(split_us) ? split_us : guess) - whole))
+        return false;
     if (!mgpu_shape_timings_arm(&s->t, split))
         return false;
     trial->shape = s;
@@ -121,7 +129,7 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
         return false;
     }
     if (fresh)
-        mgpu_shape_timings_reset(&s->t);
+        mgpu_shape_timings_reset(&s->t, MGPU_TRY_GEMM);
     s->calls++;
     if (!s->t.warmed) {
         s->t.warmed = true;
@@ -130,6 +138,11 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
         if (s->t.in_flight && !decided(s))
             mgpu_shape_timings_await(&s->t, &policy_lock);
         split = decide(s, call, estimate, estimate_arg, trial);
+        /* The program's GPU time, for the budget: this call at the best
+         * time of its way (of the whole call while a cut is untimed). */
+        double ran_us = split && isfinite(s->t.best_us[1]) ? s->t.best_us[1] : s->t.best_us[0];
+        if (isfinite(ran_us))
+            mgpu_try_budget_ran(ran_us);
     }
     if (!split)
         *why = why_whole(s);

@@ -5,6 +5,7 @@
 
 #include "base/config.h"
 #include "base/shape_timings.h"
+#include "base/try_budget.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -48,13 +49,23 @@ static void collect(struct shape *s)
 
 /* Under policy_lock, for a shape launched before: whether this launch
  * mirrors, and whether it is timed: without once, then with. */
-static bool decide(struct shape *s, struct mgpu_mirror_trial *trial)
+static bool decide(struct shape *s, mgpu_mirror_copies_fn copies_us, void *arg,
+                   struct mgpu_mirror_trial *trial)
 {
     if (decided(s))
         return faster_mirrored(s);
     if (s->t.in_flight)
         return false;
     bool mirrored = s->t.samples[0] >= 1;
+    /* A mirrored try: expected to lose what the last one lost, or its
+     * copies' making; within the budget for trying only. */
+    if (mirrored) {
+        double expected = s->t.samples[1] > 0 ? s->t.best_us[1] - s->t.best_us[0]
+                          : copies_us != NULL ? copies_us(arg)
+                                              : 0.0;
+        if (!mgpu_try_budget_allows(MGPU_TRY_MIRROR, expected))
+            return false;
+    }
     if (!mgpu_shape_timings_arm(&s->t, mirrored))
         return false;
     trial->shape = s;
@@ -63,6 +74,7 @@ static bool decide(struct shape *s, struct mgpu_mirror_trial *trial)
 
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
                                bool privatise, bool by_iterations, double mirrored_us,
+                               mgpu_mirror_copies_fn copies_us, void *arg,
                                struct mgpu_mirror_trial *trial)
 {
     trial->shape = NULL;
@@ -75,7 +87,7 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
     struct shape *s =
         mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh)
-        mgpu_shape_timings_reset(&s->t);
+        mgpu_shape_timings_reset(&s->t, MGPU_TRY_MIRROR);
     if (s != NULL && mirrored_us > 0.0 && !s->seeded && s->t.samples[1] == 0) {
         s->seeded = true;
         s->t.warmed = true;
@@ -92,7 +104,7 @@ bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const
         s->t.warmed = true;
     } else if (s != NULL) {
         collect(s);
-        mirrored = decide(s, trial);
+        mirrored = decide(s, copies_us, arg, trial);
     }
     pthread_mutex_unlock(&policy_lock);
     return mirrored;

@@ -48,11 +48,18 @@ struct mgpu_mirror_trial {
  * `by_iterations`: its slices cut a grid-stride loop by iterations;
  * `mirrored_us`: the split policy's best split try of the shape, made
  * mirrored (split_policy.h), or 0: taken as both mirrored samples, the
- * shape warm, so that only one launch is timed without. Fills
- * *trial; when trial->shape is set, call mgpu_mirror_trial_begin before
- * the launch's refreshes and mgpu_mirror_trial_end after it. */
+ * shape warm, so that only one launch is timed without; `copies_us`
+ * (NULL: nothing), asked with `arg` only before a first mirrored try:
+ * what making the launch's copies from nothing would take, in
+ * microseconds, the most such a try is expected to cost, for the budget
+ * for trying (base/try_budget.h; a try that does not fit runs
+ * unmirrored, untimed). Fills *trial; when trial->shape is set, call
+ * mgpu_mirror_trial_begin before the launch's refreshes and
+ * mgpu_mirror_trial_end after it. */
+typedef double (*mgpu_mirror_copies_fn)(void *arg);
 bool mgpu_mirror_policy_choose(const void *kernel, const unsigned grid[3], const unsigned block[3],
                                bool privatise, bool by_iterations, double mirrored_us,
+                               mgpu_mirror_copies_fn copies_us, void *arg,
                                struct mgpu_mirror_trial *trial);
 void mgpu_mirror_trial_begin(struct mgpu_mirror_trial *trial, CUstream stream);
 void mgpu_mirror_trial_end(struct mgpu_mirror_trial *trial, CUstream stream, CUresult launched);

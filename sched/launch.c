@@ -241,6 +241,20 @@ static bool data_off_home(const struct mgpu_module_launch *ml)
     return false;
 }
 
+/* A split launch's copies, for the mirror policy's question of what
+ * making them would take (copies_us). */
+struct copies_of {
+    const struct mgpu_module_launch *ml;
+    const struct mgpu_mirror_launch *launch;
+};
+
+static double copies_us(void *arg)
+{
+    const struct copies_of *c = arg;
+    return 1e6 * mgpu_mirror_copies_seconds(&c->ml->kernel, c->ml->params, c->ml->buffer, c->launch,
+                                            mgpu_run_links());
+}
+
 /* Launches a kernel of a module with rewritten modules split over the GPUs, or whole
  * on the GPU that holds most of its data when it cannot be split, when
  * the cost model wants it. Returns false, with shape->why set, to have the
@@ -339,6 +353,7 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
           mgpu_mirror_candidates(&ml->kernel, ml->params, ml->buffer, &mirror_launch)) &&
          mgpu_mirror_policy_choose(shape->kernel, shape->grid, shape->block, trial->privatise,
                                    nslices > 0 && slices[0].iterations, trial->mirrored_split_us,
+                                   copies_us, &(struct copies_of){ml, &mirror_launch},
                                    &mirror_trial));
     if (mirrored)
         mgpu_replicas_prepare(ml->kernel.contexts[0]);

@@ -146,25 +146,64 @@ static bool slices_read_own_parts(const struct mgpu_gpu_kernels *k, void *const 
     return true;
 }
 
+/* Whether parameter i of the launch is one a mirror could serve (see
+ * mgpu_mirror_candidates), its buffer into *b; *reduction: it would be
+ * privatised rather than copied. */
+static bool candidate(const struct mgpu_gpu_kernels *k, void *const *params, const void *buffer,
+                      const struct mgpu_mirror_launch *launch, unsigned i,
+                      struct mgpu_pool_block *b, bool *reduction)
+{
+    CUdeviceptr pointer;
+    *reduction = k->param_reduction != NULL && k->param_reduction[i] != 0;
+    if (!(*reduction || k->param_use[i] == MGPU_PARAM_LOAD) ||
+        !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, b))
+        return false;
+    return mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
+           (*reduction
+                ? mgpu_mirror_privatising_entries()
+                : copy_would_serve(b) && !slices_read_own_parts(k, params, buffer, i, b, launch));
+}
+
 bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
                             const void *buffer, const struct mgpu_mirror_launch *launch)
 {
     if (!mgpu_replicas_on() || k->param_use == NULL || (k->notes & MGPU_NOTE_UNKNOWN_STORE))
         return false;
     for (unsigned i = 0; i < k->nparams; i++) {
-        CUdeviceptr pointer;
         struct mgpu_pool_block b;
-        bool reduction = k->param_reduction != NULL && k->param_reduction[i] != 0;
-        if (!(reduction || k->param_use[i] == MGPU_PARAM_LOAD) ||
-            !mgpu_launch_param_buffer(k, i, params, buffer, &pointer, &b))
-            continue;
-        if (mgpu_cfg.mirror == MGPU_MIRROR_ALWAYS ||
-            (reduction ? mgpu_mirror_privatising_entries()
-                       : copy_would_serve(&b) &&
-                             !slices_read_own_parts(k, params, buffer, i, &b, launch)))
+        bool reduction;
+        if (candidate(k, params, buffer, launch, i, &b, &reduction))
             return true;
     }
     return false;
+}
+
+double mgpu_mirror_copies_seconds(const struct mgpu_gpu_kernels *k, void *const *params,
+                                  const void *buffer, const struct mgpu_mirror_launch *launch,
+                                  const struct mgpu_link_model *model)
+{
+    if (model == NULL || launch == NULL || !mgpu_replicas_on() || k->param_use == NULL)
+        return 0.0;
+    struct mgpu_link_move moves[MGPU_MAX_GPUS];
+    size_t n = 0;
+    double seconds = 0.0;
+    for (unsigned i = 0; i < k->nparams; i++) {
+        struct mgpu_pool_block b;
+        bool reduction;
+        if (!candidate(k, params, buffer, launch, i, &b, &reduction) || reduction)
+            continue;
+        n = 0;
+        for (int s = 0; s < launch->nslices && n < MGPU_MAX_GPUS; s++) {
+            int to = mgpu_mirror_holder(launch->slices[s].gpu);
+            bool seen = to == 0 || to >= model->nentries;
+            for (size_t m = 0; m < n && !seen; m++)
+                seen = moves[m].to == to;
+            if (!seen)
+                moves[n++] = (struct mgpu_link_move){b.bytes, 0, to};
+        }
+        seconds += mgpu_link_copy_seconds(model, moves, n);
+    }
+    return seconds;
 }
 
 /* Whether a parameter other than `param` may reach the buffer that starts

@@ -16,6 +16,7 @@
 #define MGPU_MIRROR_READS_H
 
 #include "partition/grid_split.h"
+#include "partition/link_model.h"
 #include "memory/memory_pool.h"
 #include "mirror/private_reductions.h"
 #include "modules/program_modules.h"
@@ -53,6 +54,14 @@ struct mgpu_mirror_launch {
  * one. */
 bool mgpu_mirror_candidates(const struct mgpu_gpu_kernels *k, void *const *params,
                             const void *buffer, const struct mgpu_mirror_launch *launch);
+
+/* What making the launch's copies from nothing would take by the link
+ * model (each buffer a mirror could serve, from the home GPU to each other
+ * device of the slices): the most a mirrored try of it may cost beyond the
+ * split without, for the budget for trying. 0 without a model. */
+double mgpu_mirror_copies_seconds(const struct mgpu_gpu_kernels *k, void *const *params,
+                                  const void *buffer, const struct mgpu_mirror_launch *launch,
+                                  const struct mgpu_link_model *model);
 
 /* Fills plan for a split launch of k (with the module launch's params or
  * buffer) whose slices are `slices`, queueing in `stream` (the program's,

@@ -13,6 +13,7 @@
 #include "ptx/ptx_analysis.h"
 #include "base/real_driver.h"
 #include "sched/run_links.h"
+#include "base/try_budget.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -245,6 +246,12 @@ static bool move(struct buffer_use *u, int gpu, const char *why, const char *ker
     double modelled = model != NULL && planned_moves(u, gpu, planned, &nplanned)
                           ? mgpu_link_copy_seconds(model, planned, nplanned)
                           : -1.0;
+    /* A move is a try, within the budget for trying, put off to a later
+     * launch of the streak where it does not fit; except one back onto the
+     * home GPU, where the program's own buffers lie: that ends a try. */
+    if (gpu != 0 && !mgpu_try_budget_allows(MGPU_TRY_MOVE,
+                                            modelled > 0.0 ? modelled * move_factor() * 1e6 : 0.0))
+        return false;
     /* The program's queued work first: the move's time is its own. A
      * launch does not wait for the GPU, and a move made inside one must
      * not wait long either: the queued work may wait for this very thread
@@ -288,6 +295,7 @@ static bool move(struct buffer_use *u, int gpu, const char *why, const char *ker
     stats.moves++;
     stats.bytes_moved += u->bytes;
     stats.move_ms += ms;
+    mgpu_try_budget_spend(MGPU_TRY_MOVE, ms * 1e3);
     char model_said[64] = "";
     if (modelled > 0.0)
         snprintf(model_said, sizeof model_said, "; copies of %.2f ms by the link model",

@@ -12,6 +12,7 @@
 #include "base/shape_timings.h"
 #include "base/demangle.h"
 #include "base/kernel_stats.h"
+#include "base/try_budget.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -53,6 +54,8 @@ struct shape {
     unsigned launches;
     /* its split tries were made mirrored (mirrors_could_serve) */
     bool mirrored_tries;
+    /* its last split try was put off by the budget for trying */
+    bool put_off;
     /* For the report: the estimate's last answers, in microseconds (NAN:
      * not asked), with the data where they lay and with them spread. */
     double estimate_us, spread_estimate_us;
@@ -74,7 +77,7 @@ static struct shape *find_shape(const void *kernel, const unsigned grid[3], cons
     struct shape *s =
         mgpu_shape_record(table, TABLE_SIZE, sizeof *table, kernel, grid, block, &fresh);
     if (s != NULL && fresh) {
-        mgpu_shape_timings_reset(&s->t);
+        mgpu_shape_timings_reset(&s->t, MGPU_TRY_SPLIT);
         s->estimate_us = s->spread_estimate_us = NAN;
     }
     return s;
@@ -168,6 +171,12 @@ static enum verdict split_after_spread(struct shape *s, double whole_us,
         s->spread_ask_at = 2 * launches;
         return NOT_YET;
     }
+    /* The spread's copies are a try too: asked again a quarter more
+     * launches on, when they do not fit in the budget yet. */
+    if (!mgpu_try_budget_allows(MGPU_TRY_MOVE, copy_seconds * 1e6)) {
+        s->spread_ask_at = launches + launches / 4 + 1;
+        return NOT_YET;
+    }
     s->spread_asked = true;
     s->spread_first = s->spread_for_split = true;
     mgpu_info("split: a grid of %u x %u x %u blocks of %u x %u x %u is tried split after its "
@@ -216,6 +225,7 @@ static enum verdict split_may_pay(struct shape *s, double whole_us,
         privatised.privatised = true;
         double private_us = mgpu_split_estimate_us(&privatised, whole_us);
         if (private_us >= 0.0 && private_us < whole_us) {
+            s->estimate_us = private_us;
             s->privatise = true;
             return PAYS;
         }
@@ -245,6 +255,18 @@ static bool mirrors_could_serve(const struct mgpu_split_estimate *e)
     return mgpu_mirror_candidates(e->kernel, e->params, e->buffer, &launch);
 }
 
+/* Under policy_lock: whether a split try of shape s, whose whole launch
+ * took whole_us, fits in the budget for trying (base/try_budget.h). */
+static bool try_fits(const struct shape *s, double whole_us)
+{
+    double expected = s->t.best_us[1];
+    if (!isfinite(expected))
+        expected = s->spread_for_split && isfinite(s->spread_estimate_us) ? s->spread_estimate_us
+                   : isfinite(s->estimate_us)                             ? s->estimate_us
+                                                                          : whole_us;
+    return mgpu_try_budget_allows(MGPU_TRY_SPLIT, expected - whole_us);
+}
+
 /* Under policy_lock, for a shape launched before: the way this launch
  * goes, and whether it is to be timed. */
 static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate *estimate,
@@ -272,6 +294,12 @@ static bool decide(struct shape *s, bool prior, const struct mgpu_split_estimate
             return false;
         }
     }
+    /* A split timed before its way is known is a try: only within the
+     * budget for trying, expected to lose what it lost last time, or what
+     * the estimate says (nothing where it says the split pays). */
+    s->put_off = split && isfinite(whole) && !try_fits(s, whole);
+    if (s->put_off)
+        return false;
     if (!mgpu_shape_timings_arm(&s->t, split))
         return prior;
     trial->shape = s;
@@ -337,6 +365,11 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         if (split)
             s->spread_first = false;
         s->launches++;
+        /* The program's GPU time, for the budget: this launch at the best
+         * time of its way (of the whole launch while a split is untimed). */
+        double ran_us = split && isfinite(s->t.best_us[1]) ? s->t.best_us[1] : s->t.best_us[0];
+        if (isfinite(ran_us))
+            mgpu_try_budget_ran(ran_us);
     }
     pthread_mutex_unlock(&policy_lock);
     trial->split = split;
@@ -372,6 +405,8 @@ static void untried_why(const struct shape *s, char *out, size_t n)
 {
     if (s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS)
         snprintf(out, n, "not tried: under %.0f us whole", MGPU_SPLIT_MIN_MICROSECONDS);
+    else if (s->put_off)
+        snprintf(out, n, "not tried: put off by the budget for trying (MGPU_TRY_BUDGET)");
     else if (s->launches < s->spread_ask_at)
         snprintf(out, n, "not tried: a spread (%.3f ms) waits for %u launches",
                  s->spread_estimate_us / 1e3, s->spread_ask_at);

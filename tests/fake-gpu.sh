@@ -102,6 +102,10 @@ expect_match "$work/auto_repeat.err" \
   '^  mgpu_test_fill 97x1x1 of 256x1x1, [5-8] launches: whole [0-9.]+ ms, (split [0-9.]+ ms \([12] tr(y|ies)[^)]*\)|not tried: [^:]*): (split|whole)$'
 # and what the try cost beyond the whole launch it lost to.
 expect_match "$work/auto_repeat.err" '^what trying cost: 1 split try [0-9.]+ ms over whole, 0 mirrored tries'
+# and the budget it was charged to (MGPU_TRY_BUDGET, its line wrapped).
+tr '\n' ' ' < "$work/auto_repeat.err" | tr -s ' ' |
+  grep -Eq 'budget for trying \(MGPU_TRY_BUDGET=2%\+5ms\): [0-9.]+ ms charged of [0-9.]+ ms \(2 % of the [0-9.]+ ms the policies measured the kernels run, plus 5 ms\); [0-9]+ tr(y|ies) put off for it' ||
+  fail "auto_repeat: the report does not give the budget for trying"
 pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided, and what trying cost"
 
 # A spread rebuilds only the chunks that move (memory/memory_pool.c): the

@@ -26,6 +26,7 @@
 #include "mirror/replicas.h"
 #include "base/report_format.h"
 #include "base/config.h"
+#include "base/try_budget.h"
 #include "src/hooks/virtual_device.h"
 
 #include <stdlib.h>
@@ -204,6 +205,15 @@ void mgpu_report_print(void)
     r.split_tries_over_ms = mgpu_split_policy_tries_over_us(&r.split_tries) / 1e3;
     r.mirror_tries_over_ms = mgpu_mirror_policy_tries_over_us(&r.mirror_tries) / 1e3;
     r.gemm_tries_over_ms = mgpu_gemm_policy_tries_over_us(&r.gemm_tries) / 1e3;
+    struct mgpu_try_budget_stats budget;
+    mgpu_try_budget_stats(&budget);
+    r.try_limited = budget.limited;
+    r.try_ran_ms = budget.ran_us / 1e3;
+    r.try_limit_ms = budget.limit_us / 1e3;
+    r.try_spent_ms = budget.spent_us / 1e3;
+    r.try_put_off = budget.put_off;
+    r.try_percent = mgpu_cfg.try_budget_percent;
+    r.try_allowance_ms = mgpu_cfg.try_budget_ms;
     static char blas_lines[64][160];
     r.blas_lines = (const char(*)[160])blas_lines;
     r.blas_line_count = mgpu_blas_stats_describe(blas_lines, 64);

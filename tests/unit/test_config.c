@@ -110,6 +110,22 @@ int main(void)
     const char *const blas[] = {"MGPU_BLAS", "never", "MGPU_BLAS_MIN", "1e6", NULL};
     CHECK(parse(blas, &automatic_cfg, err, sizeof err) == 0 && !automatic_cfg.blas_split &&
           automatic_cfg.blas_split_min == 1e6);
+    /* The budget for trying: 2 % plus 5 ms unless set; a share, a time,
+     * both, or off. */
+    CHECK(parse(follow, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.try_budget_percent == 2.0 && automatic_cfg.try_budget_ms == 5.0 &&
+          !automatic_cfg.try_budget_off);
+    const char *const tries[] = {"MGPU_TRY_BUDGET", "0.5%+20ms", NULL};
+    CHECK(parse(tries, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.try_budget_percent == 0.5 && automatic_cfg.try_budget_ms == 20.0);
+    const char *const tries_share[] = {"MGPU_TRY_BUDGET", "10%", NULL};
+    CHECK(parse(tries_share, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.try_budget_percent == 10.0 && automatic_cfg.try_budget_ms == 0.0);
+    const char *const tries_time[] = {"MGPU_TRY_BUDGET", "250ms", NULL};
+    CHECK(parse(tries_time, &automatic_cfg, err, sizeof err) == 0 &&
+          automatic_cfg.try_budget_percent == 0.0 && automatic_cfg.try_budget_ms == 250.0);
+    const char *const tries_off[] = {"MGPU_TRY_BUDGET", "off", NULL};
+    CHECK(parse(tries_off, &automatic_cfg, err, sizeof err) == 0 && automatic_cfg.try_budget_off);
     const char *const plain[] = {"MGPU_MIRROR_BUDGET", "4096", NULL};
     CHECK(parse(plain, &automatic_cfg, err, sizeof err) == 0 &&
           automatic_cfg.mirror_budget_bytes == 4096);
@@ -186,6 +202,16 @@ int main(void)
         {"MGPU_BLAS_MIN", "-1", "use a size such as MGPU_BLAS_MIN=1e9"},
         {"MGPU_BLAS_MIN", "nan", "use a size such as MGPU_BLAS_MIN=1e9"},
         {"MGPU_HOST_BLAS_MIN", "1e9x", "use a size such as MGPU_HOST_BLAS_MIN=1e9"},
+        {"MGPU_TRY_BUDGET", "2", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "101%", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "2%+5", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "2%5ms", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "2.%", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "-2%", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "1e3ms", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "2000000ms", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "2%+5ms ", "such as 2%+5ms"},
+        {"MGPU_TRY_BUDGET", "none", "such as 2%+5ms"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *const env[] = {bad[i].name, bad[i].value, NULL};

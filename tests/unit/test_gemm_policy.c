@@ -55,6 +55,7 @@ static bool call(const struct mgpu_blas_library *lib, const char *name, long lon
 
 int main(void)
 {
+    mgpu_cfg.try_budget_off = true; /* the policy alone */
     stub_events_install();
     mgpu_cfg.split = MGPU_SPLIT_AUTO;
     static const char bf16[] = "bf16", fp32[] = "fp32", small[] = "small", costly[] = "costly";

@@ -9,6 +9,9 @@
 #include "mirror/mirror_policy.h"
 #include "base/real_driver.h"
 #include "base/config.h"
+#include "base/try_budget.h"
+
+#include <math.h>
 
 struct mgpu_config mgpu_cfg;
 struct mgpu_driver_api mgpu_drv;
@@ -17,14 +20,21 @@ struct mgpu_driver_api mgpu_drv;
  * if the policy times it; returns whether it mirrored, and whether it was
  * timed in *timed. */
 static double seed_us; /* the split policy's mirrored tries, passed on */
+static double copies;  /* what making the launch's copies would take */
+
+static double copies_us(void *arg)
+{
+    (void)arg;
+    return copies;
+}
 
 static bool launch_cut(const void *k, unsigned blocks, double us, bool privatise,
                        bool by_iterations, bool *timed)
 {
     unsigned grid[3] = {blocks, 1, 1}, block[3] = {256, 1, 1};
     struct mgpu_mirror_trial trial;
-    bool mirrored =
-        mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, seed_us, &trial);
+    bool mirrored = mgpu_mirror_policy_choose(k, grid, block, privatise, by_iterations, seed_us,
+                                              copies_us, NULL, &trial);
     *timed = trial.shape != NULL;
     stub_elapsed_ms = (float)(us / 1000.0);
     mgpu_mirror_trial_begin(&trial, NULL);
@@ -45,6 +55,7 @@ static bool launch(const void *k, unsigned blocks, double us, bool *timed)
 int main(void)
 {
     mgpu_cfg.mirror = MGPU_MIRROR_AUTO;
+    mgpu_cfg.try_budget_off = true; /* the policy alone */
     stub_events_install();
     static const char short_kernel, long_kernel, slower_kernel, atomics_kernel;
     bool timed;
@@ -105,5 +116,27 @@ int main(void)
     struct mgpu_mirror_policy_stats stats;
     mgpu_mirror_policy_stats(&stats);
     CHECK(stats.decided == 5 && stats.mirrored == 2 && stats.privatised == 2);
+
+    /* Under the budget for trying (2 % plus 5 ms): a mirrored try whose
+     * copies would take 8 ms waits, unmirrored and untimed, until the
+     * program's kernels have run 150 ms; then it is tried. */
+    static const char dear_kernel;
+    mgpu_cfg.try_budget_off = false;
+    mgpu_cfg.try_budget_percent = 2.0;
+    mgpu_cfg.try_budget_ms = 5.0;
+    mgpu_try_budget_reset(); /* the tries above were charged too */
+    copies = 8000.0;
+    CHECK(!launch(&dear_kernel, 4096, 400.0, &timed) && !timed);
+    CHECK(!launch(&dear_kernel, 4096, 400.0, &timed) && timed);
+    for (int i = 0; i < 4; i++)
+        CHECK(!launch(&dear_kernel, 4096, 400.0, &timed) && !timed);
+    mgpu_try_budget_ran(150000.0);
+    CHECK(launch(&dear_kernel, 4096, 5000.0, &timed) && timed);
+    /* It lost 4.6 ms: charged, and its second try waits again. */
+    CHECK(!launch(&dear_kernel, 4096, 400.0, &timed) && !timed);
+    struct mgpu_try_budget_stats b;
+    mgpu_try_budget_stats(&b);
+    CHECK(fabs(b.spent_by_us[MGPU_TRY_MIRROR] - 4600.0) < 0.01 &&
+          b.put_off_by[MGPU_TRY_MIRROR] == 5);
     return check_failures;
 }

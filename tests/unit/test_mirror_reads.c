@@ -240,6 +240,23 @@ int main(void)
     CHECK(mgpu_mirror_candidates(&reader, params, NULL, &cut));
     mgpu_mirror_plan_reads(&reader, params, NULL, &cut, NULL, false, &own_plan);
     CHECK(own_plan.count == 1 && reads == 3);
+    /* What a mirrored try may cost, for the budget for trying: the 64 MiB
+     * buffer copied from the home GPU to the three others, by the link
+     * model; nothing for the launch whose slices read their own parts,
+     * nor without a model. */
+    double gbps[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            gbps[a][b] = a == b ? 3000.0 : 100.0;
+    struct mgpu_link_model model;
+    CHECK(mgpu_link_model_build(&model, four_devices, 4, four_devices, 4, gbps) == 0);
+    struct mgpu_link_move to_others[3] = {
+        {BUFFER_BYTES, 0, 1}, {BUFFER_BYTES, 0, 2}, {BUFFER_BYTES, 0, 3}};
+    double copies = mgpu_mirror_copies_seconds(&reader, params, NULL, &cut, &model);
+    CHECK(copies > 0.0 && copies == mgpu_link_copy_seconds(&model, to_others, 3));
+    CHECK(mgpu_mirror_copies_seconds(&reader, params, NULL, &cut, NULL) == 0.0);
+    slot.whole = 0;
+    CHECK(mgpu_mirror_copies_seconds(&reader, params, NULL, &cut, &model) == 0.0);
     reader.footprint = NULL;
 
     /* always: every entry its own copy, one device or not (for tests). */

@@ -22,6 +22,7 @@
 #include "base/demangle.h"
 #include "base/kernel_stats.h"
 #include "base/shape_timings.h"
+#include "base/try_budget.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -166,9 +167,51 @@ static void never_tried(const void *k)
         CHECK(!launch(k, 4096, 100.0, 40.0, &timed) && !timed && !last_privatise);
 }
 
+/* The budget for trying (base/try_budget.h) at 2 % of the kernels' time
+ * plus 0.5 ms: a split the estimate says pays (600 us against 1 ms
+ * whole) but that takes 3 ms is tried once, charged its 2 ms over whole,
+ * and kept whole; the next shape's try, expected to cost nothing, is put
+ * off while the 2 ms charged exceed the budget, and made once the
+ * program's launches have run 75 ms (2 % of them plus 0.5 ms covers the
+ * 2 ms). */
+static void budget_for_trying(void)
+{
+    static const char costly, next;
+    bool timed;
+    mgpu_cfg.try_budget_off = false;
+    mgpu_cfg.try_budget_percent = 2.0;
+    mgpu_cfg.try_budget_ms = 0.5;
+    mgpu_try_budget_reset();
+    estimated_us = 600.0;
+    before_a_try(&costly, 1000.0, 3000.0);
+    CHECK(launch(&costly, 4096, 1000.0, 3000.0, &timed) && timed);
+    CHECK(!launch(&costly, 4096, 1000.0, 3000.0, &timed) && !timed);
+    struct mgpu_try_budget_stats b;
+    mgpu_try_budget_stats(&b);
+    CHECK(b.spent_us == 2000.0 && b.spent_by_us[MGPU_TRY_SPLIT] == 2000.0 && b.put_off == 0);
+    int n = before_a_try(&next, 1000.0, 400.0);
+    while (!launch(&next, 4096, 1000.0, 400.0, &timed)) {
+        CHECK(!timed);
+        n++;
+    }
+    CHECK(timed);
+    mgpu_try_budget_stats(&b);
+    CHECK(b.put_off > 0 && b.put_off_by[MGPU_TRY_SPLIT] == b.put_off);
+    /* Tried as soon as 2 % of what ran covers the 1.5 ms beyond the 0.5. */
+    CHECK(b.ran_us >= 75000.0 && b.ran_us <= 77000.0 && n >= 70 && n <= 76);
+    /* The split took 400 us: nothing charged; kept after its second try. */
+    CHECK(launch(&next, 4096, 1000.0, 400.0, &timed) && timed);
+    CHECK(launch(&next, 4096, 1000.0, 400.0, &timed) && !timed);
+    mgpu_try_budget_stats(&b);
+    CHECK(b.spent_us == 2000.0);
+    mgpu_cfg.try_budget_off = true;
+}
+
 int main(void)
 {
     mgpu_cfg.split = MGPU_SPLIT_AUTO;
+    /* The policy's decisions alone; the budget is budget_for_trying's. */
+    mgpu_cfg.try_budget_off = true;
     stub_events_install();
     static const char data_at_home, spread, unknown, tiny, big, shrinking, strided, cold;
     static const char atomics, atomics_never;
@@ -433,5 +476,6 @@ int main(void)
     unsigned long tries = 0;
     double over = mgpu_split_policy_tries_over_us(&tries);
     CHECK(tries >= 3 && over >= 210.0);
+    budget_for_trying();
     return check_failures;
 }
