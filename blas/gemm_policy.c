@@ -83,6 +83,8 @@ static bool decide(struct shape *s, const struct mgpu_gemm_call *call,
     double guess = -1.0;
     if (split && !isfinite(split_us)) {
         guess = estimate != NULL ? estimate(estimate_arg, whole, s->calls) : -1.0;
+        if (isnan(guess)) /* not yet known (the links being measured): whole, untimed */
+            return false;
         if (guess >= whole) {
             if (s->asked_at == 0)
                 mgpu_info("%s %lldx%lldx%lld stays whole: cut, its parts would wait for copies "

@@ -37,7 +37,8 @@ struct mgpu_gemm_trial {
  * shape's first split try: the estimated split time given the whole
  * call's, with `calls` calls of the shape so far (what a copy made once for
  * several calls, as a mirror is, is shared over; they predict as many to
- * come). Negative: not known; the split is tried. */
+ * come). Negative: not known; the split is tried. NAN: not known yet (the
+ * links still being measured); the call runs whole, untimed. */
 typedef double (*mgpu_gemm_estimate_fn)(void *arg, double whole_us, unsigned long calls);
 
 /* Why a call that could be cut runs whole; for the report. */

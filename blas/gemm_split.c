@@ -24,6 +24,7 @@
 #include "base/config.h"
 #include "sched/split_launch.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -465,8 +466,8 @@ static bool scalars_reachable(const struct gemm_job *job, const struct mgpu_gpu_
  * by the calls after while the operand is not written: shared over the
  * `calls` of the shape so far (torch.mm of one pair of 8192^2 BF16
  * tensors: 1.34 ms whole; its A's copies to three GPUs, about 1.1 ms,
- * counted at every call kept it whole at -n 4). Negative when the links
- * or the operand are not known. */
+ * counted at every call kept it whole at -n 4). NAN while the links are
+ * being measured; negative when they or the operand are not known. */
 static double estimate_split_us(void *arg, double whole_us, unsigned long calls)
 {
     struct gemm_job *job = arg;
@@ -478,6 +479,8 @@ static double estimate_split_us(void *arg, double whole_us, unsigned long calls)
         if (items > largest)
             largest = items;
     }
+    if (links == NULL && total > 0 && mgpu_run_links_pending())
+        return NAN;
     if (links == NULL || total <= 0)
         return -1.0;
     double compute_us = whole_us * (double)largest / (double)total;

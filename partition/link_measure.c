@@ -56,12 +56,10 @@ static void release(struct device_side *d, bool keep_memory)
     mgpu_drv.cuDevicePrimaryCtxRelease(d->dev);
 }
 
-/* What the copies' sources are filled from: a host buffer of ones (never
- * time on zeros), copied in by a copy engine. A memset would be a kernel,
- * which on the home GPU waits behind the program's kernels: on 4 x H200
- * the measurement made ahead took 255 ms, two of SGEMM's 126 ms launches,
- * and the first split launch waited for it. */
-static CUresult prepare(struct device_side *d, int device, const void *ones)
+/* Each device's memory, stream and events; its source filled with ones
+ * (never time on zeros) by a set in its stream, unless `fill_later`:
+ * the busy home GPU's, which fill_from_peer fills. */
+static CUresult prepare(struct device_side *d, int device, bool fill_later)
 {
     memset(d, 0, sizeof *d);
     CUresult r = mgpu_drv.cuDeviceGet(&d->dev, device);
@@ -79,14 +77,35 @@ static CUresult prepare(struct device_side *d, int device, const void *ones)
         r = mgpu_drv.cuMemAlloc(&d->dst, MGPU_LINK_MEASURE_BYTES);
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
-    if (r == CUDA_SUCCESS)
-        r = mgpu_drv.cuMemcpyHtoDAsync(d->src, ones, MGPU_LINK_MEASURE_BYTES, d->stream);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS && !fill_later)
+        r = mgpu_drv.cuMemsetD32Async(d->src, 0x3f800000u, MGPU_LINK_MEASURE_BYTES / 4, d->stream);
+    if (r == CUDA_SUCCESS && !fill_later)
         r = mgpu_drv.cuStreamSynchronize(d->stream);
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuEventCreate(&d->start, CU_EVENT_DEFAULT);
     if (r == CUDA_SUCCESS)
         r = mgpu_drv.cuEventCreate(&d->stop, CU_EVENT_DEFAULT);
+    CUcontext popped;
+    mgpu_drv.cuCtxPopCurrent(&popped);
+    return r;
+}
+
+/* The busy home GPU's source, filled from another device's by that
+ * device's copy engine: a set would be a kernel, which on the home GPU
+ * waits behind the program's kernels (on 4 x H200 the measurement took
+ * 255 ms, two of SGEMM's 126 ms launches), and a copy from pageable host
+ * memory waits for the program's stream there (gpu-exit-paths: a host
+ * function holding that stream kept the measurement, and the program's
+ * exit, waiting). */
+static CUresult fill_from_peer(struct device_side *home, struct device_side *other)
+{
+    CUresult r = mgpu_drv.cuCtxPushCurrent(other->ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = mgpu_drv.cuMemcpyPeerAsync(home->src, home->ctx, other->src, other->ctx,
+                                   MGPU_LINK_MEASURE_BYTES, other->stream);
+    if (r == CUDA_SUCCESS)
+        r = mgpu_drv.cuStreamSynchronize(other->stream);
     CUcontext popped;
     mgpu_drv.cuCtxPopCurrent(&popped);
     return r;
@@ -176,29 +195,29 @@ int mgpu_link_measure(const int *devices, int n, bool first_busy, bool keep_memo
     /* Entry points the driver table may lack (the fake GPU has no peer
      * copy): said, not called through a null pointer. */
     if (mgpu_drv.cuMemAlloc == NULL || mgpu_drv.cuMemFree == NULL ||
-        mgpu_drv.cuStreamCreate == NULL || mgpu_drv.cuMemcpyHtoDAsync == NULL ||
+        mgpu_drv.cuStreamCreate == NULL || mgpu_drv.cuMemsetD32Async == NULL ||
         mgpu_drv.cuMemcpyDtoDAsync == NULL || (n > 1 && mgpu_drv.cuMemcpyPeerAsync == NULL)) {
         snprintf(err, errlen, "the driver lacks a copy or allocation call the measurement uses");
         return -1;
     }
-    void *ones = malloc(MGPU_LINK_MEASURE_BYTES);
-    if (ones == NULL) {
-        snprintf(err, errlen, "no host memory for the measurement's copies");
-        return -1;
-    }
-    memset(ones, 1, MGPU_LINK_MEASURE_BYTES);
     struct device_side sides[MGPU_MAX_GPUS];
     memset(sides, 0, sizeof sides);
     CUresult r = CUDA_SUCCESS;
     int prepared = 0, failed_at = -1;
     bool stopped = false;
+    /* The busy home GPU's source waits for another device's (n > 1). */
+    bool home_from_peer = first_busy && n > 1;
     for (; prepared < n && r == CUDA_SUCCESS && !(stopped = stop && atomic_load(stop));
          prepared++) {
-        r = prepare(&sides[prepared], devices[prepared], ones);
+        r = prepare(&sides[prepared], devices[prepared], prepared == 0 && home_from_peer);
         if (r != CUDA_SUCCESS)
             failed_at = devices[prepared];
     }
-    free(ones); /* each prepare waited for its copy */
+    if (r == CUDA_SUCCESS && !stopped && home_from_peer) {
+        r = fill_from_peer(&sides[0], &sides[1]);
+        if (r != CUDA_SUCCESS)
+            failed_at = devices[0];
+    }
     int stand_in[MGPU_MAX_GPUS];
     local_stand_ins(devices, n, first_busy, stand_in);
     for (int a = 0; a < n && r == CUDA_SUCCESS && !stopped; a++)

@@ -2,11 +2,14 @@
  * driver (issue 19's cost model: link_model.h): for each ordered pair, the
  * best of three 64 MiB copies from the first device's memory into the
  * second's, timed with events in the second's primary context; for a
- * device with itself, a copy within it. No kernel runs on the first
- * device where it is busy (the home GPU, running the program's kernels):
- * the sources are filled from the host by a copy engine, and another
- * device of the same name stands for its copies within itself (a copy
- * within a device is a kernel, which would wait behind the program's). */
+ * device with itself, a copy within it. The sources are filled with a set
+ * in each device's own non-blocking stream, except on the first device
+ * where it is busy (the home GPU, running the program's kernels): there
+ * no kernel runs, and nothing waits for the program's streams; its
+ * source is filled by another device's copy engine, and another device
+ * of the same name stands for its copies within itself (a copy within a
+ * device is a kernel, which would wait behind the program's). Alone, the
+ * home GPU fills its own (nothing else can). */
 #ifndef MGPU_LINK_MEASURE_H
 #define MGPU_LINK_MEASURE_H
 

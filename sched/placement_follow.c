@@ -202,6 +202,8 @@ static bool move_pays(struct buffer_use *u, int from, int gpu)
     struct mgpu_link_move moves[MOVES_MAX];
     size_t n = 0;
     const struct mgpu_link_model *model = mgpu_run_links();
+    if (model == NULL && mgpu_run_links_pending())
+        return false; /* asked again at the next launch of the streak */
     if (model == NULL || !planned_moves(u, gpu, moves, &n))
         return true;
     double share[MGPU_MAX_GPUS];

@@ -9,15 +9,21 @@
 
 /* The model of the run's GPU entries, or NULL when it cannot be had (the
  * run's GPUs not known yet, a measurement that failed: said once with -v)
- * or not yet: the first call starts the measurement on a thread of its
- * own (unless mgpu_run_links_start has) and waits for it at most a
- * second, later calls never wait.
+ * or not yet (mgpu_run_links_pending): the first call starts the
+ * measurement on a thread of its own (unless mgpu_run_links_start has);
+ * under MGPU_SPLIT=auto no call waits for it; otherwise (tests) the first
+ * waits at most a second.
  * Thread-safe; the model does not change once made. */
 const struct mgpu_link_model *mgpu_run_links(void);
 
+/* Whether the model is still to come, under MGPU_SPLIT=auto: not measured
+ * yet, nor failed, and the program not ending. A decision that needs it
+ * waits (runs the launch as the program would) rather than decide
+ * without it. */
+bool mgpu_run_links_pending(void);
+
 /* Starts the measurement on its thread, if it has not started, without
- * waiting: a launch that will ask for the model soon. The first call of
- * mgpu_run_links still waits for it, at most a second. */
+ * waiting: a launch that will ask for the model soon. */
 void mgpu_run_links_start(void);
 
 /* At exit, before anything is torn down: the measurement, if its thread is

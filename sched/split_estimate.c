@@ -315,7 +315,7 @@ double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_
         return INFINITY;
     const struct mgpu_link_model *m = mgpu_run_links();
     if (m == NULL)
-        return -1.0;
+        return mgpu_run_links_pending() ? NAN : -1.0;
     struct mgpu_pool_block buffers[64];
     int nbuffers = (int)mgpu_launch_param_buffers(k, e->params, e->buffer, buffers, 64);
     double scatter[64];

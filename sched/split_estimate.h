@@ -62,7 +62,8 @@ struct mgpu_split_estimate {
 
 /* The split launch's estimated GPU time in microseconds, given the whole
  * launch's measured `whole_us`; INFINITY for a kernel on managed memory;
- * a negative number when it cannot be estimated (no link model, a kernel
+ * NAN while the links are still being measured (ask again later); a
+ * negative number when it cannot be estimated (no link model, a kernel
  * that loads or stores through pointers of unknown origin, no analysis of
  * its parameters). */
 double mgpu_split_estimate_us(const struct mgpu_split_estimate *e, double whole_us);

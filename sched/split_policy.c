@@ -209,6 +209,10 @@ static enum verdict split_may_pay(struct shape *s, double whole_us,
         return NOT_YET;
     double split_us = estimate != NULL ? mgpu_split_estimate_us(estimate, whole_us) : -1.0;
     s->estimate_us = split_us;
+    /* The links still being measured, off the program's way: whole, and
+     * asked again at the next launch. */
+    if (isnan(split_us))
+        return NOT_YET;
     if (split_us < 0.0 || split_us < whole_us)
         return PAYS;
     if (isinf(split_us)) {

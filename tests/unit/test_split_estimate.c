@@ -99,6 +99,11 @@ const struct mgpu_link_model *mgpu_run_links(void)
     return &model;
 }
 
+bool mgpu_run_links_pending(void)
+{
+    return false;
+}
+
 /* Buffers x and y: all on `home_gpu`, or (home_gpu < 0) spread in ngpus
  * equal parts in order. */
 static void place(int ngpus, int home_gpu)

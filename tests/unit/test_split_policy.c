@@ -234,6 +234,19 @@ int main(void)
     CHECK(launch(&spread, 4096, 100.0, 40.0, &timed) && !timed);
     CHECK(estimates == 1);
 
+    /* The links still being measured (the estimate says NAN): whole and
+     * untimed, the estimate asked again at each launch, and the split
+     * tried once it can say. */
+    static const char links_pending;
+    estimated_us = NAN;
+    estimates = 0;
+    before_a_try(&links_pending, 100.0, 40.0);
+    for (int i = 0; i < 3; i++)
+        CHECK(!launch(&links_pending, 4096, 100.0, 40.0, &timed) && !timed);
+    CHECK(estimates == 3);
+    estimated_us = 60.0;
+    CHECK(launch(&links_pending, 4096, 100.0, 40.0, &timed) && timed);
+
     /* No estimate (a negative answer): tried; a split of three times the
      * whole launch is not tried again, and kept whole. */
     estimated_us = -1.0;
