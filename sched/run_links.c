@@ -61,12 +61,12 @@ static int make_model_now(void)
  * nobody waits for it but the exit: it is one-time set-up, which never
  * goes into the program's stream order (issue 45). Under always (tests),
  * the first asker waits for it at most LINKS_WAIT_MS, so that the moves
- * the tests look for are weighed with the model. The copies are mgpu's, but the driver
- * calls around them (allocations, frees) may wait for work the program
- * queued, and a launch must never wait on the GPU (gpu-exit-paths: a
- * host function held the program's stream until the program's thread
- * had queued more launches; the first split launch measured the links
- * and never returned). A launch that waited for it up to a second (until
+ * the tests look for are weighed with the model. The copies are mgpu's,
+ * but the driver calls around them (allocations, frees) may wait for work
+ * the program queued, and a launch must never wait on the GPU
+ * (gpu-exit-paths: a host function held the program's stream until the
+ * program's thread had queued more launches; the first split launch
+ * measured the links and never returned). A launch that waited for it up to a second (until
  * the twenty-first session) lost the measurement's whole time, 65 ms on
  * one H200 listed twice: a grid-stride loop ran at 1.5 ms a launch
  * against 0.45 plain (gpu-split-launch). Until the thread is done there
