@@ -38,7 +38,7 @@ corpus_programs="matvec_atax matvec_bicg kmeans black_scholes monte_carlo sgemm_
   underoccupied nbody_allpairs thrust_sort cub_sort_scan histogram_shared stencil3d_512 lu_shrinking"
 test_programs="stencil1d stencil3d gaussian bfs spmv_csr conv2d fdtd2d threadfence_reduction
   atomic_sum histogram_atomicinc pointer_chase coop_grid_sync graph_replay two_threads
-  managed_memory transpose scan"
+  managed_memory transpose scan lookback_scan"
 programs=${*:-}
 if [ -z "$programs" ]; then
   for p in $corpus_programs; do programs="$programs bench/corpus/$p"; done

@@ -11,7 +11,7 @@ rounds=${1:-3}
 [ $# -gt 0 ] && shift
 names=${*:-"stencil1d stencil3d gaussian bfs spmv_csr conv2d fdtd2d threadfence_reduction
   atomic_sum histogram_atomicinc pointer_chase coop_grid_sync graph_replay two_threads
-  managed_memory transpose scan"}
+  managed_memory transpose scan lookback_scan"}
 programs=""
 for p in $names; do programs="$programs tests/programs/$p"; done
 # shellcheck disable=SC2086

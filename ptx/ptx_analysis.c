@@ -8,6 +8,7 @@
  * iterating over the module until nothing changes, so recursion is handled
  * too. */
 #include "ptx/ptx_analysis.h"
+#include "ptx/ptx_block_waits.h"
 #include "ptx/ptx_edit.h"
 #include "ptx/ptx_stride_loop.h"
 #include "ptx/ptx_thread_stride.h"
@@ -527,6 +528,8 @@ static int resolve_function(struct module_view *mv, size_t top)
     }
     for (size_t i = 0; i < fv->f->nbody; i++)
         resolve_instruction(fv, &fv->ins[i], fv->f->body[i]);
+    if (ptx_function_waits_on_memory(fv->f))
+        fv->notes |= MGPU_NOTE_BLOCK_WAITS;
     if (fv->f->is_entry &&
         (strstr_n(fv->f->tail, ".reqnctapercluster") || strstr_n(fv->f->tail, ".explicitcluster") ||
          strstr_n(fv->f->tail, ".maxclusterrank")))
@@ -1103,6 +1106,9 @@ const char *mgpu_kernel_note_text(unsigned bit)
         return "reads its block index or the grid size";
     case MGPU_NOTE_CONSTANTS:
         return "reads __constant__ variables (copied to every GPU)";
+    case MGPU_NOTE_BLOCK_WAITS:
+        return "its blocks wait in a loop for memory other blocks write (never split over "
+               "GPUs that share a device)";
     }
     return "unknown note";
 }

@@ -41,7 +41,9 @@ enum mgpu_kernel_note {
     MGPU_NOTE_SYNC_SCOPE = 1u << 4, /* GPU-scope fences or atomics (made system scope) */
     MGPU_NOTE_READS_GRID = 1u << 5, /* reads %ctaid or %nctaid */
     MGPU_NOTE_CONSTANTS = 1u << 6,  /* reads __constant__ variables */
-    MGPU_NOTE_COUNT = 7,
+    /* waits in a loop for memory other blocks write (ptx_block_waits.h) */
+    MGPU_NOTE_BLOCK_WAITS = 1u << 7,
+    MGPU_NOTE_COUNT = 8,
 };
 
 /* A reduction through a parameter that can be privatised (issue 18): the

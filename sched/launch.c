@@ -14,7 +14,9 @@
 #include "mirror/replicas.h"
 #include "modules/program_modules.h"
 #include "partition/gpu_contexts.h"
+#include "partition/gpu_entries.h"
 #include "probes/probe_runtime.h"
+#include "ptx/ptx_analysis.h"
 #include "ptx/ptx_footprint.h"
 #include "sched/footprint_record.h"
 #include "sched/launch_params.h"
@@ -83,6 +85,26 @@ static void after_launch(const struct launch_shape *s, struct launch_record *rec
                                        why_not_split(s, rec->capturing));
 }
 
+/* Whether two of the slices would run on GPU entries of one device
+ * (--gpus 0x8, 0,1,0,1). A kernel whose blocks wait for blocks launched
+ * before them (ptx/ptx_block_waits.h) is not split so, also under
+ * MGPU_SPLIT=always: slices that share a device run side by side, and the
+ * later ones' blocks can fill it while the earlier one's wait to start
+ * (bench/corpus/cub_sort_scan's look-back scan at --gpus 0x8 never
+ * ended). On distinct devices each slice's blocks start on their own. */
+static bool slices_share_a_device(const struct mgpu_grid_slice *slices, int nslices)
+{
+    const struct mgpu_gpu_entries *e = mgpu_run_gpus();
+    if (e == NULL)
+        return true;
+    for (int a = 0; a < nslices; a++)
+        for (int b = a + 1; b < nslices; b++)
+            if (slices[a].gpu < e->count && slices[b].gpu < e->count &&
+                e->device[slices[a].gpu] == e->device[slices[b].gpu])
+                return true;
+    return false;
+}
+
 /* Why a launch from the rewritten modules is not split, or, with
  * MGPU_UNSPLIT_NONE, the slices it is split into. */
 static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
@@ -107,6 +129,9 @@ static enum mgpu_unsplit_reason plan_split(const struct launch_shape *s,
         return MGPU_UNSPLIT_CAPTURE;
     *nslices = mgpu_slice_plan(&ml->kernel, s->grid, s->block[0] * s->block[1] * s->block[2],
                                ml->params, ml->buffer, slices);
+    if (*nslices > 1 && (ml->kernel.notes & MGPU_NOTE_BLOCK_WAITS) &&
+        slices_share_a_device(slices, *nslices))
+        return MGPU_UNSPLIT_ANALYSIS;
     return *nslices > 1 ? MGPU_UNSPLIT_NONE : MGPU_UNSPLIT_SMALL;
 }
 

@@ -15,8 +15,8 @@ programs=${MGPU_TEST_FOOTPRINT_PROGRAMS:-"tests/programs/stencil1d tests/program
   tests/programs/gaussian tests/programs/bfs tests/programs/spmv_csr tests/programs/conv2d
   tests/programs/fdtd2d tests/programs/threadfence_reduction tests/programs/atomic_sum
   tests/programs/histogram_atomicinc tests/programs/pointer_chase tests/programs/two_threads
-  tests/programs/transpose tests/programs/scan examples/vector_add examples/saxpy
-  examples/jacobi2d examples/sgemm examples/histogram examples/reduction examples/nbody
+  tests/programs/transpose tests/programs/scan tests/programs/lookback_scan examples/vector_add
+  examples/saxpy examples/jacobi2d examples/sgemm examples/histogram examples/reduction examples/nbody
   bench/corpus/matvec_atax bench/corpus/matvec_bicg bench/corpus/kmeans
   bench/corpus/black_scholes bench/corpus/monte_carlo bench/corpus/sgemm_tiled_repeat
   bench/corpus/underoccupied bench/corpus/nbody_allpairs bench/corpus/thrust_sort

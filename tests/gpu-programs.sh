@@ -17,13 +17,15 @@
 require_gpu
 programs=${MGPU_TEST_PROGRAMS:-"stencil1d stencil3d gaussian bfs spmv_csr conv2d fdtd2d
   threadfence_reduction atomic_sum histogram_atomicinc pointer_chase coop_grid_sync graph_replay
-  two_threads managed_memory transpose scan"}
+  two_threads managed_memory transpose scan lookback_scan"}
 
-# split_kernels NAME: the kernels of program NAME that every run must show
-# split (their every launch, or all but one-block ones, has 8 or more blocks
-# along the dimension mgpu cuts).
+# split_kernels NAME SET: the kernels of program NAME that its run under
+# --gpus SET must show split (their every launch, or all but one-block ones,
+# has 8 or more blocks along the dimension mgpu cuts).
 split_kernels() {
   case $1 in
+    # Its blocks wait for earlier blocks: split over distinct GPUs only.
+    lookback_scan) repeats_a_gpu "$2" || echo "scan_lookback" ;;
     stencil1d) echo "stencil_1d" ;;
     stencil3d) echo "stencil_7pt" ;;
     gaussian) echo "Fan1 Fan2" ;;
@@ -84,9 +86,18 @@ for prog in $programs; do
       continue
     fi
     unsplit=""
-    for kernel in $(split_kernels "$prog"); do
+    for kernel in $(split_kernels "$prog" "$set"); do
       grep -Eq "^$kernel\(.*\) +[0-9]+ .* x$n( |$)" "$work/$label.err" || unsplit="$unsplit $kernel"
     done
+    # A kernel whose blocks wait for earlier ones runs whole where its
+    # slices would share a device (they could wait for ever there).
+    if [ "$prog" = lookback_scan ] && repeats_a_gpu "$set" &&
+      grep -Eq "^scan_lookback\(.*\) .* x[0-9]+( |$)" "$work/$label.err"; then
+      echo "FAIL: $prog under --gpus $set: scan_lookback was split over entries of one device" >&2
+      cat "$work/$label.err" >&2
+      failed_run "$prog/$set"
+      continue
+    fi
     if [ -n "$unsplit" ]; then
       echo "FAIL: $prog under --gpus $set: not split into $n slices:$unsplit" >&2
       cat "$work/$label.err" >&2
