@@ -36,6 +36,7 @@ printf 'mgpu-nvml-answers 1\ncount 8\nmig -1\ngpus 0\nend\n' > "$dir/nvml/count"
 printf 'MGPU_GPUS=0,1x2\nMGPU_SPLIT=auto\nMGPU_REPORT=1\n--\n-n\n2\n--report\n./app\n-x\n' > "$dir/settings/run"
 printf 'OMPI_COMM_WORLD_LOCAL_RANK=1\nOMPI_COMM_WORLD_LOCAL_SIZE=4\nMGPU_MEMORY=driver\n--\n--gpus\n0x8\n--probe\nfootprint-check\n-v\n--\nprog\n' > "$dir/settings/mpi"
 printf 'SLURM_LOCALID=0\nSLURM_TASKS_PER_NODE=2(x3),1\nSLURM_NODEID=3\nMGPU_BLAS_MIN=1024\n--\n--topology\nnode.xml\n-vv\nprog\n' > "$dir/settings/slurm"
+printf 'MGPU_TRY_BUDGET=2.5%%+20ms\nMGPU_MIRROR_BUDGET=25%%\nMGPU_SPREAD_MIN=64M\n--\n-n\n4\nprog\n' > "$dir/settings/budgets"
 # Two ranks' trace files, cut by a NUL (fuzz/fuzz_trace_merge.c).
 { printf '{"displayTimeUnit":"ms","traceEvents":[\n{"name":"k","ph":"X","pid":0,"tid":1,"ts":1.0,"dur":2.5}\n,{"name":"k","ph":"X","pid":0,"tid":2,"ts":4.0,"dur":1.0}\n]}\n'
   printf '\0'
