@@ -248,11 +248,14 @@ static bool move(struct buffer_use *u, int gpu, const char *why, const char *ker
     double modelled = model != NULL && planned_moves(u, gpu, planned, &nplanned)
                           ? mgpu_link_copy_seconds(model, planned, nplanned)
                           : -1.0;
-    /* A move is a try, within the budget for trying, put off to a later
-     * launch of the streak where it does not fit; except one back onto the
-     * home GPU, where the program's own buffers lie: that ends a try. */
-    if (gpu != 0 && !mgpu_try_budget_allows(MGPU_TRY_MOVE,
-                                            modelled > 0.0 ? modelled * move_factor() * 1e6 : 0.0))
+    /* A move is a try, charged its time. Each is one the launches so far
+     * would have paid for (move_pays; a spread for a split:
+     * split_after_spread), so it is expected to cost nothing beyond them;
+     * none is made while the tries have spent more than the budget for
+     * trying, but one back onto the home GPU, where the program's own
+     * buffers lie: that ends a try. Put off, it is asked again at a later
+     * launch of the streak. */
+    if (gpu != 0 && !mgpu_try_budget_allows(MGPU_TRY_MOVE, 0.0))
         return false;
     /* The program's queued work first: the move's time is its own. A
      * launch does not wait for the GPU, and a move made inside one must

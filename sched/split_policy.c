@@ -171,9 +171,11 @@ static enum verdict split_after_spread(struct shape *s, double whole_us,
         s->spread_ask_at = 2 * launches;
         return NOT_YET;
     }
-    /* The spread's copies are a try too: asked again a quarter more
-     * launches on, when they do not fit in the budget yet. */
-    if (!mgpu_try_budget_allows(MGPU_TRY_MOVE, copy_seconds * 1e6)) {
+    /* The spread is a try too, one the launches so far would have paid
+     * for (above), so expected to cost nothing beyond them; while the
+     * tries have spent more than the budget it waits, asked again a quarter
+     * more launches on (placement's move asks the same). */
+    if (!mgpu_try_budget_allows(MGPU_TRY_MOVE, 0.0)) {
         s->spread_ask_at = launches + launches / 4 + 1;
         return NOT_YET;
     }
