@@ -79,6 +79,17 @@ MGPU_SPLIT=always MGPU_FORK_JOIN=events run events_entries --gpus 0x4
 split_in events_entries 4
 pass "--gpus 0x4 with events for fork and join"
 
+# A kernel whose blocks wait for the block before them (ptx/ptx_block_waits.h)
+# is split over distinct GPUs, and runs whole over entries of one device,
+# also under MGPU_SPLIT=always: there the later slices' blocks could fill
+# the device while the first slice's wait to start.
+FAKE_CLIENT_WAIT_KERNEL=1 MGPU_SPLIT=always run waits_distinct -n 4
+expect_match "$work/waits_distinct.err" '^mgpu_test_wait +1 +64 +32 +x4 '
+FAKE_CLIENT_WAIT_KERNEL=1 MGPU_SPLIT=always run waits_one_device --gpus 0x4
+expect_match "$work/waits_one_device.err" '^mgpu_test_wait +1 +64 +32 +no \[[0-9]+\] '
+expect_match "$work/waits_one_device.err" '^mgpu_test_fill +1 +97 +256 +x4 '
+pass "a kernel whose blocks wait for earlier ones: split over 4 GPUs, whole over 4 entries of one"
+
 MGPU_PLACEMENT=interleave MGPU_SPLIT=always run interleave -n 4
 split_in interleave 4
 pass "-n 4, interleaved placement"

@@ -177,6 +177,65 @@ out:
     return done;
 }
 
+/* A kernel whose blocks wait for the block before them (a flag per
+ * block, read volatile until set, as a decoupled look-back does), written
+ * for mgpu's analysis (ptx/ptx_block_waits.h): the fake GPU runs it as a
+ * no-op, a GPU as written. */
+static const char wait_kernel_ptx[] =
+    ".version 9.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry mgpu_test_wait(.param .u64 mgpu_test_wait_param_0,\n"
+    "\t.param .u64 mgpu_test_wait_param_1)\n"
+    "{\n"
+    "\t.reg .pred %p<3>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<10>;\n"
+    "\tld.param.u64 %rd1, [mgpu_test_wait_param_0];\n"
+    "\tld.param.u64 %rd2, [mgpu_test_wait_param_1];\n"
+    "\tcvta.to.global.u64 %rd3, %rd1;\n"
+    "\tcvta.to.global.u64 %rd4, %rd2;\n"
+    "\tmov.u32 %r1, %ctaid.x;\n"
+    "\tsetp.eq.s32 %p1, %r1, 0;\n"
+    "\t@%p1 bra $L_publish;\n"
+    "\tadd.s32 %r2, %r1, -1;\n"
+    "\tmul.wide.u32 %rd5, %r2, 4;\n"
+    "\tadd.s64 %rd6, %rd3, %rd5;\n"
+    "$L_spin:\n"
+    "\tld.volatile.global.u32 %r3, [%rd6];\n"
+    "\tsetp.eq.s32 %p2, %r3, 0;\n"
+    "\t@%p2 bra $L_spin;\n"
+    "$L_publish:\n"
+    "\tmul.wide.u32 %rd7, %r1, 4;\n"
+    "\tadd.s64 %rd8, %rd4, %rd7;\n"
+    "\tst.global.u32 [%rd8], %r1;\n"
+    "\tadd.s64 %rd9, %rd3, %rd7;\n"
+    "\tst.volatile.global.u32 [%rd9], 1;\n"
+    "\tret;\n"
+    "}\n";
+
+/* FAKE_CLIENT_WAIT_KERNEL: the kernel above, loaded from a module of its
+ * own and launched once over 64 blocks (tests/fake-gpu.sh reads how mgpu
+ * ran it in the report). */
+static bool launch_wait_kernel(CUstream stream)
+{
+    CUmodule module = NULL;
+    CUfunction wait = NULL;
+    CUdeviceptr flags = 0, order = 0;
+    const unsigned blocks = 64;
+    bool done = TRY(cuModuleLoadData, (&module, wait_kernel_ptx)) &&
+                TRY(cuModuleGetFunction, (&wait, module, "mgpu_test_wait")) &&
+                TRY(cuMemAlloc, (&flags, blocks * sizeof(unsigned))) &&
+                TRY(cuMemAlloc, (&order, blocks * sizeof(unsigned))) &&
+                TRY(cuMemsetD32Async, (flags, 0, blocks, stream));
+    void *params[] = {&flags, &order};
+    done = done && TRY(cuLaunchKernel, (wait, blocks, 1, 1, 32, 1, 1, 0, stream, params, NULL)) &&
+           TRY(cuStreamSynchronize, (stream));
+    if (flags != 0)
+        TRY(cuMemFree, (flags));
+    if (order != 0)
+        TRY(cuMemFree, (order));
+    if (module != NULL)
+        TRY(cuModuleUnload, (module));
+    return done;
+}
+
 int main(void)
 {
     CUdevice dev = 0;
@@ -212,6 +271,8 @@ int main(void)
                 ;
         }
         ran = run(stream, start, end, axpy, fill, &b, &correct);
+        if (ran && getenv("FAKE_CLIENT_WAIT_KERNEL") != NULL)
+            ran = launch_wait_kernel(stream);
     }
 
     /* Free what was made, in any case; FAKE_CLIENT_KEEP_FILL=1 leaves the
