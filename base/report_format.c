@@ -253,8 +253,8 @@ static void print_trying_cost(FILE *out, const struct mgpu_report *r)
                  r->try_percent, r->try_ran_ms, r->try_allowance_ms, r->try_put_off,
                  r->try_put_off == 1 ? "y" : "ies");
     else
-        snprintf(line, sizeof line, "budget for trying: off (MGPU_TRY_BUDGET=off), %.3f ms charged",
-                 r->try_spent_ms);
+        snprintf(line, sizeof line, "budget for trying: none (%s), %.3f ms charged",
+                 r->try_unlimited_why != NULL ? r->try_unlimited_why : "off", r->try_spent_ms);
     print_wrapped(out, line, 2, 4);
 }
 

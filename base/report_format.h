@@ -103,6 +103,7 @@ struct mgpu_report {
      * program's GPU time the policies measured, the budget it gives, what
      * the tries were charged and how many were put off. */
     bool try_limited;
+    const char *try_unlimited_why; /* when not limited: the setting that lifts it */
     double try_ran_ms, try_limit_ms, try_spent_ms, try_percent, try_allowance_ms;
     unsigned long try_put_off;
     bool blas_static;    /* the program carries cuBLAS linked in: nothing intercepted */

@@ -208,6 +208,9 @@ void mgpu_report_print(void)
     struct mgpu_try_budget_stats budget;
     mgpu_try_budget_stats(&budget);
     r.try_limited = budget.limited;
+    r.try_unlimited_why = mgpu_cfg.try_budget_off               ? "MGPU_TRY_BUDGET=off"
+                          : mgpu_cfg.split == MGPU_SPLIT_ALWAYS ? "MGPU_SPLIT=always"
+                                                                : "MGPU_SPLIT=never";
     r.try_ran_ms = budget.ran_us / 1e3;
     r.try_limit_ms = budget.limit_us / 1e3;
     r.try_spent_ms = budget.spent_us / 1e3;
