@@ -9,6 +9,10 @@
 /* Passes over a loop's statements to follow its registers; a chain longer
  * than this from the load to the branch is not followed. */
 #define TAINT_PASSES 8
+/* Statements looked at over all of a function's loops, at most: past it
+ * (loops within loops over a very long body) the function is said to
+ * wait, which only keeps its slices off a shared device. */
+#define WORK_MAX 4000000u
 
 /* A load whose value another block's write can change while this block
  * waits: from global or generic memory, volatile, relaxed or acquire. */
@@ -66,13 +70,18 @@ static struct ptx_str guard_register(struct ptx_str guard)
 
 /* Whether the statements first..last (a loop's body, the branch back
  * last) hold a conditional branch whose predicate follows from a waiting
- * load among them. *failed when memory ran out. */
-static bool loop_waits(struct ptx_stmt *const *body, size_t first, size_t last, bool *failed)
+ * load among them. *failed when memory ran out or *work (statements
+ * looked at so far) passed WORK_MAX. */
+static bool loop_waits(struct ptx_stmt *const *body, size_t first, size_t last, size_t *work,
+                       bool *failed)
 {
     struct ptx_name_set set = {0};
     struct taint t = {&set, false, false, false};
     bool waits = false;
     for (int pass = 0; pass < TAINT_PASSES && !t.failed; pass++) {
+        *work += last - first + 1;
+        if (*work > WORK_MAX)
+            t.failed = true;
         t.grew = false;
         for (size_t i = first; i <= last && !t.failed; i++) {
             if (body[i]->kind != PTX_INSTRUCTION)
@@ -112,6 +121,7 @@ bool ptx_function_waits_on_memory(const struct ptx_function *f)
     struct ptx_name_set labels = {0};
     size_t *at = malloc((f->nbody + 1) * sizeof *at);
     bool waits = false, failed = at == NULL;
+    size_t work = 0;
     for (size_t i = 0; i < f->nbody && !failed; i++) {
         if (f->body[i]->kind != PTX_LABEL)
             continue;
@@ -131,11 +141,11 @@ bool ptx_function_waits_on_memory(const struct ptx_function *f)
             continue;
         long id = ptx_name_set_find(&labels, ins->ops[0]);
         if (id >= 0 && at[id] < i)
-            waits = loop_waits(f->body, at[id], i, &failed);
+            waits = loop_waits(f->body, at[id], i, &work, &failed);
     }
     ptx_name_set_free(&labels);
     free(at);
-    /* Out of memory: said to wait, which only keeps slices off a shared
-     * device. */
+    /* Out of memory or of work: said to wait, which only keeps slices off
+     * a shared device. */
     return waits || failed;
 }

@@ -10,7 +10,9 @@
  * the branch, a conditional branch whose predicate follows (through the
  * registers the loop computes) from a load of global or generic memory
  * marked volatile, relaxed or acquire. A loop that only sums such loads
- * (the last block of a threadfence reduction) does not wait. No driver. */
+ * (the last block of a threadfence reduction) does not wait. A function
+ * whose loops are too many and too long to follow (millions of
+ * statements looked at) is said to wait. No driver. */
 #ifndef MGPU_PTX_BLOCK_WAITS_H
 #define MGPU_PTX_BLOCK_WAITS_H
 
