@@ -412,7 +412,7 @@ static void untried_why(const struct shape *s, char *out, size_t n)
     if (s->t.best_us[0] < MGPU_SPLIT_MIN_MICROSECONDS)
         snprintf(out, n, "not tried: under %.0f us whole", MGPU_SPLIT_MIN_MICROSECONDS);
     else if (s->put_off)
-        snprintf(out, n, "not tried: put off by the budget for trying (MGPU_TRY_BUDGET)");
+        snprintf(out, n, "not tried: over the budget for trying");
     else if (s->launches < s->spread_ask_at)
         snprintf(out, n, "not tried: a spread (%.3f ms) waits for %u launches",
                  s->spread_estimate_us / 1e3, s->spread_ask_at);

@@ -119,6 +119,27 @@ tr '\n' ' ' < "$work/auto_repeat.err" | tr -s ' ' |
   fail "auto_repeat: the report does not give the budget for trying"
 pass "-n 4, MGPU_SPLIT=auto: the report says how each kernel shape was decided, and what trying cost"
 
+# The budget for trying (base/try_budget.h): the fill again with three more
+# grids, each a shape of its own, and every split try losing 6 ms on the
+# fake GPU (8 ms split, 2 ms whole). With MGPU_TRY_BUDGET=0%+1ms the first
+# try overruns the budget and the other shapes' tries are put off (their
+# lines say so, the report counts them); with the budget off every shape
+# is tried.
+FAKE_CLIENT_WAIT_MS=300 FAKE_CLIENT_FILL_REPEAT=6 FAKE_CLIENT_FILL_SHAPES=3 MGPU_TRY_BUDGET=0%+1ms \
+  run budget_small -n 4
+expect_match "$work/budget_small.err" '^  mgpu_test_fill (98|99|100)x1x1 of 256x1x1, [0-9]+ launches: whole [0-9.]+ ms, not tried: over the budget for trying: whole so far$'
+tr '\n' ' ' < "$work/budget_small.err" | tr -s ' ' |
+  grep -Eq 'budget for trying \(MGPU_TRY_BUDGET=0%\+1ms\): 6\.000 ms charged of 1\.000 ms .* [1-9][0-9]* tries put off for it' ||
+  fail "budget_small: the report does not count the tries put off"
+tr '\n' ' ' < "$work/budget_small.err" | tr -s ' ' | grep -Eq 'what trying cost: 1 split try ' ||
+  fail "budget_small: more than one split try was made"
+FAKE_CLIENT_WAIT_MS=300 FAKE_CLIENT_FILL_REPEAT=6 FAKE_CLIENT_FILL_SHAPES=3 MGPU_TRY_BUDGET=off \
+  run budget_off -n 4
+tr '\n' ' ' < "$work/budget_off.err" | tr -s ' ' |
+  grep -Eq 'what trying cost: [2-4] split tries [0-9.]+ ms over whole.* budget for trying: none \(MGPU_TRY_BUDGET=off\)' ||
+  fail "budget_off: not every shape was tried"
+pass "-n 4: the budget for trying puts the tries off once one has overrun it; off, every shape is tried"
+
 # A spread rebuilds only the chunks that move (memory/memory_pool.c): the
 # fill's 8.8 MB buffer (five granules), made on the home GPU and cut where
 # the distributed placement changes owner, is spread after four split

@@ -148,6 +148,11 @@ static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CU
      * values each time), for the split policy's report. */
     const char *repeat_env = getenv("FAKE_CLIENT_FILL_REPEAT");
     unsigned fill_repeat = repeat_env ? (unsigned)strtoul(repeat_env, NULL, 10) : 1;
+    /* FAKE_CLIENT_FILL_SHAPES: the fill's launches then made again with
+     * that many other grids (one block more each), for the budget for
+     * trying: each grid is a shape of its own to try. */
+    const char *shapes_env = getenv("FAKE_CLIENT_FILL_SHAPES");
+    unsigned fill_shapes = shapes_env ? (unsigned)strtoul(shapes_env, NULL, 10) : 0;
     if (!TRY(cuEventRecord, (start, stream)) ||
         !TRY(cuLaunchKernel, (axpy, axpy_blocks, 1, 1, BLOCK, 1, 1, 0, stream, axpy_params, NULL)))
         goto out;
@@ -159,6 +164,11 @@ static bool run(CUstream stream, CUevent start, CUevent end, CUfunction axpy, CU
         if (!TRY(cuLaunchKernel,
                  (fill, fill_blocks, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)))
             goto out;
+    for (unsigned shape = 1; shape <= fill_shapes; shape++)
+        for (unsigned r = 0; r < fill_repeat; r++)
+            if (!TRY(cuLaunchKernel,
+                     (fill, fill_blocks + shape, 1, 1, BLOCK, 1, 1, 0, stream, NULL, fill_extra)))
+                goto out;
     if (!TRY(cuEventRecord, (end, stream)) || !TRY(cuEventSynchronize, (end)))
         goto out;
     float ms = 0;
