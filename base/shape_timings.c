@@ -61,6 +61,13 @@ void mgpu_shape_timings_collect(struct mgpu_shape_timings *t)
     t->in_flight = false;
 }
 
+void mgpu_shape_timings_ran(const struct mgpu_shape_timings *t, bool way)
+{
+    double us = way && isfinite(t->best_us[1]) ? t->best_us[1] : t->best_us[0];
+    if (isfinite(us))
+        mgpu_try_budget_ran(us);
+}
+
 double mgpu_shape_timings_tries_over_us(const struct mgpu_shape_timings *t)
 {
     if (t->summed[1] == 0 || !isfinite(t->best_us[0]))

@@ -44,6 +44,10 @@ void mgpu_shape_timings_reset(struct mgpu_shape_timings *t, enum mgpu_try_kind k
 /* Takes in the timing in flight if it is done; a sample of way 1 that took
  * longer than way 0 at its best is charged to the budget for trying. */
 void mgpu_shape_timings_collect(struct mgpu_shape_timings *t);
+/* One launch of the shape went `way`: its time, the best of that way
+ * (of way 0 while way 1 is untimed), counted as the program's for the
+ * budget for trying; nothing while neither is measured. */
+void mgpu_shape_timings_ran(const struct mgpu_shape_timings *t, bool way);
 /* What the measured launches of way 1 (a split, a mirrored split) took
  * beyond as many of way 0 at its best: the cost of trying the other way,
  * 0 while way 0 is not measured. */

@@ -140,11 +140,7 @@ bool mgpu_gemm_policy_choose(const struct mgpu_blas_library *lib, const struct m
         if (s->t.in_flight && !decided(s))
             mgpu_shape_timings_await(&s->t, &policy_lock);
         split = decide(s, call, estimate, estimate_arg, trial);
-        /* The program's GPU time, for the budget: this call at the best
-         * time of its way (of the whole call while a cut is untimed). */
-        double ran_us = split && isfinite(s->t.best_us[1]) ? s->t.best_us[1] : s->t.best_us[0];
-        if (isfinite(ran_us))
-            mgpu_try_budget_ran(ran_us);
+        mgpu_shape_timings_ran(&s->t, split); /* the program's time, for the budget */
     }
     if (!split)
         *why = why_whole(s);

@@ -35,15 +35,15 @@ const struct mgpu_gpu_entries *mgpu_run_gpus(void)
             rc = -1;
         }
         if (rc != 0) {
+            char fix[MGPU_PATH_MAX + 128] = "run the program with mgpu-run";
             if (mgpu_cfg.nvml_kept[0])
-                mgpu_warn("MGPU_ENTRIES does not match the driver's devices (%s); each of the %d "
-                          "devices is one GPU of the run (mgpu-run counted the GPUs from NVML's "
-                          "answers kept in %s: delete that file if the machine's GPUs changed)",
-                          err, devices, mgpu_cfg.nvml_kept);
-            else
-                mgpu_warn("MGPU_ENTRIES does not match the driver's devices (%s); each of the %d "
-                          "devices is one GPU of the run (run the program with mgpu-run)",
-                          err, devices);
+                snprintf(fix, sizeof fix,
+                         "mgpu-run counted the GPUs from NVML's answers kept in %s: delete that "
+                         "file if the machine's GPUs changed",
+                         mgpu_cfg.nvml_kept);
+            mgpu_warn("MGPU_ENTRIES does not match the driver's devices (%s); each of the %d "
+                      "devices is one GPU of the run (%s)",
+                      err, devices, fix);
             mgpu_gpu_entries_make(NULL, 0, devices, &entries, err, sizeof err);
         }
         atomic_store_explicit(&entries_ready, true, memory_order_release);

@@ -371,11 +371,7 @@ bool mgpu_split_policy_choose(const void *kernel, const unsigned grid[3], const 
         if (split)
             s->spread_first = false;
         s->launches++;
-        /* The program's GPU time, for the budget: this launch at the best
-         * time of its way (of the whole launch while a split is untimed). */
-        double ran_us = split && isfinite(s->t.best_us[1]) ? s->t.best_us[1] : s->t.best_us[0];
-        if (isfinite(ran_us))
-            mgpu_try_budget_ran(ran_us);
+        mgpu_shape_timings_ran(&s->t, split); /* the program's time, for the budget */
     }
     pthread_mutex_unlock(&policy_lock);
     trial->split = split;
