@@ -7,6 +7,7 @@
 
 #include "base/byte_hash.h"
 #include "base/cache_dir.h"
+#include "base/read_file.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -116,20 +117,12 @@ int mgpu_machine_cache_path(char *out, size_t len)
 bool mgpu_machine_cache_load(const char *path, uint64_t key, bool need_gpus,
                              struct mgpu_nvml_answers *a)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    char *text = malloc(CACHE_MAX);
     size_t len = 0;
-    ssize_t n = 0;
-    while (text != NULL && len < CACHE_MAX && (n = read(fd, text + len, CACHE_MAX - len)) > 0)
-        len += (size_t)n;
-    close(fd);
+    char *text = mgpu_read_file(path, CACHE_MAX - 1, &len);
     bool ok = false;
     char head[40], why[160];
     int head_len = snprintf(head, sizeof head, "key %016" PRIx64 "\n", key);
-    if (text != NULL && n >= 0 && len < CACHE_MAX && len > (size_t)head_len &&
-        memcmp(text, head, (size_t)head_len) == 0 &&
+    if (text != NULL && len > (size_t)head_len && memcmp(text, head, (size_t)head_len) == 0 &&
         mgpu_nvml_answers_parse(text + head_len, len - (size_t)head_len, a, why, sizeof why) == 0)
         ok = a->has_gpus || !need_gpus;
     free(text);

@@ -7,6 +7,7 @@
 
 #include "base/byte_hash.h"
 #include "base/cache_dir.h"
+#include "base/read_file.h"
 
 #include "ptx/ptx_probes.h"
 
@@ -72,24 +73,6 @@ static bool find_nvcc(char *out, size_t len)
     return false;
 }
 
-static char *read_all(const char *path, size_t max, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    char *data = malloc(max + 1);
-    size_t n = data ? fread(data, 1, max + 1, f) : 0;
-    fclose(f);
-    if (data == NULL || n > max) {
-        free(data);
-        errno = EFBIG;
-        return NULL;
-    }
-    data[n] = '\0';
-    *size = n;
-    return data;
-}
-
 /* The first line of nvcc's output that says "error", else its first line. */
 static void first_error(const char *log, char *out, size_t len)
 {
@@ -131,7 +114,7 @@ static int run_nvcc(const char *nvcc, const char *include, const char *source, c
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     size_t size = 0;
-    char *log = read_all(log_path, 1 << 20, &size);
+    char *log = mgpu_read_file(log_path, 1 << 20, &size);
     unlink(log_path);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         free(log);
@@ -204,7 +187,7 @@ int mgpu_probe_prepare(const char *arg, int verbose, char *ptx, size_t ptx_len, 
         return -1;
     }
     size_t size = 0;
-    char *text = read_all(source, MAX_SOURCE_BYTES, &size);
+    char *text = mgpu_read_file(source, MAX_SOURCE_BYTES, &size);
     if (text == NULL) {
         snprintf(err, errlen, "probe %s: cannot read %s: %s", arg, source, strerror(errno));
         return -1;
@@ -223,7 +206,7 @@ int mgpu_probe_prepare(const char *arg, int verbose, char *ptx, size_t ptx_len, 
     free(text);
     snprintf(header, sizeof header, "%s/mgpu/probe.h", include);
     size_t header_size = 0;
-    char *header_text = read_all(header, MAX_SOURCE_BYTES, &header_size);
+    char *header_text = mgpu_read_file(header, MAX_SOURCE_BYTES, &header_size);
     if (header_text == NULL) {
         snprintf(err, errlen, "probe %s: no mgpu/probe.h at %s; reinstall mgpu or set "
                               "MGPU_PROBE_INCLUDE", arg, header);
