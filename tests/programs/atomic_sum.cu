@@ -4,11 +4,14 @@
 // a tolerance (its order, hence its rounding, varies from run to run, so it is
 // reported on stderr only). The scalars are not reset between the five
 // launches of a round. Under mgpu: every slice's atomics on one address, a
-// grid of 3907. An optional argument repeats the round (scalars reset, the
-// results read back and checked each time), as an iterative program does:
-// mgpu's auto policies run launches whole for the run's first tenth of a
-// second and while the other GPUs are set up, so a test of what they decide
-// needs a program that runs longer than that.
+// grid of 3907. SCALE s (optional argument, 1 to 100000): s rounds (scalars
+// reset, the results read back and checked each time), as an iterative
+// program does; the size stays, since every atomic goes to one address
+// anyway and the grid of 3907 is what tests/gpu-private-reductions.sh
+// expects. mgpu's auto policies run launches whole for the run's first tenth
+// of a second and while the other GPUs are set up, so a test of what they
+// decide needs a program that runs longer than that. The CPU's sums are made
+// once: its side does not grow.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -44,14 +47,13 @@ __global__ void sum_atomic_float(const float *values, int n, float *sum)
         atomicAdd(sum, values[i]);
 }
 
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100000
+
 int main(int argc, char **argv)
 {
     const int n = 1000000, threads = 256, launches = 5, threshold = 900000;
-    int rounds = argc > 1 ? atoi(argv[1]) : 1;
-    if (argc > 2 || rounds < 1 || rounds > 100000) {
-        fprintf(stderr, "usage: atomic_sum [ROUNDS from 1 to 100000]\n");
-        return 2;
-    }
+    const int rounds = program_scale(argc, argv, "atomic_sum", MAX_SCALE);
     std::vector<int> h_values(n);
     std::vector<float> h_fvalues(n);
     long long ref_sum = 0;

@@ -6,6 +6,12 @@
 // in integers). Launched with cudaLaunchCooperativeKernel on a grid sized from
 // the occupancy calculator x the SM count, capped at 100 blocks; three times.
 // Under mgpu: a launch that cannot be split (grid sync) and must run whole.
+// SCALE s (optional argument, 1 to 10000): s times the values up to s = 128
+// (384M values, 4.6 GB), then round(3 s / 128) launches; the grid keeps its
+// cap of 100 blocks (it must be resident at once; each thread loops over more
+// values). Above 1 the CPU reads back and checks 17 runs of 32768 values
+// (more than the grid's threads: every thread's values) from the first to the
+// last value after each launch; the total is still made of every value.
 #include <cooperative_groups.h>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +24,13 @@
 namespace cg = cooperative_groups;
 
 #define THREADS 256
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 10000
+// The SCALE up to which the values grow; above it, the launches.
+#define SIZE_CAP 128
+// Above SCALE 1, the runs of values checked and their length.
+#define RUNS 17
+#define RUN_LENGTH 32768
 
 static uint32_t lcg_state = 2718u;
 static uint32_t lcg()
@@ -55,9 +68,27 @@ __global__ void center_values(const int *in, long long *out, long long *partial,
         out[i] = (long long)n * in[i] - total;
 }
 
-int main()
+// Values [begin, begin + in.size()) that the CPU checks: the inputs kept, the
+// outputs read back.
+struct Run {
+    int begin;
+    std::vector<int> in;
+    std::vector<long long> out;
+};
+
+int main(int argc, char **argv)
 {
-    const int n = 3000017, launches = 3, max_blocks = 100;
+    const int scale = program_scale(argc, argv, "coop_grid_sync", MAX_SCALE);
+    const int pieces = scale < SIZE_CAP ? scale : SIZE_CAP;
+    const int piece = 3000017, n = piece * pieces, max_blocks = 100,
+              launches = scale <= SIZE_CAP ? 3 : (3 * scale + SIZE_CAP / 2) / SIZE_CAP;
+    std::vector<Run> runs(scale == 1 ? 1 : RUNS);
+    for (int r = 0; r < (int)runs.size(); r++) {
+        int length = scale == 1 ? n : RUN_LENGTH;
+        runs[r].begin = (int)((long long)r * (n - length) / (scale == 1 ? 1 : RUNS - 1));
+        runs[r].in.resize(length);
+        runs[r].out.resize(length);
+    }
     int dev = 0, supports_coop = 0, sm_count = 0, blocks_per_sm = 0;
     CHECK(cudaGetDevice(&dev));
     CHECK(cudaDeviceGetAttribute(&supports_coop, cudaDevAttrCooperativeLaunch, dev));
@@ -73,33 +104,46 @@ int main()
     fprintf(stderr, "coop_grid_sync: %d SMs x %d blocks per SM, launching %d blocks\n", sm_count,
             blocks_per_sm, blocks);
 
-    std::vector<int> in(n);
-    long long total = 0;
-    for (int i = 0; i < n; i++) {
-        in[i] = (int)(lcg() % 100000) - 40000;
-        total += in[i];
-    }
     int *d_in;
     long long *d_out, *d_partial;
-    CHECK(cudaMalloc(&d_in, n * sizeof(int)));
-    CHECK(cudaMalloc(&d_out, n * sizeof(long long)));
+    CHECK(cudaMalloc(&d_in, (size_t)n * sizeof(int)));
+    CHECK(cudaMalloc(&d_out, (size_t)n * sizeof(long long)));
     CHECK(cudaMalloc(&d_partial, blocks * sizeof(long long)));
-    CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    // The values made and copied a SCALE 1 set at a time (all of them at
+    // SCALE 1), the runs' kept.
+    std::vector<int> in(piece);
+    long long total = 0;
+    for (int p = 0; p < pieces; p++) {
+        for (int i = 0; i < piece; i++) {
+            in[i] = (int)(lcg() % 100000) - 40000;
+            total += in[i];
+        }
+        int first = p * piece;
+        CHECK(cudaMemcpy(d_in + first, in.data(), piece * sizeof(int), cudaMemcpyHostToDevice));
+        for (Run &run : runs) {
+            int end = run.begin + (int)run.in.size();
+            for (int i = run.begin > first ? run.begin : first; i < end && i < first + piece; i++)
+                run.in[i - run.begin] = in[i - first];
+        }
+    }
 
     int wrong = 0;
-    std::vector<long long> out(n);
     for (int l = 0; l < launches; l++) {
-        CHECK(cudaMemset(d_out, 0, n * sizeof(long long)));
+        CHECK(cudaMemset(d_out, 0, (size_t)n * sizeof(long long)));
         int n_arg = n;
         void *args[] = {&d_in, &d_out, &d_partial, &n_arg};
         CHECK(cudaLaunchCooperativeKernel((const void *)center_values, dim3(blocks), dim3(THREADS),
                                           args, 0, 0));
         CHECK(cudaGetLastError());
-        CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(long long), cudaMemcpyDeviceToHost));
-        for (int i = 0; i < n; i++)
-            if (out[i] != (long long)n * in[i] - total && wrong++ < 5)
-                fprintf(stderr, "coop_grid_sync: launch %d: out[%d] = %lld, expected %lld\n", l, i,
-                        out[i], (long long)n * in[i] - total);
+        for (Run &run : runs) {
+            std::vector<long long> &out = run.out;
+            CHECK(cudaMemcpy(out.data(), d_out + run.begin, out.size() * sizeof(long long),
+                             cudaMemcpyDeviceToHost));
+            for (int k = 0; k < (int)out.size(); k++)
+                if (out[k] != (long long)n * run.in[k] - total && wrong++ < 5)
+                    fprintf(stderr, "coop_grid_sync: launch %d: out[%d] = %lld, expected %lld\n", l,
+                            run.begin + k, out[k], (long long)n * run.in[k] - total);
+        }
     }
     printf("coop_grid_sync: %d values, %d cooperative launches, total %lld\n", n, launches, total);
     CHECK(cudaFree(d_in));

@@ -5,6 +5,11 @@
 // atomicAdd per bin and block). Counts are integers, so exact; the global bins
 // are not cleared between the three launches of each. Under mgpu: grids of
 // 16385 and 1000 blocks, all slices' atomics on the same bins.
+// SCALE s (optional argument, 1 to 10000): s times the keys (and the global
+// kernel's blocks) up to s = 32 (134M keys; beyond, making them would take the
+// CPU over a second), then round(3 s / 32) launches of each kernel; the shared
+// kernel keeps its 1000 blocks (a grid-stride loop). The bins are still
+// checked whole and exactly.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +20,10 @@
 
 #define NUM_BINS 1000
 #define THREADS 256
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 10000
+// The SCALE up to which the keys grow; above it, the launches.
+#define SIZE_CAP 32
 
 static uint32_t lcg_state = 5u;
 static uint32_t lcg()
@@ -43,23 +52,30 @@ __global__ void histo_shared(const unsigned int *keys, int n, unsigned int *bins
             atomicAdd(&bins[b], s_bins[b]);
 }
 
-int main()
+int main(int argc, char **argv)
 {
-    const int n = (1 << 22) + 7, launches = 3, shared_blocks = 1000;
-    // Skewed keys: the smaller of two draws, so low bins are hot.
-    std::vector<unsigned int> keys(n);
-    std::vector<unsigned int> ref(NUM_BINS, 0);
-    for (int i = 0; i < n; i++) {
-        unsigned int a = lcg(), b = lcg();
-        keys[i] = a % NUM_BINS < b % NUM_BINS ? a : b;
-        ref[keys[i] % NUM_BINS] += launches;
-    }
+    const int scale = program_scale(argc, argv, "histogram_atomicinc", MAX_SCALE);
+    const int pieces = scale < SIZE_CAP ? scale : SIZE_CAP;
+    const int piece = (1 << 22) + 7, n = piece * pieces, shared_blocks = 1000,
+              launches = scale <= SIZE_CAP ? 3 : (3 * scale + SIZE_CAP / 2) / SIZE_CAP;
 
     unsigned int *d_keys, *d_bins_global, *d_bins_shared;
-    CHECK(cudaMalloc(&d_keys, n * sizeof(unsigned int)));
+    CHECK(cudaMalloc(&d_keys, (size_t)n * sizeof(unsigned int)));
     CHECK(cudaMalloc(&d_bins_global, NUM_BINS * sizeof(unsigned int)));
     CHECK(cudaMalloc(&d_bins_shared, NUM_BINS * sizeof(unsigned int)));
-    CHECK(cudaMemcpy(d_keys, keys.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    // Skewed keys: the smaller of two draws, so low bins are hot. Made and
+    // copied a SCALE 1 set at a time (all of them at SCALE 1).
+    std::vector<unsigned int> keys(piece);
+    std::vector<unsigned int> ref(NUM_BINS, 0);
+    for (int p = 0; p < pieces; p++) {
+        for (int i = 0; i < piece; i++) {
+            unsigned int a = lcg(), b = lcg();
+            keys[i] = a % NUM_BINS < b % NUM_BINS ? a : b;
+            ref[keys[i] % NUM_BINS] += launches;
+        }
+        CHECK(cudaMemcpy(d_keys + (size_t)p * piece, keys.data(), piece * sizeof(unsigned int),
+                         cudaMemcpyHostToDevice));
+    }
     CHECK(cudaMemset(d_bins_global, 0, NUM_BINS * sizeof(unsigned int)));
     CHECK(cudaMemset(d_bins_shared, 0, NUM_BINS * sizeof(unsigned int)));
     int global_blocks = (n + THREADS - 1) / THREADS;

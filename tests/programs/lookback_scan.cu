@@ -10,6 +10,12 @@
 // Under mgpu: one launch of 2048 blocks; the kernel waits in a loop for
 // other blocks' writes (ptx/ptx_block_waits.h), so it is split over
 // distinct GPUs only, never over entries of one device.
+// SCALE s (optional argument, 1 to 1000): n grows to 4M s up to s = 64 (2^28
+// values, 131072 tiles), then the repetitions grow instead, to (5 s + 32) /
+// 64 (a larger input would take the host, which makes it, over a second); at
+// s > 1 each repetition copies back only 256 stretches of 3072 values,
+// spread from the first value to the last, which the CPU checks (and the
+// checksum covers).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -81,16 +87,38 @@ __global__ void scan_lookback(const unsigned int *in, unsigned int *out, unsigne
             out[first + i] = value[i] + add;
 }
 
-int main()
+int main(int argc, char **argv)
 {
-    const int n = 4 << 20, reps = 5;
+    const int scale = program_scale(argc, argv, "lookback_scan", 1000);
+    const bool sampled = scale > 1;
+    const int n = (4 << 20) * (scale < 64 ? scale : 64),
+              reps = scale <= 64 ? 5 : (5 * scale + 32) / 64;
     const int tiles = (n + TILE - 1) / TILE;
-    std::vector<unsigned int> in(n), out(n), ref(n);
+    // The sample, at SCALE > 1: stretches of `stretch` values starting evenly
+    // from 0 to n - stretch (their inclusive prefixes in ref, one after another).
+    const int stretches = 256, stretch = 3072;
+    const size_t sample = (size_t)stretches * stretch;
+    std::vector<unsigned int> in(n), out(sampled ? sample : n), ref(sampled ? sample : n);
     unsigned int running = 0;
-    for (int i = 0; i < n; i++) {
-        in[i] = lcg() >> 8;
-        running += in[i];
-        ref[i] = running;
+    if (!sampled) {
+        for (int i = 0; i < n; i++) {
+            in[i] = lcg() >> 8;
+            running += in[i];
+            ref[i] = running;
+        }
+    } else {
+        for (int i = 0; i < n; i++)
+            in[i] = lcg() >> 8;
+        size_t i = 0;
+        for (int k = 0; k < stretches; k++) {
+            const size_t start = (size_t)k * (n - stretch) / (stretches - 1);
+            for (; i < start; i++)
+                running += in[i];
+            for (int j = 0; j < stretch; j++, i++) {
+                running += in[i];
+                ref[(size_t)k * stretch + j] = running;
+            }
+        }
     }
     unsigned int *d_in, *d_out;
     unsigned long long *d_status;
@@ -104,15 +132,29 @@ int main()
         CHECK(cudaMemset(d_out, 0, n * sizeof(unsigned int)));
         scan_lookback<<<tiles, THREADS>>>(d_in, d_out, d_status, n);
         CHECK(cudaGetLastError());
-        CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-        for (int i = 0; i < n; i++)
-            if (out[i] != ref[i] && wrong++ < 5)
-                fprintf(stderr, "lookback_scan: rep %d: out[%d] = %u, expected %u\n", r, i, out[i],
-                        ref[i]);
+        if (!sampled) {
+            CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+            for (int i = 0; i < n; i++)
+                if (out[i] != ref[i] && wrong++ < 5)
+                    fprintf(stderr, "lookback_scan: rep %d: out[%d] = %u, expected %u\n", r, i,
+                            out[i], ref[i]);
+        } else {
+            for (int k = 0; k < stretches; k++) {
+                const size_t start = (size_t)k * (n - stretch) / (stretches - 1);
+                unsigned int *got = out.data() + (size_t)k * stretch;
+                const unsigned int *want = ref.data() + (size_t)k * stretch;
+                CHECK(cudaMemcpy(got, d_out + start, stretch * sizeof(unsigned int),
+                                 cudaMemcpyDeviceToHost));
+                for (int j = 0; j < stretch; j++)
+                    if (got[j] != want[j] && wrong++ < 5)
+                        fprintf(stderr, "lookback_scan: rep %d: out[%zu] = %u, expected %u\n", r,
+                                start + j, got[j], want[j]);
+            }
+        }
     }
     printf("lookback_scan: %d values, %d tiles of %d, %d launches\n", n, tiles, TILE, reps);
-    printf("lookback_scan: total %u, checksum 0x%016llx\n", ref[n - 1],
-           (unsigned long long)fnv1a(out.data(), n * sizeof(unsigned int)));
+    printf("lookback_scan: total %u, checksum 0x%016llx\n", ref[ref.size() - 1],
+           (unsigned long long)fnv1a(out.data(), out.size() * sizeof(unsigned int)));
     CHECK(cudaFree(d_in));
     CHECK(cudaFree(d_out));
     CHECK(cudaFree(d_status));

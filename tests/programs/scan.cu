@@ -5,6 +5,12 @@
 // and a third kernel adds each block's offset. Run 5 times; exact (mod 2^32).
 // Under mgpu: grids of 2442 blocks, then 3 and 1 (the last one not split),
 // and a result that depends on every slice's totals.
+// SCALE s (optional argument, 1 to 1000): n grows to 2500003 s up to s = 128
+// (320M values, levels of 312501, 306 and 1 blocks), then the repetitions
+// grow instead, to (5 s + 64) / 128 (a larger input would take the host,
+// which makes it, over a second); at s > 1 each repetition copies back
+// only 256 stretches of 1536 values, spread from the first value to the last,
+// which the CPU checks (and the checksum covers).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -96,10 +102,41 @@ static void scan_device(const unsigned int *d_in, unsigned int *d_out, int n)
     CHECK(cudaFree(d_offsets));
 }
 
-int main()
+// SCALE > 1: the stretches of `stretch` values starting evenly from 0 to
+// n - stretch (their exclusive prefixes in ref, one after another), scanned
+// `reps` times, each time copying back only the stretches and checking them.
+// Returns the values wrong; the last repetition's copies are left in out.
+static int sampled_reps(const unsigned int *d_in, unsigned int *d_out, int n, int reps,
+                        int stretches, int stretch, const std::vector<unsigned int> &ref,
+                        std::vector<unsigned int> &out)
 {
-    const int n = 2500003, reps = 5;
-    std::vector<unsigned int> in(n), out(n), ref(n);
+    int wrong = 0;
+    for (int r = 0; r < reps; r++) {
+        CHECK(cudaMemset(d_out, 0, n * sizeof(unsigned int)));
+        scan_device(d_in, d_out, n);
+        for (int k = 0; k < stretches; k++) {
+            const size_t start = (size_t)k * (n - stretch) / (stretches - 1);
+            unsigned int *got = out.data() + (size_t)k * stretch;
+            CHECK(cudaMemcpy(got, d_out + start, stretch * sizeof(unsigned int),
+                             cudaMemcpyDeviceToHost));
+            for (int j = 0; j < stretch; j++)
+                if (got[j] != ref[(size_t)k * stretch + j] && wrong++ < 5)
+                    fprintf(stderr, "scan: rep %d: out[%zu] = %u, expected %u\n", r, start + j,
+                            got[j], ref[(size_t)k * stretch + j]);
+        }
+    }
+    return wrong;
+}
+
+int main(int argc, char **argv)
+{
+    const int scale = program_scale(argc, argv, "scan", 1000);
+    const bool sampled = scale > 1;
+    const int n = 2500003 * (scale < 128 ? scale : 128),
+              reps = scale <= 128 ? 5 : (5 * scale + 64) / 128;
+    const int stretches = 256, stretch = 1536; // the sample, at SCALE > 1
+    std::vector<unsigned int> in(n), out(sampled ? (size_t)stretches * stretch : n),
+        ref(sampled ? (size_t)stretches * stretch : n);
     for (int i = 0; i < n; i++)
         in[i] = lcg() >> 12;
     unsigned int *d_in, *d_out;
@@ -107,23 +144,39 @@ int main()
     CHECK(cudaMalloc(&d_out, n * sizeof(unsigned int)));
     CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice));
     int wrong = 0;
-    unsigned int running = 0;
-    for (int i = 0; i < n; i++) {
-        ref[i] = running;
-        running += in[i];
-    }
-    for (int r = 0; r < reps; r++) {
-        CHECK(cudaMemset(d_out, 0, n * sizeof(unsigned int)));
-        scan_device(d_in, d_out, n);
-        CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
-        for (int i = 0; i < n; i++)
-            if (out[i] != ref[i] && wrong++ < 5)
-                fprintf(stderr, "scan: rep %d: out[%d] = %u, expected %u\n", r, i, out[i], ref[i]);
+    if (sampled) {
+        unsigned int running = 0;
+        size_t i = 0;
+        for (int k = 0; k < stretches; k++) {
+            const size_t start = (size_t)k * (n - stretch) / (stretches - 1);
+            for (; i < start; i++)
+                running += in[i];
+            for (int j = 0; j < stretch; j++, i++) {
+                ref[(size_t)k * stretch + j] = running;
+                running += in[i];
+            }
+        }
+        wrong = sampled_reps(d_in, d_out, n, reps, stretches, stretch, ref, out);
+    } else {
+        unsigned int running = 0;
+        for (int i = 0; i < n; i++) {
+            ref[i] = running;
+            running += in[i];
+        }
+        for (int r = 0; r < reps; r++) {
+            CHECK(cudaMemset(d_out, 0, n * sizeof(unsigned int)));
+            scan_device(d_in, d_out, n);
+            CHECK(cudaMemcpy(out.data(), d_out, n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+            for (int i = 0; i < n; i++)
+                if (out[i] != ref[i] && wrong++ < 5)
+                    fprintf(stderr, "scan: rep %d: out[%d] = %u, expected %u\n", r, i, out[i],
+                            ref[i]);
+        }
     }
     printf("scan: %d values, %d blocks at the first level, %d launches\n", n,
            (n + ELEMS - 1) / ELEMS, launches);
-    printf("scan: last prefix %u, checksum 0x%016llx\n", ref[n - 1],
-           (unsigned long long)fnv1a(out.data(), n * sizeof(unsigned int)));
+    printf("scan: last prefix %u, checksum 0x%016llx\n", ref[ref.size() - 1],
+           (unsigned long long)fnv1a(out.data(), out.size() * sizeof(unsigned int)));
     CHECK(cudaFree(d_in));
     CHECK(cudaFree(d_out));
     if (wrong) {

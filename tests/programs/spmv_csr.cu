@@ -5,6 +5,11 @@
 // small whole numbers stored as floats, so every sum is exact in any order and
 // both results must equal the CPU's exactly. Under mgpu: 1D grids of 391 and
 // 12501 blocks cut by blocks, gathers from x across all slices.
+// SCALE s (optional argument, 1 to 100000): 100003 m rows and columns, where
+// m = s up to s = 24 (2.4M rows, 59M nonzeros, 9376 and 300009 blocks);
+// beyond, m = ceil(s / R) and the kernels run 10 R times, R = ceil(s / 24),
+// since the host side (building the matrix) grows with the matrix. The check
+// stays whole and exact.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -50,9 +55,11 @@ __global__ void spmv_csr_vector(const float *val, const int *cols, const int *ro
     }
 }
 
-int main()
+int main(int argc, char **argv)
 {
-    const int num_rows = 100003, num_cols = 100003, passes = 10;
+    const int scale = program_scale(argc, argv, "spmv_csr", 100000);
+    const int repeats = (scale + 23) / 24, size_scale = (scale + repeats - 1) / repeats;
+    const int num_rows = 100003 * size_scale, num_cols = 100003 * size_scale, passes = 10 * repeats;
     std::vector<int> row_ptr(num_rows + 1), cols;
     std::vector<float> val, x(num_cols);
     row_ptr[0] = 0;
@@ -116,6 +123,8 @@ int main()
            nnz, passes, scalar_blocks, vector_blocks);
     printf("spmv_csr: checksum of y 0x%016llx\n",
            (unsigned long long)fnv1a(y_scalar.data(), y_scalar.size() * sizeof(float)));
+    if (scale > 1)
+        printf("spmv_csr: SCALE %d: every row checked\n", scale);
     CHECK(cudaFree(d_val));
     CHECK(cudaFree(d_cols));
     CHECK(cudaFree(d_row_ptr));

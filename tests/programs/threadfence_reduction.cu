@@ -5,6 +5,11 @@
 // block that draws the last ticket sums all partials and resets the counter,
 // all in one launch of 1000 blocks, run 10 times. Integers, so exact. Under
 // mgpu: a __device__ counter and fences/atomics that every slice must share.
+// SCALE s (optional argument, 1 to 10000): the input grows to s times 4.2M
+// values up to s = 256 (1.08e9 values, 4.3 GB), then the launches to
+// round(10 s / 256); the grid stays 1000 blocks (about one wave of resident
+// blocks, as the SDK sizes it; each thread loops over more values). The sum is
+// still checked whole and exactly.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +19,10 @@
 #include "program_check.h"
 
 #define BLOCK_SIZE 256
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 10000
+// The SCALE up to which the input grows; above it, the launches.
+#define SIZE_CAP 256
 
 static uint32_t lcg_state = 1u;
 static uint32_t lcg()
@@ -78,23 +87,31 @@ __global__ void reduceSinglePass(const unsigned int *g_idata, unsigned long long
     }
 }
 
-int main()
+int main(int argc, char **argv)
 {
-    const unsigned int n = (1u << 22) + 12345;
-    const int blocks = 1000, launches = 10;
-    std::vector<unsigned int> h_idata(n);
-    unsigned long long ref = 0;
-    for (unsigned int i = 0; i < n; i++) {
-        h_idata[i] = lcg() % (1u << 20);
-        ref += h_idata[i];
-    }
+    const int scale = program_scale(argc, argv, "threadfence_reduction", MAX_SCALE);
+    const int pieces = scale < SIZE_CAP ? scale : SIZE_CAP;
+    // n < 2^32 - BLOCK_SIZE * blocks: the kernel's unsigned index never wraps.
+    const unsigned int piece = (1u << 22) + 12345, n = piece * pieces;
+    const int blocks = 1000,
+              launches = scale <= SIZE_CAP ? 10 : (10 * scale + SIZE_CAP / 2) / SIZE_CAP;
 
     unsigned int *d_idata;
     unsigned long long *d_partials, *d_result;
-    CHECK(cudaMalloc(&d_idata, n * sizeof(unsigned int)));
+    CHECK(cudaMalloc(&d_idata, (size_t)n * sizeof(unsigned int)));
     CHECK(cudaMalloc(&d_partials, blocks * sizeof(unsigned long long)));
     CHECK(cudaMalloc(&d_result, launches * sizeof(unsigned long long)));
-    CHECK(cudaMemcpy(d_idata, h_idata.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice));
+    // The input made and copied a SCALE 1 input at a time (all of it at SCALE 1).
+    std::vector<unsigned int> h_idata(piece);
+    unsigned long long ref = 0;
+    for (int p = 0; p < pieces; p++) {
+        for (unsigned int i = 0; i < piece; i++) {
+            h_idata[i] = lcg() % (1u << 20);
+            ref += h_idata[i];
+        }
+        CHECK(cudaMemcpy(d_idata + (size_t)p * piece, h_idata.data(), piece * sizeof(unsigned int),
+                         cudaMemcpyHostToDevice));
+    }
     CHECK(cudaMemset(d_result, 0, launches * sizeof(unsigned long long)));
     for (int l = 0; l < launches; l++) {
         reduceSinglePass<<<blocks, BLOCK_SIZE>>>(d_idata, d_partials, d_result, l, n);
