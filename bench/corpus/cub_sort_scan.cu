@@ -39,6 +39,9 @@
 // prefix sum; the sort: keys non-decreasing, the multiset of keys (count,
 // sum, sum of squares, xor) and of (key, value) pairs (sum and xor of a
 // 64-bit mix of each pair) equal to the input's.
+//
+// SCALE s (1 to 100, default 1): 20 s sorts, then 20 s scans, of the same
+// inputs; the check is of the outputs once, as at SCALE 1.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -95,9 +98,13 @@ static PairStats pair_stats(const std::vector<uint32_t> &keys, const std::vector
     return s;
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
-    const int num_pairs = 1 << 25, num_scan = 1 << 27, reps = 20;
+    const int scale = program_scale(argc, argv, "cub_sort_scan", MAX_SCALE);
+    const int num_pairs = 1 << 25, num_scan = 1 << 27, reps = 20 * scale;
 
     std::vector<uint32_t> h_keys(num_pairs), h_vals(num_pairs);
     for (int i = 0; i < num_pairs; i++) {
@@ -116,10 +123,10 @@ int main()
     CHECK(cudaMalloc(&d_vals_out, num_pairs * sizeof(uint32_t)));
     CHECK(cudaMalloc(&d_scan_in, num_scan * sizeof(int)));
     CHECK(cudaMalloc(&d_scan_out, num_scan * sizeof(int)));
-    CHECK(cudaMemcpy(d_keys_in, h_keys.data(), num_pairs * sizeof(uint32_t),
-                     cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(d_vals_in, h_vals.data(), num_pairs * sizeof(uint32_t),
-                     cudaMemcpyHostToDevice));
+    CHECK(
+        cudaMemcpy(d_keys_in, h_keys.data(), num_pairs * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    CHECK(
+        cudaMemcpy(d_vals_in, h_vals.data(), num_pairs * sizeof(uint32_t), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_scan_in, h_scan_in.data(), num_scan * sizeof(int), cudaMemcpyHostToDevice));
 
     // Determine temporary device storage requirements, allocate once.

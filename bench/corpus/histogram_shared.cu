@@ -30,6 +30,9 @@
 //
 // Check (host): the exact 256 counts of the data, computed on the CPU,
 // against every round's histogram.
+//
+// SCALE s (1 to 100, default 1): 64 s rounds over the same data; every
+// round's 256 counts are still compared with the CPU's (computed once).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -84,10 +87,14 @@ __global__ void histogram256_block(unsigned int *d_hist, const uint4 *d_data,
     }
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
+    const int scale = program_scale(argc, argv, "histogram_shared", MAX_SCALE);
     const size_t bytes = (size_t)1 << 30;
-    const int reps = 64;
+    const int reps = 64 * scale;
     const size_t total_words = bytes / sizeof(uint4);
     const size_t words_per_block = (total_words + BLOCKS - 1) / BLOCKS;
 

@@ -36,6 +36,10 @@
 // LCG (every 16th on the diagonal), in double: |(LU)(i,j) - A(i,j)| must be
 // at most 1e-3 * (|L||U|)(i,j), a relative tolerance against the standard
 // backward-error bound of LU (float rounding gives a few 1e-6 here).
+//
+// SCALE s (1 to 100, default 1): the whole decomposition s times, each from
+// the original matrix again (a 64 MiB device-to-device copy from a pristine
+// copy kept on the device for s > 1); the check is of the last, as at 1.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -71,8 +75,12 @@ __global__ void lu_trailing(float *a, int n, int k)
         a[(size_t)i * n + j] -= a[(size_t)i * n + k] * a[(size_t)k * n + j];
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
+    const int scale = program_scale(argc, argv, "lu_shrinking", MAX_SCALE);
     const int n = 4096, samples = 256;
     const size_t elems = (size_t)n * n, bytes = elems * sizeof(float);
 
@@ -91,16 +99,25 @@ int main()
     float *d_a;
     CHECK(cudaMalloc(&d_a, bytes));
     CHECK(cudaMemcpy(d_a, h_a.data(), bytes, cudaMemcpyHostToDevice));
+    float *d_orig = nullptr; // the matrix again, for the rounds after the first
+    if (scale > 1) {
+        CHECK(cudaMalloc(&d_orig, bytes));
+        CHECK(cudaMemcpy(d_orig, d_a, bytes, cudaMemcpyDeviceToDevice));
+    }
 
     int launches = 0;
-    for (int k = 0; k < n - 1; k++) {
-        int m = n - k - 1;
-        lu_column<<<(m + COL_THREADS - 1) / COL_THREADS, COL_THREADS>>>(d_a, n, k);
-        CHECK(cudaGetLastError());
-        dim3 block(TILE, TILE), grid((m + TILE - 1) / TILE, (m + TILE - 1) / TILE);
-        lu_trailing<<<grid, block>>>(d_a, n, k);
-        CHECK(cudaGetLastError());
-        launches += 2;
+    for (int round = 0; round < scale; round++) {
+        if (round > 0)
+            CHECK(cudaMemcpy(d_a, d_orig, bytes, cudaMemcpyDeviceToDevice));
+        for (int k = 0; k < n - 1; k++) {
+            int m = n - k - 1;
+            lu_column<<<(m + COL_THREADS - 1) / COL_THREADS, COL_THREADS>>>(d_a, n, k);
+            CHECK(cudaGetLastError());
+            dim3 block(TILE, TILE), grid((m + TILE - 1) / TILE, (m + TILE - 1) / TILE);
+            lu_trailing<<<grid, block>>>(d_a, n, k);
+            CHECK(cudaGetLastError());
+            launches += 2;
+        }
     }
     std::vector<float> h_lu(elems);
     CHECK(cudaMemcpy(h_lu.data(), d_a, bytes, cudaMemcpyDeviceToHost));
@@ -133,6 +150,8 @@ int main()
     }
 
     CHECK(cudaFree(d_a));
+    if (d_orig)
+        CHECK(cudaFree(d_orig));
     printf("lu_shrinking: check ok\n");
     return 0;
 }

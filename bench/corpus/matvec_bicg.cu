@@ -28,6 +28,9 @@
 // repetition's r and p come from the host (every slice needs all of both) and
 // s and q go back to it (gathered from every slice), so the host waits for
 // the GPUs once per repetition; A never changes after the upload.
+// SCALE s (1 to 100, default 1): 10 s repetitions, each with new r and p; the
+// hashes cover all of them, the check 10 of them (every s-th, the last one
+// included), as much CPU work as at SCALE 1.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -88,8 +91,13 @@ static int sample_index(int rep, int k)
     return (k / 16) * (NX / 16) + offset + k % 16;
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
+    const int scale = program_scale(argc, argv, "matvec_bicg", MAX_SCALE);
+    const int reps = REPS * scale;
     const size_t nn = (size_t)NX * NY;
     std::vector<float> A(nn);
     for (size_t k = 0; k < nn; k++)
@@ -103,12 +111,12 @@ int main()
     CHECK(cudaMalloc(&d_q, NX * sizeof(float)));
     CHECK(cudaMemcpy(d_A, A.data(), nn * sizeof(float), cudaMemcpyHostToDevice));
 
-    // Every repetition's inputs and outputs are kept for the check.
-    std::vector<float> r((size_t)REPS * NX), p((size_t)REPS * NY);
-    std::vector<float> s((size_t)REPS * NY), q((size_t)REPS * NX);
+    // Every repetition's inputs and outputs are kept for the hashes and the check.
+    std::vector<float> r((size_t)reps * NX), p((size_t)reps * NY);
+    std::vector<float> s((size_t)reps * NY), q((size_t)reps * NX);
     dim3 block(DIM_THREAD_BLOCK_X);
     dim3 grid_s((NY + block.x - 1) / block.x), grid_q((NX + block.x - 1) / block.x);
-    for (int rep = 0; rep < REPS; rep++) {
+    for (int rep = 0; rep < reps; rep++) {
         float *r_rep = &r[(size_t)rep * NX], *p_rep = &p[(size_t)rep * NY];
         for (int i = 0; i < NX; i++)
             r_rep[i] = lcg_signed_unit();
@@ -129,44 +137,50 @@ int main()
     CHECK(cudaFree(d_s));
     CHECK(cudaFree(d_q));
 
-    printf("matvec_bicg: s = A^T r, %d repetitions x %d floats, hash %016llx\n", REPS, NY,
+    printf("matvec_bicg: s = A^T r, %d repetitions x %d floats, hash %016llx\n", reps, NY,
            (unsigned long long)fnv1a(s.data(), s.size() * sizeof(float)));
-    printf("matvec_bicg: q = A p, %d repetitions x %d floats, hash %016llx\n", REPS, NX,
+    printf("matvec_bicg: q = A p, %d repetitions x %d floats, hash %016llx\n", reps, NX,
            (unsigned long long)fnv1a(q.data(), q.size() * sizeof(float)));
 
     // CPU reference, in double, on a sample of each repetition's columns of s
     // and rows of q. A float sum of these 16384 terms of random sign comes
     // within a few 1e-7 of the sum of the terms' magnitudes of the exact one,
     // whatever the order; the check allows 1e-5 of it, while a wrong input
-    // moves the result by about 1e-2.
+    // moves the result by about 1e-2. The repetitions checked: REPS of them,
+    // every scale-th (all at SCALE 1), the last one included.
     int wrong_s = 0, wrong_q = 0;
+    int checked[REPS];
+    for (int c = 0; c < REPS; c++)
+        checked[c] = (c + 1) * scale - 1;
     // The columns: one pass down A for all repetitions at once (each
     // repetition's sampled columns lie in the same 16 stretches of a row).
     std::vector<int> col((size_t)REPS * SAMPLES);
     std::vector<double> ref((size_t)REPS * SAMPLES, 0.0), mag((size_t)REPS * SAMPLES, 0.0);
-    for (int rep = 0; rep < REPS; rep++)
+    for (int c = 0; c < REPS; c++)
         for (int k = 0; k < SAMPLES; k++)
-            col[(size_t)rep * SAMPLES + k] = sample_index(rep, k);
+            col[(size_t)c * SAMPLES + k] = sample_index(checked[c], k);
     for (int i = 0; i < NX; i++) {
         const float *row = &A[(size_t)i * NY];
-        for (int rep = 0; rep < REPS; rep++) {
-            double r_i = r[(size_t)rep * NX + i];
-            for (size_t k = (size_t)rep * SAMPLES; k < (size_t)(rep + 1) * SAMPLES; k++) {
+        for (int c = 0; c < REPS; c++) {
+            double r_i = r[(size_t)checked[c] * NX + i];
+            for (size_t k = (size_t)c * SAMPLES; k < (size_t)(c + 1) * SAMPLES; k++) {
                 double t = r_i * (double)row[col[k]];
                 ref[k] += t;
                 mag[k] += fabs(t);
             }
         }
     }
-    for (int rep = 0; rep < REPS; rep++)
-        for (size_t k = (size_t)rep * SAMPLES; k < (size_t)(rep + 1) * SAMPLES; k++) {
+    for (int c = 0; c < REPS; c++)
+        for (size_t k = (size_t)c * SAMPLES; k < (size_t)(c + 1) * SAMPLES; k++) {
+            int rep = checked[c];
             float got = s[(size_t)rep * NY + col[k]];
             if (!(fabs((double)got - ref[k]) <= 1e-5 * mag[k]) && wrong_s++ < 5)
                 fprintf(stderr, "matvec_bicg: repetition %d: s[%d] = %.9g, expected %.9g\n", rep,
                         col[k], got, ref[k]);
         }
     // The rows, each against that repetition's p.
-    for (int rep = 0; rep < REPS; rep++) {
+    for (int c = 0; c < REPS; c++) {
+        int rep = checked[c];
         const float *p_rep = &p[(size_t)rep * NY];
         for (int k = 0; k < SAMPLES; k++) {
             int i = sample_index(rep, k);
@@ -179,8 +193,8 @@ int main()
             }
             float got = q[(size_t)rep * NX + i];
             if (!(fabs((double)got - sum) <= 1e-5 * abs_sum) && wrong_q++ < 5)
-                fprintf(stderr, "matvec_bicg: repetition %d: q[%d] = %.9g, expected %.9g\n", rep,
-                        i, got, sum);
+                fprintf(stderr, "matvec_bicg: repetition %d: q[%d] = %.9g, expected %.9g\n", rep, i,
+                        got, sum);
         }
     }
     if (wrong_s || wrong_q) {

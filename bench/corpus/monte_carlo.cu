@@ -40,6 +40,10 @@
 // price is also compared with the Black-Scholes formula (within 1 % + 0.01:
 // at 2^23 paths that is at least 14 standard errors for every option), which
 // catches a wrong model shared by both sides.
+//
+// SCALE s (1 to 100, default 1): 4 s repetitions, each with its own seed;
+// every price is compared with Black-Scholes, and the four CPU re-pricings
+// are of repetitions s-1, 2s-1, 3s-1 and 4s-1 (as much CPU work as at 1).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -189,8 +193,13 @@ static double black_scholes_call(double S, double X, double T, double r, double 
     return S * nd1 - X * exp(-r * T) * nd2;
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
+    const int scale = program_scale(argc, argv, "monte_carlo", MAX_SCALE);
+    const int reps = REPS * scale;
     // Near-the-money options (strike within 20 % of spot), so that every
     // price is well away from zero.
     std::vector<OptionData> options(NUM_OPTIONS);
@@ -210,14 +219,14 @@ int main()
     OptionData *d_options;
     float *d_prices;
     CHECK(cudaMalloc(&d_options, NUM_OPTIONS * sizeof(OptionData)));
-    CHECK(cudaMalloc(&d_prices, REPS * NUM_OPTIONS * sizeof(float)));
+    CHECK(cudaMalloc(&d_prices, reps * NUM_OPTIONS * sizeof(float)));
     CHECK(cudaMemcpy(d_options, options.data(), NUM_OPTIONS * sizeof(OptionData),
                      cudaMemcpyHostToDevice));
-    for (int rep = 0; rep < REPS; rep++) {
+    for (int rep = 0; rep < reps; rep++) {
         price_options<<<NUM_OPTIONS, THREADS>>>(d_options, d_prices, rep);
         CHECK(cudaGetLastError());
     }
-    std::vector<float> prices(REPS * NUM_OPTIONS);
+    std::vector<float> prices(reps * NUM_OPTIONS);
     CHECK(
         cudaMemcpy(prices.data(), d_prices, prices.size() * sizeof(float), cudaMemcpyDeviceToHost));
     CHECK(cudaFree(d_options));
@@ -228,11 +237,11 @@ int main()
         mean += p;
     mean /= prices.size();
     printf("monte_carlo: options=%d paths=%d reps=%d mean_price=%.6f hash %016llx\n", NUM_OPTIONS,
-           PATHS, REPS, mean,
+           PATHS, reps, mean,
            (unsigned long long)fnv1a(prices.data(), prices.size() * sizeof(float)));
 
     // Every price against Black-Scholes.
-    for (int rep = 0; rep < REPS; rep++)
+    for (int rep = 0; rep < reps; rep++)
         for (int i = 0; i < NUM_OPTIONS; i++) {
             double bs = black_scholes_call(options[i].S, options[i].X, T[i], R[i], V[i]);
             double mc = prices[rep * NUM_OPTIONS + i];
@@ -243,11 +252,11 @@ int main()
             }
         }
 
-    // Four prices, one per repetition, recomputed from the GPU's own draws
-    // (0.2-0.3 s of CPU each).
-    static const int samples[4][2] = {{0, 0}, {1, 255}, {2, 384}, {3, 511}}; // {rep, option}
+    // Four prices, one per repetition (one per scale repetitions), recomputed
+    // from the GPU's own draws (0.2-0.3 s of CPU each).
+    static const int samples[4][2] = {{0, 0}, {1, 255}, {2, 384}, {3, 511}}; // {rep at 1, option}
     for (const auto &s : samples) {
-        int rep = s[0], i = s[1];
+        int rep = (s[0] + 1) * scale - 1, i = s[1];
         double ref = reference_price(options[i], rep, i);
         double gpu = prices[rep * NUM_OPTIONS + i];
         if (!(fabs(gpu - ref) <= 1e-3 * fabs(ref))) {

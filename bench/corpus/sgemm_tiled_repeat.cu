@@ -34,6 +34,11 @@
 // Check: 64 sampled elements of C against 300 times the double-precision dot
 // product of A's row and B's column, relative tolerance 1e-3 (the values are
 // exact, so any error is a real one).
+//
+// SCALE s (1 to 100, default 1): 300 s launches accumulating C = 300 s A B.
+// Past SCALE 4 C may outgrow 2^16, and then each launch's addition into C
+// rounds once (each launch's A B stays exact); the check's reference makes
+// the same float additions, one per launch for each of the 64 elements.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -72,9 +77,13 @@ __global__ void sgemm_tiled(const float *A, const float *B, float *C, int n, flo
     C[row * n + col] = sum + beta * C[row * n + col];
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
-    const int n = 1024, launches = 300;
+    const int scale = program_scale(argc, argv, "sgemm_tiled_repeat", MAX_SCALE);
+    const int n = 1024, launches = 300 * scale;
     const size_t elems = (size_t)n * n, bytes = elems * sizeof(float);
     std::vector<float> A(elems), B(elems), C(elems);
     for (size_t i = 0; i < elems; i++)
@@ -107,13 +116,18 @@ int main()
            (unsigned long long)fnv1a(C.data(), bytes));
 
     // 64 elements spread over the whole matrix (every block row and every
-    // block column is hit twice), in double.
+    // block column is hit twice): the dot product in double (exact), then
+    // added into C once per launch in float as the kernel does (launches
+    // times the dot product, exactly, while |C| < 2^16).
     for (int s = 0; s < 64; s++) {
         int row = s * 16 + (s * 7) % 16, col = (s * 23) % 64 * 16 + (s * 5 + 3) % 16;
         double dot = 0.0;
         for (int k = 0; k < n; k++)
             dot += (double)A[(size_t)row * n + k] * B[(size_t)k * n + col];
-        double ref = launches * dot, gpu = C[(size_t)row * n + col];
+        float c = 0.0f;
+        for (int l = 0; l < launches; l++)
+            c = c + (float)dot;
+        double ref = c, gpu = C[(size_t)row * n + col];
         if (!(fabs(gpu - ref) <= 1e-3 * fabs(ref) + 1e-6)) {
             printf("sgemm_tiled_repeat: WRONG C[%d][%d] = %.6f, expected %.6f\n", row, col, gpu,
                    ref);

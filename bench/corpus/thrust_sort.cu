@@ -42,6 +42,10 @@
 // Check (host): the copied-back keys are non-decreasing and have the input's
 // count, 64-bit sum, sum of squares (mod 2^64) and xor; every round's
 // thrust::reduce equals the CPU's sum.
+//
+// SCALE s (1 to 100, default 1): 10 s rounds, each sorting the same keys
+// again; the check is of the last round's keys, as at SCALE 1, and of every
+// round's reduce (one comparison each).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -85,10 +89,13 @@ static KeyStats key_stats(const std::vector<uint32_t> &v)
     return s;
 }
 
-static int run()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+static int run(int scale)
 {
     const size_t n = (size_t)1 << 27;
-    const int reps = 10;
+    const int reps = 10 * scale;
 
     std::vector<uint32_t> h_keys(n);
     for (size_t i = 0; i < n; i++)
@@ -138,12 +145,13 @@ static int run()
     return 0;
 }
 
-int main()
+int main(int argc, char **argv)
 {
+    const int scale = program_scale(argc, argv, "thrust_sort", MAX_SCALE);
     // Thrust reports CUDA errors by throwing thrust::system_error (and
     // std::bad_alloc); treat those like CHECK does.
     try {
-        return run();
+        return run(scale);
     } catch (const std::exception &e) {
         fprintf(stderr, "thrust_sort: %s\n", e.what());
         return 2;

@@ -39,6 +39,10 @@
 // 1e-5 (it is reproduced bit for bit: each float operation on the CPU is
 // done in double, where the product or difference of two floats is exact,
 // then rounded once to float).
+//
+// SCALE s (1 to 100, default 1): 5 s launches continuing the same chains; the
+// state before the last 5 is copied back (96 KiB, for s > 1) and the check
+// replays only those 5 launches, as much CPU work as at SCALE 1.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -91,8 +95,13 @@ static inline float sub_rn(float a, float b)
     return (float)((double)a - (double)b);
 }
 
-int main()
+// The largest SCALE (the optional argument; program_check.h).
+#define MAX_SCALE 100
+
+int main(int argc, char **argv)
 {
+    const int scale = program_scale(argc, argv, "underoccupied", MAX_SCALE);
+    const int launches = LAUNCHES * scale;
     const int n = BLOCKS * THREADS;
     std::vector<uint32_t> s0(n), h0(n);
     std::vector<float> x0(n);
@@ -110,7 +119,17 @@ int main()
     CHECK(cudaMemcpy(d_state, s0.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_mix, h0.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_map, x0.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    for (int l = 0; l < LAUNCHES; l++) {
+    // The check replays the last LAUNCHES launches from the state before
+    // them: the initial state at SCALE 1, else copied back on the way.
+    const int check_from = launches - LAUNCHES;
+    std::vector<uint32_t> s_from(s0), h_from(h0);
+    std::vector<float> x_from(x0);
+    for (int l = 0; l < launches; l++) {
+        if (l == check_from && l > 0) {
+            CHECK(cudaMemcpy(s_from.data(), d_state, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(h_from.data(), d_mix, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(x_from.data(), d_map, n * sizeof(float), cudaMemcpyDeviceToHost));
+        }
         long_chain<<<BLOCKS, THREADS>>>(d_state, d_mix, d_map, ITERS);
         CHECK(cudaGetLastError());
     }
@@ -129,20 +148,21 @@ int main()
         map_sum += map[i];
     }
     printf("underoccupied: threads=%d iters=%d launches=%d mix_xor=%08x hash %016llx\n", n, ITERS,
-           LAUNCHES, mix_xor, (unsigned long long)fnv1a(mix.data(), n * sizeof(uint32_t)));
+           launches, mix_xor, (unsigned long long)fnv1a(mix.data(), n * sizeof(uint32_t)));
     printf("underoccupied: map_sum=%.6f hash %016llx\n", map_sum,
            (unsigned long long)fnv1a(map.data(), n * sizeof(float)));
 
     // 64 sampled threads (one in every group of 4 blocks, each lane twice),
-    // run in lockstep so that the CPU overlaps their chains.
+    // run in lockstep so that the CPU overlaps their chains, through the
+    // last LAUNCHES launches.
     int idx[SAMPLES];
     uint32_t s[SAMPLES], h[SAMPLES];
     float x[SAMPLES];
     for (int j = 0; j < SAMPLES; j++) {
         idx[j] = (j * 4 + j % 4) * THREADS + (j * 13) % THREADS;
-        s[j] = s0[idx[j]];
-        h[j] = h0[idx[j]];
-        x[j] = x0[idx[j]];
+        s[j] = s_from[idx[j]];
+        h[j] = h_from[idx[j]];
+        x[j] = x_from[idx[j]];
     }
     for (long k = 0; k < (long)ITERS * LAUNCHES; k++)
         for (int j = 0; j < SAMPLES; j++) {

@@ -48,7 +48,8 @@ static inline int program_scale(int argc, char **argv, const char *name, int max
     while (*c >= '0' && *c <= '9' && scale <= max)
         scale = scale * 10 + (*c++ - '0');
     if (c == arg || *c || scale < 1 || scale > max) {
-        fprintf(stderr, "%s: SCALE must be a whole number from 1 to %d, not '%s'\n", name, max, arg);
+        fprintf(stderr, "%s: SCALE must be a whole number from 1 to %d, not '%s'\n", name, max,
+                arg);
         exit(2);
     }
     return (int)scale;
