@@ -23,12 +23,18 @@
 # "0,1,2,3,0,1,2,3"), the runs are under --gpus LIST for each list instead
 # of -n G: where a machine has fewer GPUs than a run should have, its GPUs
 # listed again stand for the rest.
-#   bench/run-corpus.sh [GPUS=all] [ROUNDS=3] [PROGRAM...]
+#   bench/run-corpus.sh [GPUS=all] [ROUNDS=3] [PROGRAM[:SCALE]...]
 # A PROGRAM is a path to an executable, or the name of one in bench/corpus/
 # or tests/programs/; by default every program of bench/corpus/ (make
-# corpus) and of tests/programs/ (make check). Run from the top build
-# directory. Exits 1 when a run's output differs from the plain run's, 2
-# when a program is missing or a run fails.
+# corpus) and of tests/programs/ (make check). Every one of them takes an
+# optional SCALE, about that many times its GPU work (its file's opening
+# comment says how): the test programs run scaled up to at least 20 ms of
+# GPU time on one H200 (the SCALE below each), the corpus programs at their
+# own sizes (SCALE 1, or CORPUS_SCALE: the "long" corpus, each program's
+# loop K times as long, so that the other GPUs' set-up, made off the
+# program's way, about 0.1 s a GPU, is small beside it); PROGRAM:SCALE gives
+# another. Run from the top build directory. Exits 1 when a run's output
+# differs from the plain run's, 2 when a program is missing or a run fails.
 set -eu
 gpus=${1:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)}
 [ $# -gt 0 ] && shift
@@ -49,14 +55,59 @@ fi
 export NCCL_NVLS_ENABLE=0
 me=$(basename "$0")
 [ "${gpus:-0}" -ge 2 ] || { echo "$me: needs GPUS of 2 or more (nvidia-smi -L lists ${gpus:-none})" >&2; exit 2; }
-# path_of PROGRAM: the executable.
+# path_of PROGRAM[:SCALE]: the executable.
 path_of() {
+  set -- "${1%%:*}"
   case $1 in
     */*) echo "$1" ;;
     *) if [ -x "bench/corpus/$1" ]; then echo "bench/corpus/$1"; else echo "tests/programs/$1"; fi ;;
   esac
 }
+# scale_of PROGRAM[:SCALE]: the SCALE it runs at; nothing for a program of
+# neither folder without one (it is run without).
+scale_of() {
+  case $1 in
+    *:*) echo "${1##*:}" ;;
+    */*) case $(path_of "$1") in
+           bench/corpus/*) echo "${CORPUS_SCALE:-1}" ;;
+           tests/programs/*) test_scale "$(basename "$1")" ;;
+         esac ;;
+    *) scale_of "$(path_of "$1")" ;;
+  esac
+}
+# test_scale NAME: a test program's SCALE in the corpus, for at least 20 ms
+# of GPU time on one H200 (bench/RESULTS.md, the twenty-second session).
+test_scale() {
+  case $1 in
+    stencil1d) echo 2000 ;;
+    stencil3d) echo 500 ;;
+    gaussian) echo 100 ;;
+    bfs) echo 800 ;;
+    spmv_csr) echo 60 ;;
+    conv2d) echo 120 ;;
+    fdtd2d) echo 100 ;;
+    threadfence_reduction) echo 400 ;;
+    atomic_sum) echo 3 ;;
+    histogram_atomicinc) echo 16 ;;
+    pointer_chase) echo 220 ;;
+    coop_grid_sync) echo 100 ;;
+    graph_replay) echo 56 ;;
+    two_threads) echo 170 ;;
+    managed_memory) echo 2 ;;
+    transpose) echo 100 ;;
+    scan) echo 200 ;;
+    lookback_scan) echo 120 ;;
+    *) echo 1 ;;
+  esac
+}
+case ${CORPUS_SCALE:-1} in
+  '' | *[!0-9]* | 0) echo "$me: CORPUS_SCALE must be a whole number from 1, not '${CORPUS_SCALE:-}'" >&2; exit 2 ;;
+esac
 for p in $programs; do
+  case $p in
+    *:*) case ${p##*:} in '' | *[!0-9]* | 0)
+           echo "$me: $p: the SCALE after ':' must be a whole number from 1" >&2; exit 2 ;; esac ;;
+  esac
   [ -x "$(path_of "$p")" ] || {
     echo "$me: $(path_of "$p") is missing; run make check (tests/programs) and make corpus (bench/corpus) first" >&2
     exit 2
@@ -93,9 +144,10 @@ range_of() { [ "$rounds" -gt 1 ] && echo " ($(spread "$1"))" || true; }
 run() {
   name=$1 p=$2
   shift 2
-  b=$(basename "$p")
+  b=$(basename "${p%%:*}")
   t0=$(now_ms)
-  "$@" "$(path_of "$p")" > "$out/$b.$name.out" 2> "$out/$b.$name.err" || {
+  # shellcheck disable=SC2046
+  "$@" "$(path_of "$p")" $(scale_of "$p") > "$out/$b.$name.out" 2> "$out/$b.$name.err" || {
     cat "$out/$b.$name.out" "$out/$b.$name.err" >&2; echo "$me: $p ($name) failed" >&2; exit 2; }
   t1=$(now_ms)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >> "$out/$b.$name.wall"
@@ -103,12 +155,12 @@ run() {
   [ -z "${REPORTS_DIR:-}" ] || cp "$out/$b.$name.err" "$REPORTS_DIR/$b.$name.$r.err"
   [ "$name" = plain ] || cmp -s "$out/$b.plain.out" "$out/$b.$name.out" || echo "$b $name" >> "$out/different"
 }
-echo "$(echo $programs | wc -w) programs on 1 to $gpus GPUs (MGPU_MIRROR=${MGPU_MIRROR:-auto}); median of $rounds interleaved rounds"
+echo "$(echo $programs | wc -w) programs on 1 to $gpus GPUs (MGPU_MIRROR=${MGPU_MIRROR:-auto}); median of $rounds interleaved rounds; CORPUS_SCALE=${CORPUS_SCALE:-1}"
 echo "GPU ms: the report's kernel times plus placement's moves; wall ms: the whole program"
 [ "$rounds" -gt 1 ] && echo "in parentheses: the smallest and largest GPU ms of the rounds"
 echo
-header="| program | plain wall ms | 1 GPU: GPU ms |"
-rule="| --- | --- | --- |"
+header="| program | SCALE | plain wall ms | 1 GPU: GPU ms |"
+rule="| --- | --- | --- | --- |"
 for g in $counts; do
   header="$header $(select_gpus "$g") GPU ms | speedup | wall ms |"
   rule="$rule --- | --- | --- |"
@@ -119,7 +171,7 @@ echo "$rule --- |"
 # row printed as soon as it is done.
 status=0
 for p in $programs; do
-  b=$(basename "$p")
+  b=$(basename "${p%%:*}")
   for r in $(seq 1 "$rounds"); do
     run plain "$p"
     run one "$p" env MGPU_SPLIT=never MGPU_MEMORY=driver "$MGPU_RUN" -n 1 --report
@@ -130,7 +182,7 @@ for p in $programs; do
     done
   done
   one=$(median "$out/$b.one.gpu")
-  line="| $b | $(median "$out/$b.plain.wall") | $one$(range_of "$out/$b.one.gpu") |"
+  line="| $b | $(scale_of "$p" | grep . || echo -) | $(median "$out/$b.plain.wall") | $one$(range_of "$out/$b.one.gpu") |"
   for g in $counts; do
     c=$(config_name "$g")
     ms=$(median "$out/$b.$c.gpu")
