@@ -3,13 +3,14 @@
 # (tests/ptx/*.cu): PTX for every harness; for the image reader also cubins,
 # fatbins in every compression mode nvcc offers and a host object that
 # embeds a fatbin; PTX of the test programs (tests/programs) too; and NVML
-# answers as mgpu-run keeps them, for their reader. Writes DIR/image,
-# DIR/ptx, DIR/nvml.
+# answers as mgpu-run keeps them, for their reader; settings, traces and
+# the links' kept bandwidths. Writes DIR/image, DIR/ptx, DIR/nvml,
+# DIR/settings, DIR/trace, DIR/links.
 #   fuzz/make-seeds.sh SRCDIR DIR [NVCC=nvcc] [ARCH=sm_90]
 set -eu
 srcdir=$1 dir=$2 nvcc=${3:-nvcc} arch=${4:-sm_90}
 compute=$(echo "$arch" | sed 's/^sm_/compute_/')
-mkdir -p "$dir/image" "$dir/ptx" "$dir/nvml" "$dir/settings" "$dir/trace"
+mkdir -p "$dir/image" "$dir/ptx" "$dir/nvml" "$dir/settings" "$dir/trace" "$dir/links"
 for cu in "$srcdir"/tests/ptx/*.cu; do
   name=$(basename "$cu" .cu)
   "$nvcc" -ptx -arch="$compute" -o "$dir/ptx/$name.ptx" "$cu"
@@ -41,3 +42,10 @@ printf 'MGPU_TRY_BUDGET=2.5%%+20ms\nMGPU_MIRROR_BUDGET=25%%\nMGPU_SPREAD_MIN=64M
 { printf '{"displayTimeUnit":"ms","traceEvents":[\n{"name":"k","ph":"X","pid":0,"tid":1,"ts":1.0,"dur":2.5}\n,{"name":"k","ph":"X","pid":0,"tid":2,"ts":4.0,"dur":1.0}\n]}\n'
   printf '\0'
   printf '{"displayTimeUnit":"ms","traceEvents":[\n{"name":"m","ph":"X","pid":1,"tid":1,"ts":1.5,"dur":2.0}\n]}\n'; } > "$dir/trace/two"
+# The links' kept bandwidths (partition/link_cache_text.c), the first byte
+# the count of devices less one, as fuzz/fuzz_link_cache.c reads it.
+{ printf '\001mgpu links 1\nkey 0123456789abcdef\ndevices %032x %032x\n' 1 2
+  printf '1790.4 370.2\n369.8 1816.0\n'; } > "$dir/links/two"
+{ printf '\003mgpu links 1\nkey 0123456789abcdef\ndevices %032x %032x %032x %032x\n' 1 2 3 4
+  printf '1790.4 370.2 370.1 369.9\n370.0 1816.0 370.3 370.2\n'
+  printf '369.8 370.0 1802.7 370.4\n370.1 369.9 370.2 1811.1\n'; } > "$dir/links/four"

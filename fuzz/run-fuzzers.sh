@@ -8,11 +8,11 @@
 set -u
 seconds=$1 bindir=$2 seeds=$3 corpus=$4 findings=$5
 shift 5
-names=${*:-"fuzz_image fuzz_ptx_roundtrip fuzz_rewrite fuzz_analysis fuzz_nvml_answers fuzz_settings fuzz_trace_merge"}
+names=${*:-"fuzz_image fuzz_ptx_roundtrip fuzz_rewrite fuzz_analysis fuzz_nvml_answers fuzz_settings fuzz_trace_merge fuzz_link_cache"}
 mkdir -p "$findings"
 failed=""
 for name in $names; do
-  case $name in fuzz_image) seed=$seeds/image ;; fuzz_nvml_answers) seed=$seeds/nvml ;; fuzz_settings) seed=$seeds/settings ;; fuzz_trace_merge) seed=$seeds/trace ;; *) seed=$seeds/ptx ;; esac
+  case $name in fuzz_image) seed=$seeds/image ;; fuzz_nvml_answers) seed=$seeds/nvml ;; fuzz_settings) seed=$seeds/settings ;; fuzz_trace_merge) seed=$seeds/trace ;; fuzz_link_cache) seed=$seeds/links ;; *) seed=$seeds/ptx ;; esac
   mkdir -p "$corpus/$name"
   log=$findings/$name.log
   "$bindir/$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \

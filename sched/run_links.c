@@ -3,16 +3,19 @@
 #include "sched/run_links.h"
 
 #include "base/detached_thread.h"
+#include "base/machine_key.h"
 #include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 #include "base/startup_times.h"
 
 #include "partition/gpu_contexts.h"
 #include "partition/gpu_entries.h"
+#include "partition/link_cache.h"
 #include "partition/link_measure.h"
 #include "base/log.h"
 #include "base/config.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -42,7 +45,24 @@ static int make_model_now(void)
     if (e == NULL)
         return -1;
     int ndevices = mgpu_gpu_entries_distinct(e, devices);
-    if (mgpu_link_measure(devices, ndevices, true, true, &stopping, device_gbps, err, sizeof err) != 0 ||
+    /* Kept from an earlier run on these devices (link_cache.h), else
+     * measured and kept for the next. */
+    char names[MGPU_MAX_GPUS * 34];
+    bool named = mgpu_link_cache_devices(devices, ndevices, names, sizeof names) == 0;
+    bool kept = named && mgpu_link_cache_load(names, ndevices, device_gbps) == 0;
+    char path[1024];
+    uint64_t key;
+    if (!kept && named && mgpu_cfg.verbose >= 2 && mgpu_machine_key(&key) == 0 &&
+        mgpu_link_cache_path(names, path, sizeof path) == 0)
+        mgpu_debug("the links' bandwidths are not kept for devices %s on machine key %016" PRIx64
+                   " (%s): measuring them",
+                   names, key, path);
+    int measured = kept ? 0
+                        : mgpu_link_measure(devices, ndevices, true, true, &stopping, device_gbps,
+                                            err, sizeof err);
+    if (!kept && measured == 0 && named)
+        mgpu_link_cache_store(names, ndevices, (const double(*)[MGPU_MAX_GPUS])device_gbps);
+    if (measured != 0 ||
         mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
         mgpu_info("no cost model of the links; placement follows the streaks alone and splits "
                   "are tried without an estimate: %s",
@@ -51,7 +71,8 @@ static int make_model_now(void)
     }
     char lines[MGPU_MAX_GPUS][512];
     int n = mgpu_link_model_describe(&model, lines, MGPU_MAX_GPUS);
-    mgpu_info("copy bandwidths (* modelled: entries of one device, a twelfth of local):");
+    mgpu_info("copy bandwidths (%s; * modelled: entries of one device, a twelfth of local):",
+              kept ? "kept from an earlier run on these devices" : "measured");
     for (int i = 0; i < n; i++)
         mgpu_info("  %s", lines[i]);
     return 1;

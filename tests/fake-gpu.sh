@@ -232,3 +232,41 @@ MGPU_SPLIT=always run fpcheck --gpus 0x2 --probe footprint-check
 expect_match "$work/fpcheck.err" "^footprint-check: [1-9][0-9]* split launches checked \\([1-9][0-9]* slices\\), 0 escapes;"
 expect_match "$work/fpcheck.err" "^  [a-z_A-Z0-9]+: [1-9][0-9]* launches, 0 escapes; predicted [0-9]+ bytes for 0 touched"
 pass "footprint-check on the fake: split launches' predictions recorded, the check's lines at exit"
+
+# The links' bandwidths kept between runs (partition/link_cache.h), on a
+# machine with a key (a procfs of the test's: a boot id, the NVIDIA
+# driver's files). The fake cannot be measured, so a run says, with -vv,
+# which file would keep them for its devices, and has no cost model; with
+# that file written as an earlier run would have, the next run reads them
+# instead of measuring (its -v lines say so), and a file of another
+# machine, or a broken one, is measured again.
+proc=$work/links-proc
+mkdir -p "$proc/sys/kernel/random" "$proc/driver/nvidia/gpus/0000:18:00.0"
+echo first-boot > "$proc/sys/kernel/random/boot_id"
+echo "NVRM version: fake" > "$proc/driver/nvidia/version"
+MGPU_PROCFS=$proc MGPU_VERBOSE=2 FAKE_CLIENT_WAIT_MS=300 run links_measured -n 4
+line=$(grep "the links' bandwidths are not kept for devices" "$work/links_measured.err" | head -n 1)
+devices=$(echo "$line" | sed -n 's/.* for devices \(.*\) on machine key .*/\1/p')
+key=$(echo "$line" | sed -n 's/.* on machine key \([0-9a-f]*\) (.*/\1/p')
+file=$(echo "$line" | sed -n 's/.* (\([^()]*\)): measuring them$/\1/p')
+[ -n "$devices" ] && [ -n "$key" ] && [ -n "$file" ] || {
+  cat "$work/links_measured.err"; fail "-vv does not say which file would keep the links"; }
+expect_in "$work/links_measured.err" "no cost model of the links"
+# kept_links KEY: the file an earlier run on a machine of that key wrote.
+kept_links() {
+  { echo "mgpu links 1"; echo "key $1"; echo "devices $devices"
+    for a in 0 1 2 3; do echo "1790.0 371.5 370.0 369.5"; done; } > "$file"
+}
+kept_links "$key"
+MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_kept -n 4
+expect_in "$work/links_kept.err" "mgpu: copy bandwidths (kept from an earlier run on these devices;"
+expect_in "$work/links_kept.err" "mgpu:   to GPU 1: from 0 372 GB/s, from 1 372 GB/s"
+echo second-boot > "$proc/sys/kernel/random/boot_id"
+MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_rebooted -n 4
+expect_in "$work/links_rebooted.err" "no cost model of the links"
+echo first-boot > "$proc/sys/kernel/random/boot_id"
+kept_links "$key"
+sed -i 's/371.5/-371.5/' "$file"
+MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_broken -n 4
+expect_in "$work/links_broken.err" "no cost model of the links"
+pass "the links' bandwidths kept between runs: read instead of measured on the same machine and devices, measured again after a reboot or from a broken file"

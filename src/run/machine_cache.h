@@ -11,15 +11,12 @@
 #ifndef MGPU_MACHINE_CACHE_H
 #define MGPU_MACHINE_CACHE_H
 
+#include "base/machine_key.h"
 #include "partition/nvml_answers.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* This machine's key. Returns 0, or -1 where the boot id or the NVIDIA
- * driver's files cannot be read (nothing is then kept). */
-int mgpu_machine_key(uint64_t *key);
 
 /* The file the answers are kept in (in the cache directory, made if need
  * be), into out. Returns 0, or -1 where the cache directory cannot be made
