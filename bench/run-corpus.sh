@@ -93,7 +93,7 @@ test_scale() {
     coop_grid_sync) echo 100 ;;
     graph_replay) echo 56 ;;
     two_threads) echo 170 ;;
-    managed_memory) echo 2 ;;
+    managed_memory) echo 4 ;;
     transpose) echo 100 ;;
     scan) echo 200 ;;
     lookback_scan) echo 120 ;;
