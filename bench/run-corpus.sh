@@ -26,7 +26,9 @@
 #   bench/run-corpus.sh [GPUS=all] [ROUNDS=3] [PROGRAM[:SCALE]...]
 # A PROGRAM is a path to an executable, or the name of one in bench/corpus/
 # or tests/programs/; by default every program of bench/corpus/ (make
-# corpus) and of tests/programs/ (make check). Every one of them takes an
+# corpus) and of tests/programs/ (make check), then, where Python has torch
+# or cupy, the framework clients (bench/run-frameworks.sh, with their own
+# timings; CORPUS_FRAMEWORKS=0 leaves them out). Every program takes an
 # optional SCALE, about that many times its GPU work (its file's opening
 # comment says how): the test programs run scaled up to at least 20 ms of
 # GPU time on one H200 (the SCALE below each), the corpus programs at their
@@ -215,4 +217,16 @@ for g in $counts; do
     '$1 > 0 { s += log($1); n++ } END { if (n) printf "%s: geometric mean of the speedups %.2f× over %d programs; %d more than 5 %% slower than one GPU\n", what, exp(s / n), n, slower }' \
     "$out/speedups.$c"
 done
+# The framework clients (issue 43's PyTorch and CuPy clients, their own
+# timings: bench/run-frameworks.sh) after the default programs, where
+# Python has torch or cupy; CORPUS_FRAMEWORKS=0 leaves them out.
+if [ -z "$*" ] && [ "${CORPUS_FRAMEWORKS:-1}" != 0 ] && [ -z "${GPU_LISTS:-}" ] &&
+  { "${PYTHON:-python3}" -c "import torch" > /dev/null 2>&1 ||
+    "${PYTHON:-python3}" -c "import cupy" > /dev/null 2>&1; }; then
+  echo
+  echo "The framework clients (bench/run-frameworks.sh $rounds: GPU ms of each call, CUDA events in the client):"
+  echo
+  sh "$(dirname "$0")/run-frameworks.sh" "$rounds" 2> "$out/frameworks.err" || {
+    cat "$out/frameworks.err" >&2; echo "$me: the framework clients failed" >&2; status=2; }
+fi
 exit $status
