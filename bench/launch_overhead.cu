@@ -1,5 +1,7 @@
 // launch_overhead: the host cost of launch-bound work, which is where an
-// interposer's own cost would show. Times N empty-kernel launches and N small
+// interposer's own cost would show. Times N empty-kernel launches of one
+// block, N of 132 blocks (one a multiprocessor of an H100 or H200: a grid a
+// runtime that cuts grids must decide about at every launch), and N small
 // cudaMemcpyAsync (64 bytes of non-zero data, pinned), each followed by one
 // synchronisation, on the host clock; the copied data is checked.
 //   launch_overhead [N=100000]
@@ -20,6 +22,11 @@
     } while (0)
 
 __global__ void empty_kernel() {}
+__global__ void empty_grid_kernel(int *never) // `never` is NULL: nothing is written
+{
+    if (never != nullptr && blockIdx.x == gridDim.x)
+        *never = 1;
+}
 
 static double seconds_now()
 {
@@ -44,6 +51,7 @@ int main(int argc, char **argv)
 
     for (int i = 0; i < 1000; i++) {
         empty_kernel<<<1, 32>>>();
+        empty_grid_kernel<<<132, 32>>>(nullptr);
         CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, 0));
     }
     CHECK(cudaDeviceSynchronize());
@@ -55,6 +63,11 @@ int main(int argc, char **argv)
     CHECK(cudaDeviceSynchronize());
     double t1 = seconds_now();
     for (long i = 0; i < n; i++)
+        empty_grid_kernel<<<132, 32>>>(nullptr);
+    CHECK(cudaGetLastError());
+    CHECK(cudaDeviceSynchronize());
+    double t1g = seconds_now();
+    for (long i = 0; i < n; i++)
         CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, 0));
     CHECK(cudaDeviceSynchronize());
     double t2 = seconds_now();
@@ -64,8 +77,8 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "launch_overhead: the copied bytes differ\n");
         return 1;
     }
-    std::printf("launch_overhead: n=%ld launch_us=%.4f memcpy_us=%.4f\n", n, (t1 - t0) * 1e6 / n,
-                (t2 - t1) * 1e6 / n);
+    std::printf("launch_overhead: n=%ld launch_us=%.4f grid_launch_us=%.4f memcpy_us=%.4f\n", n,
+                (t1 - t0) * 1e6 / n, (t1g - t1) * 1e6 / n, (t2 - t1g) * 1e6 / n);
     CHECK(cudaFree(dev));
     CHECK(cudaFreeHost(host));
     CHECK(cudaFreeHost(back));
