@@ -44,8 +44,8 @@ printf 'MGPU_TRY_BUDGET=2.5%%+20ms\nMGPU_MIRROR_BUDGET=25%%\nMGPU_SPREAD_MIN=64M
   printf '{"displayTimeUnit":"ms","traceEvents":[\n{"name":"m","ph":"X","pid":1,"tid":1,"ts":1.5,"dur":2.0}\n]}\n'; } > "$dir/trace/two"
 # The links' kept bandwidths (partition/link_cache_text.c), the first byte
 # the count of devices less one, as fuzz/fuzz_link_cache.c reads it.
-{ printf '\001mgpu links 1\nkey 0123456789abcdef\ndevices %032x %032x\n' 1 2
+{ printf '\001mgpu links 1\nkey 0123456789abcdef\ndevices %032x %032x\nmeasurements 1\n' 1 2
   printf '1790.4 370.2\n369.8 1816.0\n'; } > "$dir/links/two"
-{ printf '\003mgpu links 1\nkey 0123456789abcdef\ndevices %032x %032x %032x %032x\n' 1 2 3 4
+{ printf '\003mgpu links 1\nkey 0123456789abcdef\ndevices %032x %032x %032x %032x\nmeasurements 3\n' 1 2 3 4
   printf '1790.4 370.2 370.1 369.9\n370.0 1816.0 370.3 370.2\n'
   printf '369.8 370.0 1802.7 370.4\n370.1 369.9 370.2 1811.1\n'; } > "$dir/links/four"

@@ -49,27 +49,60 @@ int mgpu_link_cache_path(const char *devices, char *out, size_t len)
     return snprintf(out, len, "%s/links-%016" PRIx64, dir, h) < (int)len ? 0 : -1;
 }
 
+/* The file kept for the devices, read: 0 with gbps and the count of its
+ * measurements, or -1. */
+static int read_kept(const char *devices, int n, uint64_t *key, double gbps[][MGPU_MAX_GPUS],
+                     int *measurements, char *path, size_t path_len)
+{
+    if (mgpu_machine_key(key) != 0 || mgpu_link_cache_path(devices, path, path_len) != 0)
+        return -1;
+    size_t len = 0;
+    char *text = mgpu_read_file(path, FILE_MAX, &len);
+    int rc =
+        text != NULL ? mgpu_link_cache_parse(text, len, *key, devices, n, gbps, measurements) : -1;
+    free(text);
+    return rc;
+}
+
 int mgpu_link_cache_load(const char *devices, int n, double gbps[][MGPU_MAX_GPUS])
 {
     uint64_t key;
     char path[1024];
-    if (mgpu_machine_key(&key) != 0 || mgpu_link_cache_path(devices, path, sizeof path) != 0)
+    int measurements = 0;
+    static double kept[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
+    if (read_kept(devices, n, &key, kept, &measurements, path, sizeof path) != 0 ||
+        measurements < MGPU_LINK_CACHE_RUNS)
         return -1;
-    size_t len = 0;
-    char *text = mgpu_read_file(path, FILE_MAX, &len);
-    int rc = text != NULL ? mgpu_link_cache_parse(text, len, key, devices, n, gbps) : -1;
-    free(text);
-    return rc;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            gbps[a][b] = kept[a][b];
+    return 0;
 }
 
 void mgpu_link_cache_store(const char *devices, int n, const double gbps[][MGPU_MAX_GPUS])
 {
     uint64_t key;
     char path[1024];
+    int measurements = 0;
+    static double best[MGPU_MAX_GPUS][MGPU_MAX_GPUS];
+    if (read_kept(devices, n, &key, best, &measurements, path, sizeof path) != 0) {
+        if (mgpu_machine_key(&key) != 0 || mgpu_link_cache_path(devices, path, sizeof path) != 0)
+            return;
+        measurements = 0;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                best[a][b] = 0;
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            if (gbps[a][b] > best[a][b])
+                best[a][b] = gbps[a][b];
+    if (measurements < MGPU_LINK_CACHE_RUNS_MAX)
+        measurements++;
     char *text = malloc(FILE_MAX);
-    if (text != NULL && mgpu_machine_key(&key) == 0 &&
-        mgpu_link_cache_path(devices, path, sizeof path) == 0 &&
-        mgpu_link_cache_format(key, devices, n, gbps, text, FILE_MAX) == 0)
+    if (text != NULL &&
+        mgpu_link_cache_format(key, devices, n, (const double(*)[MGPU_MAX_GPUS])best, measurements,
+                               text, FILE_MAX) == 0)
         mgpu_file_replace(path, text, strlen(text));
     free(text);
 }

@@ -3,15 +3,21 @@
  * devices, under the machine's key (base/machine_key.h): measuring takes
  * 60-70 ms on two or four H200s, during which a run's launches that could
  * leave the home GPU run whole, and its copies share the GPUs with the
- * program's first kernels. A run after the first on the same machine, boot
- * and devices reads them in well under a millisecond. A machine without a
- * key (no /proc/driver/nvidia) keeps nothing.
+ * program's first kernels. A measurement made while the program's kernels
+ * ran on the same GPU can read low (one H200 measured within itself at 200
+ * GB/s, against 1 680 on an idle one), so the first MGPU_LINK_CACHE_RUNS
+ * runs on a machine, boot and devices still measure, each keeping the best
+ * of its own and the earlier runs' figures for every pair; the runs after
+ * them read the file in well under a millisecond. A machine without a key
+ * (no /proc/driver/nvidia) keeps nothing.
  *
  * The file, "links-" and the set's hash in hex:
  *   mgpu links 1
  *   key 0123456789abcdef
  *   devices UUID UUID ...
- *   then one line per device a: the GB/s from a to each device b.
+ *   measurements K
+ *   then one line per device a: the GB/s from a to each device b, the best
+ *   of K runs' measurements.
  * Anything else is a file to measure again and replace. */
 #ifndef MGPU_LINK_CACHE_H
 #define MGPU_LINK_CACHE_H
@@ -20,6 +26,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The runs that measure before the file is read instead. */
+#define MGPU_LINK_CACHE_RUNS 3
+/* The most measurements a file counts. */
+#define MGPU_LINK_CACHE_RUNS_MAX 1000
 
 /* The devices' names in the file: each device's UUID in hex, separated by
  * spaces, in the run's order, into out. Returns 0, or -1 where the driver
@@ -31,21 +42,26 @@ int mgpu_link_cache_devices(const int *devices, int n, char *out, size_t len);
 int mgpu_link_cache_path(const char *devices, char *out, size_t len);
 
 /* gbps[a][b] of the n devices named `devices` (mgpu_link_cache_devices),
- * from the file kept by an earlier run; 0, or -1 where there is none for
- * them on this machine (or it is not one mgpu wrote). */
+ * from the file kept by earlier runs; 0, or -1 where there is none for
+ * them on this machine with MGPU_LINK_CACHE_RUNS measurements in it (or it
+ * is not one mgpu wrote): the run is then to measure them. */
 int mgpu_link_cache_load(const char *devices, int n, double gbps[][MGPU_MAX_GPUS]);
 
-/* Keeps gbps for the next runs; quietly nothing where it cannot. */
+/* Keeps this run's measurement for the next runs, each pair's best with
+ * the file's, one more measurement counted; quietly nothing where it
+ * cannot. */
 void mgpu_link_cache_store(const char *devices, int n, const double gbps[][MGPU_MAX_GPUS]);
 
 /* The file's text (len bytes, NUL-terminated) read against the key and
- * the devices: 0 with gbps filled, or -1 where it is anything but such a
- * file for them. For the fuzzer and the tests. */
+ * the devices: 0 with gbps and *measurements filled, or -1 where it is
+ * anything but such a file for them. For the fuzzer and the tests. */
 int mgpu_link_cache_parse(const char *text, size_t len, uint64_t key, const char *devices, int n,
-                          double gbps[][MGPU_MAX_GPUS]);
+                          double gbps[][MGPU_MAX_GPUS], int *measurements);
 
-/* The file's text for them into out; 0, or -1 where it does not fit. */
+/* The file's text for them into out; 0, or -1 where it does not fit or a
+ * figure or the count is out of range. */
 int mgpu_link_cache_format(uint64_t key, const char *devices, int n,
-                           const double gbps[][MGPU_MAX_GPUS], char *out, size_t len);
+                           const double gbps[][MGPU_MAX_GPUS], int measurements, char *out,
+                           size_t len);
 
 #endif

@@ -29,7 +29,7 @@ static bool next_line(const char **p, const char *end, char *line, size_t len)
 }
 
 int mgpu_link_cache_parse(const char *text, size_t len, uint64_t key, const char *devices, int n,
-                          double gbps[][MGPU_MAX_GPUS])
+                          double gbps[][MGPU_MAX_GPUS], int *measurements)
 {
     if (n < 1 || n > MGPU_MAX_GPUS || strlen(text) != len)
         return -1;
@@ -42,6 +42,11 @@ int mgpu_link_cache_parse(const char *text, size_t len, uint64_t key, const char
         return -1;
     if (snprintf(want, sizeof want, "devices %s", devices) >= (int)sizeof want ||
         !next_line(&p, end, line, sizeof line) || strcmp(line, want) != 0)
+        return -1;
+    int count = 0, used = 0;
+    if (!next_line(&p, end, line, sizeof line) ||
+        sscanf(line, "measurements %d%n", &count, &used) != 1 || line[used] != '\0' ||
+        line[13] < '1' || line[13] > '9' || count < 1 || count > MGPU_LINK_CACHE_RUNS_MAX)
         return -1;
     for (int a = 0; a < n; a++) {
         if (!next_line(&p, end, line, sizeof line))
@@ -62,14 +67,21 @@ int mgpu_link_cache_parse(const char *text, size_t len, uint64_t key, const char
         if (*q != '\0')
             return -1;
     }
-    return p == end ? 0 : -1;
+    if (p != end)
+        return -1;
+    *measurements = count;
+    return 0;
 }
 
 int mgpu_link_cache_format(uint64_t key, const char *devices, int n,
-                           const double gbps[][MGPU_MAX_GPUS], char *out, size_t len)
+                           const double gbps[][MGPU_MAX_GPUS], int measurements, char *out,
+                           size_t len)
 {
     size_t used = 0;
-    int w = snprintf(out, len, FILE_HEAD "key %016" PRIx64 "\ndevices %s\n", key, devices);
+    if (measurements < 1 || measurements > MGPU_LINK_CACHE_RUNS_MAX)
+        return -1;
+    int w = snprintf(out, len, FILE_HEAD "key %016" PRIx64 "\ndevices %s\nmeasurements %d\n", key,
+                     devices, measurements);
     if (w < 0 || (size_t)w >= len)
         return -1;
     used = (size_t)w;

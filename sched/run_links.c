@@ -72,7 +72,7 @@ static int make_model_now(void)
     char lines[MGPU_MAX_GPUS][512];
     int n = mgpu_link_model_describe(&model, lines, MGPU_MAX_GPUS);
     mgpu_info("copy bandwidths (%s; * modelled: entries of one device, a twelfth of local):",
-              kept ? "kept from an earlier run on these devices" : "measured");
+              kept ? "kept from earlier runs on these devices" : "measured");
     for (int i = 0; i < n; i++)
         mgpu_info("  %s", lines[i]);
     return 1;

@@ -237,9 +237,9 @@ pass "footprint-check on the fake: split launches' predictions recorded, the che
 # machine with a key (a procfs of the test's: a boot id, the NVIDIA
 # driver's files). The fake cannot be measured, so a run says, with -vv,
 # which file would keep them for its devices, and has no cost model; with
-# that file written as an earlier run would have, the next run reads them
-# instead of measuring (its -v lines say so), and a file of another
-# machine, or a broken one, is measured again.
+# that file written as three earlier runs would have, the next run reads
+# them instead of measuring (its -v lines say so); after two, a reboot, or
+# with a broken file, it measures.
 proc=$work/links-proc
 mkdir -p "$proc/sys/kernel/random" "$proc/driver/nvidia/gpus/0000:18:00.0"
 echo first-boot > "$proc/sys/kernel/random/boot_id"
@@ -252,14 +252,19 @@ file=$(echo "$line" | sed -n 's/.* (\([^()]*\)): measuring them$/\1/p')
 [ -n "$devices" ] && [ -n "$key" ] && [ -n "$file" ] || {
   cat "$work/links_measured.err"; fail "-vv does not say which file would keep the links"; }
 expect_in "$work/links_measured.err" "no cost model of the links"
-# kept_links KEY: the file an earlier run on a machine of that key wrote.
+# kept_links KEY [MEASUREMENTS=3]: the file earlier runs on a machine of
+# that key wrote.
 kept_links() {
-  { echo "mgpu links 1"; echo "key $1"; echo "devices $devices"
+  { echo "mgpu links 1"; echo "key $1"; echo "devices $devices"; echo "measurements ${2:-3}"
     for a in 0 1 2 3; do echo "1790.0 371.5 370.0 369.5"; done; } > "$file"
 }
+# Two measurements are not enough: the run measures (the fake cannot).
+kept_links "$key" 2
+MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_twice -n 4
+expect_in "$work/links_twice.err" "no cost model of the links"
 kept_links "$key"
 MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_kept -n 4
-expect_in "$work/links_kept.err" "mgpu: copy bandwidths (kept from an earlier run on these devices;"
+expect_in "$work/links_kept.err" "mgpu: copy bandwidths (kept from earlier runs on these devices;"
 expect_in "$work/links_kept.err" "mgpu:   to GPU 1: from 0 372 GB/s, from 1 372 GB/s"
 echo second-boot > "$proc/sys/kernel/random/boot_id"
 MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_rebooted -n 4
@@ -269,4 +274,4 @@ kept_links "$key"
 sed -i 's/371.5/-371.5/' "$file"
 MGPU_PROCFS=$proc MGPU_VERBOSE=1 FAKE_CLIENT_WAIT_MS=300 run links_broken -n 4
 expect_in "$work/links_broken.err" "no cost model of the links"
-pass "the links' bandwidths kept between runs: read instead of measured on the same machine and devices, measured again after a reboot or from a broken file"
+pass "the links' bandwidths kept between runs: read instead of measured after three runs on the same machine and devices, measured after two, after a reboot or from a broken file"

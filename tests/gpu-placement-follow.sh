@@ -48,7 +48,7 @@ check() {
 
 check small_loop \
   '^  placement after the kernels \(auto\): 1 moves' \
-  'mgpu: copy bandwidths \(\* modelled: entries of one device, a twelfth of local\):' \
+  'mgpu: copy bandwidths \((measured|kept from earlier runs on these devices); \* modelled: entries of one device, a twelfth of local\):' \
   'to GPU 0: from 0 [0-9]+ GB/s, from 1 [0-9]+ GB/s\*, from 2 [0-9]+ GB/s\*, from 3 [0-9]+ GB/s\*' \
   '^    buffer of 1024\.00 MiB: on GPU 0, moved there after whole launches of [^;]+ on it; 12 whole and 0 split launches, 1 move$'
 check vector_add \
