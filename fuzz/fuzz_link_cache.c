@@ -37,14 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_require(first[a][b] >= 0.1 && first[a][b] <= 99999.0, "bandwidths in range");
     fuzz_require(count >= 1 && count <= MGPU_LINK_CACHE_RUNS_MAX, "the count in range");
     fuzz_require(mgpu_link_cache_format(KEY, devices, n, (const double(*)[MGPU_MAX_GPUS])first,
-                                        written, sizeof written) == 0,
+                                        count, written, sizeof written) == 0,
                  "accepted bandwidths can be written");
     fuzz_require(mgpu_link_cache_parse(written, strlen(written), KEY, devices, n, again,
                                        &count_again) == 0 &&
                      count_again == count,
                  "written bandwidths read back");
     fuzz_require(mgpu_link_cache_format(KEY, devices, n, (const double(*)[MGPU_MAX_GPUS])again,
-                                        again_written, sizeof again_written) == 0 &&
+                                        count_again, again_written, sizeof again_written) == 0 &&
                      strcmp(written, again_written) == 0,
                  "written bandwidths read back the same");
     fuzz_require(mgpu_link_cache_parse(written, strlen(written), KEY + 1, devices, n, again,
