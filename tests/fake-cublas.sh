@@ -76,6 +76,24 @@ expect_in "$work/slices.err" "cublasSgemm_v2 67x45x23 (batch 1) split by columns
 expect_in "$work/slices.err" "cublasSgemm_v2 203x2x30 (batch 1) split by rows into 4 parts, 3 of them copying their slice of the cut operand"
 pass "-n 4: the parts off the home GPU copy their slices of the cut operand first, exact"
 
+# Slices of 8 MiB (--large: B of 32 MiB cut by columns, plain and
+# transposed; A of 32 MiB cut by rows) are copied in two pieces each on a
+# stream of the part's own, each piece's GEMM after its copy: the three
+# parts off the home GPU make two GEMMs of half their columns or rows, the
+# home part one; the results stay exact.
+: > "$work/large.log"
+MGPU_VERBOSE=2 MGPU_SPLIT=always MGPU_MIRROR=never MGPU_BLAS_MIN=1000 FAKE_CUBLAS_LOG="$work/large.log" \
+  "$MGPU_RUN" -n 4 --report "$client" --exact --large > "$work/large.out" 2> "$work/large.err" || {
+  cat "$work/large.out" "$work/large.err"; fail "$client --large under -n 4"; }
+expect_in "$work/large.out" "cublas_gemms: 3 large cases correct"
+expect_in "$work/large.err" "cublasSgemm_v2 8x4096x2048 (batch 1) split by columns into 4 parts, 3 of them copying their slice of the cut operand, in up to 2 pieces under their GEMMs"
+expect_in "$work/large.err" "cublasSgemm_v2 4096x2x2048 (batch 1) split by rows into 4 parts, 3 of them copying their slice of the cut operand, in up to 2 pieces under their GEMMs"
+count_is large '^cublasSgemm_v2 m=8 n=512 k=2048 ' 12 "the column cuts' pieces"
+count_is large '^cublasSgemm_v2 m=8 n=1024 k=2048 ' 2 "the column cuts' home parts"
+count_is large '^cublasSgemm_v2 m=512 n=2 k=2048 ' 6 "the row cut's pieces"
+count_is large '^cublasSgemm_v2 m=1024 n=2 k=2048 ' 1 "the row cut's home part"
+pass "-n 4: slices of 8 MiB copied in two pieces under the parts' GEMMs, exact"
+
 MGPU_SPLIT=always MGPU_BLAS_MIN=1000 run entries "$client" --gpus 0x4
 count_is entries '^cublasSgemm_v2 m=67 n=1[12] k=23 ' 36 "the Sgemms of 67x45x23 in parts on one device"
 expect_match "$work/entries.err" "cublasSgemm_v2: 16 calls, 15 split"

@@ -50,6 +50,17 @@ for gpus in $entry_sets; do
   pass "--gpus $gpus: every form split, within tolerance; parts on all $n GPUs and on the trace; the shared operand copied first"
 done
 
+# Slices of 8 MiB copied in pieces under the parts' GEMMs (--large; blas/gemm_split.c's
+# run_pieces), within tolerance, at four entries of GPU 0 and on distinct GPUs where there are.
+for gpus in 0x4 $(first_distinct_set); do
+  MGPU_VERBOSE=2 MGPU_SPLIT=always MGPU_MIRROR=never MGPU_BLAS_MIN=1000 timeout 180 \
+    "$MGPU_RUN" --gpus "$gpus" --report $prog --large > "$work/large.out" 2> "$work/large.err" ||
+    { cat "$work/large.out" "$work/large.err" >&2; fail "--large under --gpus $gpus"; }
+  expect_in "$work/large.out" "cublas_gemms: 3 large cases correct"
+  expect_match "$work/large.err" "split by columns into [0-9]+ parts, [1-9][0-9]* of them copying their slice of the cut operand, in up to [2-4] pieces under their GEMMs"
+  pass "--gpus $gpus: slices copied in pieces under the parts' GEMMs, within tolerance"
+done
+
 run mirrors MGPU_BLAS_MIN=1000 MGPU_SPLIT=always MGPU_MIRROR=always -- --gpus 0x4
 expect_match "$work/mirrors.err" "made stale [1-9][0-9]* times"
 expect_match "$work/mirrors.err" "parts per GPU: .*; 15 calls read A or B from mirrors"

@@ -16,7 +16,9 @@
  * tolerance of the kind) and against the fake cuBLAS of tests/fake
  * (tests/fake-cublas.sh, with --exact: the fake computes with the same
  * reference, so a correct split gives the same bits). Prints one line per
- * case and "cublas_gemms: N cases correct"; exits 1 on the first failure. */
+ * case and "cublas_gemms: N cases correct"; exits 1 on the first failure.
+ * With --large (last), three larger GEMMs instead, whose parts copy their
+ * slices of the cut operand in pieces. */
 #include "../fake/test_kernels.h"
 #include "cublas_half.h"
 #include "gemm_reference.h"
@@ -408,6 +410,7 @@ static bool operands_in_one_allocation(void)
 int main(int argc, char **argv)
 {
     exact = argc > 1 && strcmp(argv[1], "--exact") == 0;
+    bool large = argc > 1 && strcmp(argv[argc - 1], "--large") == 0;
     CUdevice dev;
     CUcontext ctx;
     if (!check_cu("cuInit", cuInit(0)) || !check_cu("cuDeviceGet", cuDeviceGet(&dev, 0)) ||
@@ -464,6 +467,26 @@ int main(int argc, char **argv)
         {"GemmBatchedEx float, 9 matrices", GEMM_BATCHED_EX, ELEM_R32, ELEM_R32, ELEM_R32, 0, 1, 16,
          24, 12, 9, false, false},
     };
+    /* --large: three GEMMs whose parts each copy 8 MiB of the cut operand
+     * (B's columns; B transposed; A's rows), which mgpu copies in pieces
+     * under the parts' GEMMs (blas/gemm_split.c). */
+    static const struct gemm_case large_cases[] = {
+        {"Sgemm N,N, B of 32 MiB", SGEMM, ELEM_R32, ELEM_R32, ELEM_R32, 0, 0, 8, 4096, 2048, 1,
+         false, false},
+        {"Sgemm N,T, B of 32 MiB", SGEMM, ELEM_R32, ELEM_R32, ELEM_R32, 0, 1, 8, 4096, 2048, 1,
+         false, false},
+        {"Sgemm N,N, A of 32 MiB, C of 2 columns", SGEMM, ELEM_R32, ELEM_R32, ELEM_R32, 0, 0, 4096,
+         2, 2048, 1, false, false},
+    };
+    if (large) {
+        int n = (int)(sizeof large_cases / sizeof large_cases[0]);
+        for (int i = 0; i < n; i++)
+            if (!run_case(&large_cases[i]))
+                return 1;
+        cublasDestroy(handle);
+        printf("cublas_gemms: %d large cases correct\n", n);
+        return 0;
+    }
     int count = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < count; i++) {
         if (i == 3 &&
