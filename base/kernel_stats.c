@@ -41,6 +41,9 @@ const char *mgpu_unsplit_reason_text(enum mgpu_unsplit_reason reason)
                "`mgpu-ptx list`)";
     case MGPU_UNSPLIT_ATTRIBUTE:
         return "a launch attribute ties it to events or to the next kernel";
+    case MGPU_UNSPLIT_NOT_READY:
+        return "ran whole while the other GPUs were made ready beside the program (their "
+               "contexts, from 0.1 s after its first allocation, then its module's copies there)";
     default:
         return "unknown";
     }

@@ -19,6 +19,7 @@ enum mgpu_unsplit_reason {
     MGPU_UNSPLIT_CAPTURE,     /* launched into a stream capture */
     MGPU_UNSPLIT_ANALYSIS,    /* the kernel analysis found what a split cannot keep */
     MGPU_UNSPLIT_ATTRIBUTE,   /* a cuLaunchKernelEx attribute tied to events or streams */
+    MGPU_UNSPLIT_NOT_READY,   /* the other GPUs' contexts or module copies still being made */
     MGPU_UNSPLIT_REASON_COUNT
 };
 

@@ -321,6 +321,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
         mgpu_debug("kernel %s runs whole this time: the other GPUs' contexts are being made",
                    ml->kernel.name);
         go = false;
+        if (why == MGPU_UNSPLIT_NONE)
+            declined = MGPU_UNSPLIT_NOT_READY;
     }
     if (go && mgpu_cfg.split == MGPU_SPLIT_AUTO)
         mgpu_run_links_start();
@@ -337,6 +339,8 @@ static bool split_launch(struct launch_shape *shape, const struct mgpu_module_la
                        "are %s",
                        ml->kernel.name, why_not_loaded);
         go = false;
+        if (loaded > 0 && why == MGPU_UNSPLIT_NONE)
+            declined = MGPU_UNSPLIT_NOT_READY;
     }
     if (go && !mgpu_split_policy_choose(shape->kernel, shape->grid, shape->block,
                                         moved_to > 0 ? NULL : &estimate, trial))

@@ -57,7 +57,9 @@ pass "-n 4, MGPU_SPLIT=never: nothing made or loaded on the other GPUs, correct,
 FAKE_CUDA_CONTEXT_MS=1500 MGPU_SPLIT=auto run auto_quick -n 2
 ! grep -q "loaded on the other GPUs" "$work/auto_quick.err" ||
   fail "auto: a program that ended before the other context was made loaded its module there"
-expect_match "$work/auto_quick.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no "
+expect_match "$work/auto_quick.err" "^mgpu_test_axpy +2 +[0-9]+\\* +256 +no \\[10\\] "
+# and the report says why: not the cost model's [2].
+expect_in "$work/auto_quick.err" "[10] ran whole while the other GPUs were made ready beside the program"
 pass "-n 2, auto: a quick program's launches run whole, the module never loaded on the other GPU"
 MGPU_SPLIT=auto MGPU_SPREAD_MIN=1 run auto_spread -n 2
 expect_match "$work/auto_spread.err" "module 1 \\(cuModuleLoadData\\): loaded on the other GPUs for its first launch there"

@@ -53,7 +53,7 @@ for set in $entry_sets; do
       fi
     fi
     # Under auto, kernels of a few microseconds stay whole.
-    [ $split = always ] || expect_match "$work/err" "^coordinates\(.*\) +[0-9]+ +[0-9x]+\* +[0-9x]+ +no \[2\]"
+    [ $split = always ] || expect_match "$work/err" "^coordinates\(.*\) +[0-9]+ +[0-9x]+\* +[0-9x]+ +no \[(2|2,10|10)\]"
     pass "split_launch under --gpus $set ($n slices) with MGPU_SPLIT=$split gives the plain output"
   done
 
