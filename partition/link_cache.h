@@ -32,25 +32,35 @@
 /* The most measurements a file counts. */
 #define MGPU_LINK_CACHE_RUNS_MAX 1000
 
-/* The devices' names in the file: each device's UUID in hex, separated by
- * spaces, in the run's order, into out. Returns 0, or -1 where the driver
- * does not say (nothing is then kept). mgpu_drv must be initialised. */
-int mgpu_link_cache_devices(const int *devices, int n, char *out, size_t len);
+/* Where a set of devices' bandwidths are kept on this machine: their
+ * names (each device's UUID in hex, separated by spaces, in the run's
+ * order), the machine's key and the file's path, found once per run. */
+struct mgpu_link_cache_file {
+    char devices[MGPU_MAX_GPUS * 34];
+    uint64_t key;
+    char path[1024];
+};
 
-/* The file kept for the devices (in the cache directory, made if need be)
- * into out. Returns 0, or -1 where the directory cannot be made. */
-int mgpu_link_cache_path(const char *devices, char *out, size_t len);
+/* The file of the run's n devices (CUDA device indices), named through
+ * the driver (mgpu_drv must be initialised). Returns 0, or -1 where
+ * nothing can be kept: the driver does not name them, the machine has no
+ * key, or the cache directory cannot be made. */
+int mgpu_link_cache_find(const int *devices, int n, struct mgpu_link_cache_file *f);
 
-/* gbps[a][b] of the n devices named `devices` (mgpu_link_cache_devices),
- * from the file kept by earlier runs; 0, or -1 where there is none for
- * them on this machine with MGPU_LINK_CACHE_RUNS measurements in it (or it
- * is not one mgpu wrote): the run is then to measure them. */
-int mgpu_link_cache_load(const char *devices, int n, double gbps[][MGPU_MAX_GPUS]);
+/* The same for devices already named (for the tests). */
+int mgpu_link_cache_place(const char *devices, struct mgpu_link_cache_file *f);
+
+/* gbps[a][b] of the file's n devices, from what earlier runs kept; 0, or
+ * -1 where there is nothing for them with MGPU_LINK_CACHE_RUNS
+ * measurements in it (or it is not one mgpu wrote): the run is then to
+ * measure them (gbps may have been written). */
+int mgpu_link_cache_load(const struct mgpu_link_cache_file *f, int n, double gbps[][MGPU_MAX_GPUS]);
 
 /* Keeps this run's measurement for the next runs, each pair's best with
  * the file's, one more measurement counted; quietly nothing where it
  * cannot. */
-void mgpu_link_cache_store(const char *devices, int n, const double gbps[][MGPU_MAX_GPUS]);
+void mgpu_link_cache_store(const struct mgpu_link_cache_file *f, int n,
+                           const double gbps[][MGPU_MAX_GPUS]);
 
 /* The file's text (len bytes, NUL-terminated) read against the key and
  * the devices: 0 with gbps and *measurements filled, or -1 where it is

@@ -3,7 +3,6 @@
 #include "sched/run_links.h"
 
 #include "base/detached_thread.h"
-#include "base/machine_key.h"
 #include "base/monotonic_clock.h"
 #include "base/real_driver.h"
 #include "base/startup_times.h"
@@ -47,21 +46,18 @@ static int make_model_now(void)
     int ndevices = mgpu_gpu_entries_distinct(e, devices);
     /* Kept from an earlier run on these devices (link_cache.h), else
      * measured and kept for the next. */
-    char names[MGPU_MAX_GPUS * 34];
-    bool named = mgpu_link_cache_devices(devices, ndevices, names, sizeof names) == 0;
-    bool kept = named && mgpu_link_cache_load(names, ndevices, device_gbps) == 0;
-    char path[1024];
-    uint64_t key;
-    if (!kept && named && mgpu_cfg.verbose >= 2 && mgpu_machine_key(&key) == 0 &&
-        mgpu_link_cache_path(names, path, sizeof path) == 0)
+    struct mgpu_link_cache_file file;
+    bool named = mgpu_link_cache_find(devices, ndevices, &file) == 0;
+    bool kept = named && mgpu_link_cache_load(&file, ndevices, device_gbps) == 0;
+    if (!kept && named)
         mgpu_debug("the links' bandwidths are not kept for devices %s on machine key %016" PRIx64
                    " (%s): measuring them",
-                   names, key, path);
+                   file.devices, file.key, file.path);
     int measured = kept ? 0
                         : mgpu_link_measure(devices, ndevices, true, true, &stopping, device_gbps,
                                             err, sizeof err);
     if (!kept && measured == 0 && named)
-        mgpu_link_cache_store(names, ndevices, (const double(*)[MGPU_MAX_GPUS])device_gbps);
+        mgpu_link_cache_store(&file, ndevices, (const double(*)[MGPU_MAX_GPUS])device_gbps);
     if (measured != 0 ||
         mgpu_link_model_build(&model, e->device, e->count, devices, ndevices, device_gbps) != 0) {
         mgpu_info("no cost model of the links; placement follows the streaks alone and splits "

@@ -97,9 +97,8 @@ int main(void)
     setenv("MGPU_CACHE_DIR", path, 1);
     snprintf(path, sizeof path, "%s/proc", dir);
     setenv("MGPU_PROCFS", path, 1);
-    CHECK(mgpu_link_cache_load(devices, 2, back) != 0); /* no key: nothing kept */
-    mgpu_link_cache_store(devices, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
-    CHECK(mgpu_link_cache_load(devices, 2, back) != 0);
+    struct mgpu_link_cache_file f, other;
+    CHECK(mgpu_link_cache_place(devices, &f) != 0); /* no key: nothing kept */
     const char *made[] = {"proc",
                           "proc/sys",
                           "proc/sys/kernel",
@@ -116,26 +115,29 @@ int main(void)
     write_text(path, "first boot\n");
     snprintf(path, sizeof path, "%s/proc/driver/nvidia/version", dir);
     write_text(path, "NVRM version: 580\n");
-    CHECK(mgpu_link_cache_load(devices, 2, back) != 0);
+    CHECK(mgpu_link_cache_place(devices, &f) == 0);
+    CHECK(mgpu_link_cache_load(&f, 2, back) != 0);
     /* Three runs measure, the second low on one pair, the third high on
      * another: read after the third, each pair's best. */
-    mgpu_link_cache_store(devices, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
-    CHECK(mgpu_link_cache_load(devices, 2, back) != 0);
+    mgpu_link_cache_store(&f, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
+    CHECK(mgpu_link_cache_load(&f, 2, back) != 0);
     gbps[0][0] = 200.0;
-    mgpu_link_cache_store(devices, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
-    CHECK(mgpu_link_cache_load(devices, 2, back) != 0);
+    mgpu_link_cache_store(&f, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
+    CHECK(mgpu_link_cache_load(&f, 2, back) != 0);
     gbps[0][0] = 1700.0;
     gbps[1][0] = 380.0;
-    mgpu_link_cache_store(devices, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
+    mgpu_link_cache_store(&f, 2, (const double(*)[MGPU_MAX_GPUS])gbps);
     memset(back, 0, sizeof back);
-    CHECK(mgpu_link_cache_load(devices, 2, back) == 0);
+    CHECK(mgpu_link_cache_load(&f, 2, back) == 0);
     CHECK(fabs(back[0][0] - 1790.4) < 1e-9 && fabs(back[1][0] - 380.0) < 1e-9);
     CHECK(fabs(back[0][1] - 370.2) < 1e-9 && fabs(back[1][1] - 1816.0) < 1e-9);
     /* Other devices have their own file; a new boot is another machine. */
-    CHECK(mgpu_link_cache_load("00000000000000000000000000000003", 1, back) != 0);
+    CHECK(mgpu_link_cache_place("00000000000000000000000000000003", &other) == 0);
+    CHECK(strcmp(other.path, f.path) != 0 && mgpu_link_cache_load(&other, 1, back) != 0);
     snprintf(path, sizeof path, "%s/proc/sys/kernel/random/boot_id", dir);
     write_text(path, "second boot\n");
-    CHECK(mgpu_link_cache_load(devices, 2, back) != 0);
+    CHECK(mgpu_link_cache_place(devices, &other) == 0);
+    CHECK(other.key != f.key && mgpu_link_cache_load(&other, 2, back) != 0);
 
     char command[600];
     snprintf(command, sizeof command, "rm -rf '%s'", dir);
