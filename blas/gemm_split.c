@@ -473,13 +473,13 @@ static int slice_pieces(const struct gemm_job *job, int p)
     return pieces_for(slice_bytes(job, p), job->plan.parts[p].end - job->plan.parts[p].begin);
 }
 
-/* Piece i of part p's pieces: its columns or rows in runs of piece_run,
+/* Piece i of part p's pieces, of `run` columns or rows each (piece_run),
  * the last taking the rest. */
-static void piece_call(const struct gemm_job *job, int p, int i, struct mgpu_gemm_call *sub)
+static void piece_call(const struct gemm_job *job, int p, int i, long long run,
+                       struct mgpu_gemm_call *sub)
 {
     struct mgpu_gemm_plan plan = job->plan;
     long long begin = plan.parts[p].begin, end = plan.parts[p].end;
-    long long run = piece_run(slice_bytes(job, p), end - begin);
     plan.parts[p].begin = begin + i * run;
     plan.parts[p].end = begin + (i + 1) * run < end ? begin + (i + 1) * run : end;
     range_call(job, &plan, p, sub);
@@ -507,11 +507,13 @@ static int run_pieces(struct gemm_job *job, int p, int pieces, struct entry_hand
 {
     struct mgpu_gemm_call subs[SLICE_CHUNKS];
     CUdeviceptr copies[SLICE_CHUNKS] = {0};
+    long long run =
+        piece_run(slice_bytes(job, p), job->plan.parts[p].end - job->plan.parts[p].begin);
     if (mgpu_drv.cuEventRecord(e->copied[SLICE_CHUNKS], stream) != CUDA_SUCCESS ||
         mgpu_drv.cuStreamWaitEvent(e->copy_stream, e->copied[SLICE_CHUNKS], 0) != CUDA_SUCCESS)
         return -1;
     for (int i = 0; i < pieces; i++) {
-        piece_call(job, p, i, &subs[i]);
+        piece_call(job, p, i, run, &subs[i]);
         copies[i] = stage_slice(job, &subs[i], e->copy_stream); /* 0: read where it lies */
         if (mgpu_drv.cuEventRecord(e->copied[i], e->copy_stream) != CUDA_SUCCESS ||
             mgpu_drv.cuStreamWaitEvent(stream, e->copied[i], 0) != CUDA_SUCCESS) {
@@ -865,9 +867,10 @@ bool mgpu_blas_gemm(const struct mgpu_blas_library *lib, const struct mgpu_gemm_
     mgpu_blas_stats_split(call->name, &job.plan, mirrored, staged, call->m, call->n, call->k, start,
                           end);
     int pieces = 1;
-    for (int p = 0; p < job.plan.nparts && mgpu_cfg.verbose >= 2; p++)
-        if (slice_pieces(&job, p) > pieces)
-            pieces = slice_pieces(&job, p);
+    for (int p = 0; p < job.plan.nparts && mgpu_cfg.verbose >= 2; p++) {
+        int k = slice_pieces(&job, p);
+        pieces = k > pieces ? k : pieces;
+    }
     char in_pieces[64] = "";
     if (pieces > 1)
         snprintf(in_pieces, sizeof in_pieces, ", in up to %d pieces under their GEMMs", pieces);
